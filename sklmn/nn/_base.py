@@ -1,0 +1,608 @@
+"""Shared helpers for the recurrent modules of :mod:`sklmn.nn`.
+
+Every recurrent module follows the ``torch.nn.RNN(batch_first=True)`` call
+convention ``output, state = module(x, lengths=None, state=None)``. The helpers
+here implement the parts of that protocol that do not depend on the recurrence:
+
+- parameter validation with messages that name the bad value
+  (:func:`check_positive_int`, :func:`check_nonnegative_float`,
+  :func:`check_dropout`, :func:`check_choice`, :func:`check_bool`);
+- input validation (:func:`check_input`, :func:`check_step_input`);
+- lengths handling: masks (:func:`mask_from_lengths`), zeroing padded outputs
+  (:func:`zero_padded`), gathering the last valid step (:func:`gather_last`),
+  sorting a batch by decreasing length (:func:`sort_by_length`,
+  :func:`active_batch_sizes`) and reversing only the valid part of each
+  sequence (:func:`reverse_padded`);
+- :class:`RecurrentModule`, a base class with the default ``penalty()``.
+
+Conventions: ``x`` is ``(N, T, d)`` (batch first); ``lengths`` is an int64
+tensor ``(N,)`` with values in ``1..T``; time step ``t`` of sequence ``n`` is
+valid when ``t < lengths[n]``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "RecurrentModule",
+    "active_batch_sizes",
+    "check_bool",
+    "check_choice",
+    "check_dropout",
+    "check_input",
+    "check_nonnegative_float",
+    "check_positive_int",
+    "check_step_input",
+    "gather_last",
+    "mask_from_lengths",
+    "reverse_padded",
+    "sort_by_length",
+    "zero_padded",
+]
+
+
+# --------------------------------------------------------------------------- #
+# Parameter validation
+# --------------------------------------------------------------------------- #
+def check_positive_int(name: str, value: object) -> int:
+    """Validate that ``value`` is a positive integer (bools are rejected).
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter, used in the error message.
+    value : object
+        Value to check.
+
+    Returns
+    -------
+    value : int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> check_positive_int("hidden_size", 3)
+    3
+    >>> check_positive_int("hidden_size", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden_size must be a positive int, got 0
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or int(value) < 1
+    ):
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def check_nonnegative_float(name: str, value: object) -> float:
+    """Validate that ``value`` is a finite real number >= 0.
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter, used in the error message.
+    value : object
+        Value to check.
+
+    Returns
+    -------
+    value : float
+        ``value`` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite non-negative real number.
+
+    Examples
+    --------
+    >>> check_nonnegative_float("norm_penalty", 1)
+    1.0
+    >>> check_nonnegative_float("norm_penalty", -0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: norm_penalty must be a finite float >= 0, got -0.5
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (0.0 <= float(value) < float("inf"))
+    ):
+        raise ValueError(f"{name} must be a finite float >= 0, got {value!r}")
+    return float(value)
+
+
+def check_dropout(name: str, value: object) -> float:
+    """Validate a dropout probability in ``[0, 1)``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter, used in the error message.
+    value : object
+        Value to check.
+
+    Returns
+    -------
+    value : float
+        ``value`` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number in ``[0, 1)``.
+
+    Examples
+    --------
+    >>> check_dropout("dropout", 0.25)
+    0.25
+    >>> check_dropout("dropout", 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: dropout must be a float in [0, 1), got 1.0
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (0.0 <= float(value) < 1.0)
+    ):
+        raise ValueError(f"{name} must be a float in [0, 1), got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
+    """Validate that ``value`` is one of ``choices``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter, used in the error message.
+    value : object
+        Value to check.
+    choices : sequence of str
+        Allowed values.
+
+    Returns
+    -------
+    value : str
+        The validated value.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not in ``choices``.
+
+    Examples
+    --------
+    >>> check_choice("output", "memory", ("memory", "hidden"))
+    'memory'
+    >>> check_choice("output", "state", ("memory", "hidden"))
+    Traceback (most recent call last):
+    ...
+    ValueError: output must be one of ('memory', 'hidden'), got 'state'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)!r}, got {value!r}")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Validate that ``value`` is a bool.
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter, used in the error message.
+    value : object
+        Value to check.
+
+    Returns
+    -------
+    value : bool
+        The validated value.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a bool.
+
+    Examples
+    --------
+    >>> check_bool("bidirectional", True)
+    True
+    >>> check_bool("bidirectional", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: bidirectional must be a bool, got 'yes'
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- #
+# Input validation
+# --------------------------------------------------------------------------- #
+def check_input(
+    x: Tensor, lengths: Tensor | Sequence[int] | None, input_size: int | None = None
+) -> tuple[Tensor | None, int]:
+    """Validate a batch-first input and its lengths.
+
+    Parameters
+    ----------
+    x : Tensor of shape (N, T, input_size)
+        Batch-first floating point input.
+    lengths : Tensor or sequence of int of shape (N,), or None
+        Valid length of every sequence, values in ``1..T``. ``None`` means
+        every sequence has length ``T``.
+    input_size : int, optional
+        Expected size of the last dimension of ``x``.
+
+    Returns
+    -------
+    lengths : Tensor of shape (N,) or None
+        int64 lengths on the CPU, or ``None`` when ``lengths`` is ``None`` or
+        every length equals ``T`` (fast path: no masking needed).
+    T : int
+        Number of time steps.
+
+    Raises
+    ------
+    ValueError
+        On wrong dimensions, sizes, dtypes or out-of-range lengths.
+
+    Examples
+    --------
+    >>> x = torch.zeros(2, 5, 3)
+    >>> check_input(x, [5, 2], input_size=3)
+    (tensor([5, 2]), 5)
+    >>> check_input(x, None)
+    (None, 5)
+    >>> check_input(x, [5, 5])
+    (None, 5)
+    """
+    if not isinstance(x, Tensor):
+        raise ValueError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(
+            f"x must have shape (N, T, input_size), got {tuple(x.shape)} "
+            f"({x.dim()} dimensions)"
+        )
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating point tensor, got dtype {x.dtype}")
+    n, t = x.shape[0], x.shape[1]
+    if input_size is not None and x.shape[2] != input_size:
+        raise ValueError(
+            f"x has {x.shape[2]} features per time step, expected "
+            f"input_size={input_size}"
+        )
+    if t < 1:
+        raise ValueError(f"x must have at least one time step, got T={t}")
+    if lengths is None:
+        return None, t
+    if isinstance(lengths, Tensor):
+        if lengths.is_floating_point() or lengths.is_complex():
+            raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
+        lengths = lengths.detach().to(device="cpu", dtype=torch.int64)
+    else:
+        lengths = torch.as_tensor(list(lengths), dtype=torch.int64)
+    if lengths.shape != (n,):
+        raise ValueError(
+            f"lengths must have shape ({n},) to match x, got {tuple(lengths.shape)}"
+        )
+    if n > 0:
+        lo, hi = int(lengths.min()), int(lengths.max())
+        if lo < 1 or hi > t:
+            raise ValueError(
+                f"lengths must be in 1..{t} (T of x), got values in {lo}..{hi}"
+            )
+        if lo == t:
+            return None, t
+    return lengths, t
+
+
+def check_step_input(x_t: Tensor, input_size: int) -> None:
+    """Validate one time step ``x_t`` of shape ``(N, input_size)``.
+
+    Parameters
+    ----------
+    x_t : Tensor of shape (N, input_size)
+        Input at one time step.
+    input_size : int
+        Expected number of features.
+
+    Raises
+    ------
+    ValueError
+        If ``x_t`` has the wrong shape or is not floating point.
+
+    Examples
+    --------
+    >>> check_step_input(torch.zeros(4, 3), 3)
+    >>> check_step_input(torch.zeros(4, 2, 3), 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: x_t must have shape (N, 3), got (4, 2, 3)
+    """
+    if not isinstance(x_t, Tensor):
+        raise ValueError(f"x_t must be a torch.Tensor, got {type(x_t).__name__}")
+    if x_t.dim() != 2 or x_t.shape[1] != input_size:
+        raise ValueError(
+            f"x_t must have shape (N, {input_size}), got {tuple(x_t.shape)}"
+        )
+    if not x_t.is_floating_point():
+        raise ValueError(f"x_t must be a floating point tensor, got {x_t.dtype}")
+
+
+# --------------------------------------------------------------------------- #
+# Lengths and masks
+# --------------------------------------------------------------------------- #
+def mask_from_lengths(
+    lengths: Tensor, T: int, device: torch.device | str | None = None
+) -> Tensor:
+    """Boolean mask of valid steps, ``mask[n, t] = t < lengths[n]``.
+
+    Parameters
+    ----------
+    lengths : Tensor of shape (N,)
+        Integer lengths.
+    T : int
+        Number of time steps.
+    device : torch.device or str, optional
+        Device of the result (default: the device of ``lengths``).
+
+    Returns
+    -------
+    mask : Tensor of shape (N, T), dtype bool
+
+    Examples
+    --------
+    >>> mask_from_lengths(torch.tensor([3, 1]), 4)
+    tensor([[ True,  True,  True, False],
+            [ True, False, False, False]])
+    """
+    device = lengths.device if device is None else device
+    steps = torch.arange(T, device=device)
+    return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1)
+
+
+def zero_padded(output: Tensor, lengths: Tensor | None) -> Tensor:
+    """Return ``output`` with padded time steps set to exactly zero.
+
+    Out of place (autograd friendly); returns ``output`` itself when
+    ``lengths`` is ``None``.
+
+    Parameters
+    ----------
+    output : Tensor of shape (N, T, ...)
+        Batch-first sequence output.
+    lengths : Tensor of shape (N,) or None
+        Valid lengths.
+
+    Returns
+    -------
+    output : Tensor of shape (N, T, ...)
+
+    Examples
+    --------
+    >>> zero_padded(torch.ones(2, 3, 1), torch.tensor([3, 1]))[..., 0]
+    tensor([[1., 1., 1.],
+            [1., 0., 0.]])
+    """
+    if lengths is None:
+        return output
+    mask = mask_from_lengths(lengths, output.shape[1], device=output.device)
+    mask = mask.reshape(mask.shape + (1,) * (output.dim() - 2))
+    return output.masked_fill(~mask, 0.0)
+
+
+def gather_last(output: Tensor, lengths: Tensor | None) -> Tensor:
+    """Output at each sequence's last valid step.
+
+    Parameters
+    ----------
+    output : Tensor of shape (N, T, ...)
+        Batch-first sequence output.
+    lengths : Tensor of shape (N,) or None
+        Valid lengths (``None``: the last step ``T - 1``).
+
+    Returns
+    -------
+    last : Tensor of shape (N, ...)
+
+    Examples
+    --------
+    >>> out = torch.arange(6.0).reshape(2, 3, 1)
+    >>> gather_last(out, torch.tensor([3, 1]))
+    tensor([[2.],
+            [3.]])
+    """
+    if lengths is None:
+        return output[:, -1]
+    idx = (lengths.to(output.device) - 1).clamp(min=0)
+    return output[torch.arange(output.shape[0], device=output.device), idx]
+
+
+def sort_by_length(lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Sort a batch by decreasing length (stable).
+
+    After sorting, the sequences still running at step ``t`` form a prefix of
+    the batch (as in packed sequences), so a recurrence only needs to update
+    ``state[:active_batch_sizes(...)[t]]``.
+
+    Parameters
+    ----------
+    lengths : Tensor of shape (N,)
+        Integer lengths.
+
+    Returns
+    -------
+    sorted_lengths : Tensor of shape (N,)
+        Lengths in decreasing order.
+    order : Tensor of shape (N,)
+        Permutation with ``sorted = x[order]``.
+    inverse : Tensor of shape (N,)
+        Inverse permutation with ``x = sorted[inverse]``.
+
+    Examples
+    --------
+    >>> sorted_lengths, order, inverse = sort_by_length(torch.tensor([2, 5, 3]))
+    >>> sorted_lengths, order, inverse
+    (tensor([5, 3, 2]), tensor([1, 2, 0]), tensor([2, 0, 1]))
+    """
+    sorted_lengths, order = torch.sort(lengths, descending=True, stable=True)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel(), device=order.device)
+    return sorted_lengths, order, inverse
+
+
+def active_batch_sizes(sorted_lengths: Tensor, T: int) -> list[int]:
+    """Number of sequences still running at each step, for sorted lengths.
+
+    Parameters
+    ----------
+    sorted_lengths : Tensor of shape (N,)
+        Lengths in decreasing order (see :func:`sort_by_length`).
+    T : int
+        Number of time steps.
+
+    Returns
+    -------
+    sizes : list of int of length T
+        ``sizes[t] = #{n : lengths[n] > t}``; the active sequences at step
+        ``t`` are ``0 .. sizes[t] - 1``.
+
+    Examples
+    --------
+    >>> active_batch_sizes(torch.tensor([4, 2, 2]), 4)
+    [3, 3, 1, 1]
+    """
+    lengths = sorted_lengths.detach().cpu()
+    steps = torch.arange(T)
+    return (lengths.unsqueeze(0) > steps.unsqueeze(1)).sum(dim=1).tolist()
+
+
+def reverse_padded(x: Tensor, lengths: Tensor | None) -> Tensor:
+    """Reverse the valid part of each sequence in time, keeping padding last.
+
+    ``out[n, t] = x[n, lengths[n] - 1 - t]`` for ``t < lengths[n]`` and
+    ``out[n, t] = x[n, t]`` on padded steps. The operation is its own inverse,
+    which is what a bidirectional recurrence needs: reverse the input, run
+    the forward recurrence, reverse its output.
+
+    Parameters
+    ----------
+    x : Tensor of shape (N, T, ...)
+        Batch-first sequences.
+    lengths : Tensor of shape (N,) or None
+        Valid lengths (``None``: plain flip of the time axis).
+
+    Returns
+    -------
+    out : Tensor of shape (N, T, ...)
+
+    Examples
+    --------
+    >>> x = torch.arange(8.0).reshape(2, 4)
+    >>> reverse_padded(x, torch.tensor([4, 2]))
+    tensor([[3., 2., 1., 0.],
+            [5., 4., 6., 7.]])
+    """
+    if lengths is None:
+        return x.flip(1)
+    n, t = x.shape[0], x.shape[1]
+    steps = torch.arange(t, device=x.device).unsqueeze(0)
+    lens = lengths.to(x.device).unsqueeze(1)
+    idx = torch.where(steps < lens, lens - 1 - steps, steps)
+    idx = idx.reshape((n, t) + (1,) * (x.dim() - 2)).expand_as(x)
+    return torch.gather(x, 1, idx)
+
+
+# --------------------------------------------------------------------------- #
+# Base class
+# --------------------------------------------------------------------------- #
+class RecurrentModule(nn.Module):
+    """Base class of the recurrent modules of :mod:`sklmn.nn`.
+
+    Provides the protocol's default :meth:`penalty` (a zero scalar on the
+    module's device and dtype) and the storage for a penalty computed during
+    ``forward``: a subclass assigns ``self._last_penalty`` (a scalar tensor or
+    ``None``) in ``forward`` and the default :meth:`penalty` returns it.
+
+    Subclasses set ``input_size`` and ``output_size`` and implement
+    ``forward(x, lengths=None, state=None)`` and ``step(x_t, state=None)``.
+
+    Examples
+    --------
+    >>> class Identity(RecurrentModule):
+    ...     def __init__(self, size):
+    ...         super().__init__()
+    ...         self.input_size = self.output_size = size
+    ...
+    ...     def forward(self, x, lengths=None, state=None):
+    ...         return x, None
+    >>> Identity(3).penalty()
+    tensor(0.)
+    """
+
+    input_size: int
+    output_size: int
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_penalty: Tensor | None = None
+
+    def _factory_kwargs(self) -> dict:
+        """Device and dtype of the module's first floating parameter/buffer."""
+        for tensor in self.parameters():
+            if tensor.is_floating_point():
+                return {"device": tensor.device, "dtype": tensor.dtype}
+        for tensor in self.buffers():
+            if tensor.is_floating_point():
+                return {"device": tensor.device, "dtype": tensor.dtype}
+        return {"device": None, "dtype": torch.get_default_dtype()}
+
+    def _zero_scalar(self) -> Tensor:
+        """A zero scalar tensor on the module's device and dtype."""
+        return torch.zeros((), **self._factory_kwargs())
+
+    def penalty(self) -> Tensor:
+        """Regularization term computed during the most recent forward.
+
+        Returns
+        -------
+        penalty : Tensor
+            Scalar tensor (differentiable w.r.t. the parameters) to add to the
+            training loss; zero when no penalty is configured or no forward
+            was run yet.
+        """
+        if self._last_penalty is None:
+            return self._zero_scalar()
+        return self._last_penalty
+
+    def __getstate__(self) -> dict:
+        # The stored penalty is a non-leaf tensor tied to the last autograd
+        # graph: drop it so that pickling and ``copy.deepcopy`` work.
+        state = super().__getstate__()
+        state = dict(state)
+        state["_last_penalty"] = None
+        return state
+
+    def step(self, x_t: Tensor, state: object = None) -> tuple[Tensor, object]:
+        """One time step for streaming inference (implemented by subclasses)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement step(x_t, state)"
+        )

@@ -1,0 +1,625 @@
+"""The sequence input contract shared by every sklmn estimator.
+
+sklmn reads sequences in the layouts that scikit-learn, PyTorch and tslearn
+users already have (``../DESIGN.md`` §3):
+
+* an ndarray ``(n_samples, n_timesteps, n_features)``, batch first;
+* an ndarray ``(n_samples, n_timesteps)``: univariate sequences (this is what
+  scikit-learn's estimator checks and tabular code pass);
+* a list of arrays ``(T_i, n_features)`` or ``(T_i,)``: variable length.
+
+Trailing time steps that are NaN in every feature are padding (tslearn's
+convention). A NaN or an infinity anywhere else is an error that says where.
+
+Everything is validated into a :class:`Sequences` object: a fresh, zero-padded
+array plus the length of every sequence. The caller's data is never modified.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Sequences",
+    "check_sequences",
+    "validate_sequences",
+    "pad_sequences",
+    "unpad_sequences",
+    "lengths_to_mask",
+    "format_like_input",
+    "to_channels_first",
+    "from_channels_first",
+]
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """A validated batch of sequences, padded to a common length.
+
+    Instances are built by :func:`check_sequences`; they own their arrays.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_samples, n_timesteps, n_features)
+        Sequences, zero at padded positions.
+    lengths : ndarray of shape (n_samples,), dtype int64
+        Number of valid time steps of every sequence (at least 1).
+    ragged : bool
+        True when the input was a list of arrays (variable-length layout).
+    univariate : bool
+        True when the input had no feature axis (``(n, T)`` array or a list of
+        1-D arrays).
+
+    Examples
+    --------
+    >>> from sklmn.utils.sequences import check_sequences
+    >>> seqs = check_sequences([[1.0, 2.0, 3.0], [4.0]])
+    >>> seqs.data.shape, seqs.lengths.tolist(), seqs.ragged, seqs.univariate
+    ((2, 3, 1), [3, 1], True, True)
+    >>> seqs.mask.tolist()
+    [[True, True, True], [True, False, False]]
+    """
+
+    data: np.ndarray
+    lengths: np.ndarray
+    ragged: bool
+    univariate: bool
+
+    @property
+    def n_samples(self) -> int:
+        """Number of sequences."""
+        return self.data.shape[0]
+
+    @property
+    def n_timesteps(self) -> int:
+        """Length of the longest sequence (the padded length)."""
+        return self.data.shape[1]
+
+    @property
+    def n_features(self) -> int:
+        """Number of features per time step."""
+        return self.data.shape[2]
+
+    @property
+    def n_steps_total(self) -> int:
+        """Number of valid time steps over all sequences."""
+        return int(self.lengths.sum())
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Boolean array ``(n_samples, n_timesteps)``, True at valid steps."""
+        return lengths_to_mask(self.lengths, self.n_timesteps)
+
+    def sequences(self) -> list[np.ndarray]:
+        """List of the unpadded sequences, each a ``(T_i, n_features)`` view."""
+        return unpad_sequences(self.data, self.lengths)
+
+
+def _is_sequence_list(X) -> bool:
+    """True for a list/tuple or 1-D object array whose items are sequences."""
+    if isinstance(X, np.ndarray):
+        return X.dtype == object and X.ndim == 1
+    return isinstance(X, list | tuple)
+
+
+def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
+    """Convert one array-like to a float array with informative errors."""
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # inhomogeneous nested lists
+        raise ValueError(
+            f"{input_name}{where} could not be read as a numeric array: {exc}"
+        ) from None
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(
+            f"Complex data not supported: {input_name}{where} has dtype {arr.dtype}."
+        )
+    if arr.dtype.kind in "USV":
+        raise TypeError(
+            f"{input_name}{where} has non-numeric dtype {arr.dtype}; sequences "
+            "must hold numbers."
+        )
+    if arr.dtype.kind == "b" or arr.dtype.kind in "iuf":
+        return np.array(arr, dtype=dtype, copy=True)
+    # object arrays: float() gives the clear TypeError/ValueError for strings,
+    # dicts, None...
+    try:
+        return np.array(arr, dtype=dtype, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"{input_name}{where} contains non-numeric values: {exc}"
+        ) from None
+
+
+def _trailing_padding_lengths(data: np.ndarray) -> np.ndarray:
+    """Length of each sequence once trailing all-NaN steps are removed."""
+    n, T, _ = data.shape
+    all_nan = np.isnan(data).all(axis=2)  # (n, T)
+    # index of the last step that is not entirely NaN, +1
+    not_pad = ~all_nan
+    any_valid = not_pad.any(axis=1)
+    last = T - np.argmax(not_pad[:, ::-1], axis=1)
+    return np.where(any_valid, last, 0).astype(np.int64)
+
+
+def _check_finite(data: np.ndarray, lengths: np.ndarray, input_name: str) -> None:
+    """Raise if a NaN or inf sits inside a sequence (not in its padding)."""
+    mask = lengths_to_mask(lengths, data.shape[1])
+    bad = ~np.isfinite(data) & mask[:, :, None]
+    if bad.any():
+        i, t, f = (int(v) for v in np.argwhere(bad)[0])
+        value = data[i, t, f]
+        kind = "NaN" if np.isnan(value) else "infinity"
+        n_bad = int(bad.sum())
+        raise ValueError(
+            f"Input {input_name} contains {kind} inside sequence {i} at time step "
+            f"{t} (feature {f}); {n_bad} non-finite value(s) in total. Only "
+            "trailing time steps that are NaN in every feature are read as "
+            "padding; NaN or inf values (infinity or a value too large) elsewhere "
+            "are not allowed."
+        )
+
+
+def _from_list(X, dtype, input_name: str) -> tuple[np.ndarray, bool]:
+    """Stack a list of sequences into a NaN-padded array; report univariate."""
+    items = []
+    ndims = set()
+    for i, x in enumerate(X):
+        arr = _as_float_array(x, dtype, input_name, f"[{i}]")
+        if arr.ndim == 0:
+            raise ValueError(
+                f"{input_name}[{i}] is a scalar; each item of a list of sequences "
+                "must be an array of shape (T_i,) or (T_i, n_features)."
+            )
+        if arr.ndim > 2:
+            raise ValueError(
+                f"{input_name}[{i}] has {arr.ndim} dimensions (shape {arr.shape}); "
+                "each sequence must have shape (T_i,) or (T_i, n_features)."
+            )
+        ndims.add(arr.ndim)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        items.append(arr)
+    if not items:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape=(0,)) while a minimum of 1 is "
+            f"required: {input_name} is an empty list of sequences."
+        )
+    if len(ndims) > 1:
+        raise ValueError(
+            f"{input_name} mixes 1-D sequences (T_i,) and 2-D sequences "
+            "(T_i, n_features); use one layout for every sequence."
+        )
+    n_features = {a.shape[1] for a in items}
+    if len(n_features) > 1:
+        first = items[0].shape[1]
+        j = next(k for k, a in enumerate(items) if a.shape[1] != first)
+        raise ValueError(
+            f"Inconsistent numbers of features in {input_name}: sequence 0 has "
+            f"{first} features per time step but sequence {j} has "
+            f"{items[j].shape[1]}."
+        )
+    data, _ = pad_sequences(items, value=np.nan, dtype=dtype)
+    return data, ndims == {1}
+
+
+def check_sequences(
+    X,
+    *,
+    dtype=np.float64,
+    input_name: str = "X",
+    ensure_min_length: int = 1,
+) -> Sequences:
+    """Validate sequences and return a padded copy with their lengths.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_timesteps, n_features) or \
+            (n_samples, n_timesteps), or list of array-like
+        Sequences in one of the layouts of the module docstring. Trailing time
+        steps that are NaN in every feature are padding.
+    dtype : numpy dtype, default=np.float64
+        Floating dtype of the returned data.
+    input_name : str, default="X"
+        Name used in error messages.
+    ensure_min_length : int, default=1
+        Minimum number of valid time steps of every sequence.
+
+    Returns
+    -------
+    sequences : Sequences
+        Validated copy; padded positions hold zeros.
+
+    Raises
+    ------
+    ValueError
+        For NaN/inf inside a sequence, an empty sequence, inconsistent feature
+        counts, complex data, arrays with 1 or more than 3 dimensions, or no
+        samples.
+    TypeError
+        For non-numeric data (strings, objects) or a scalar/unsupported input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import check_sequences
+    >>> X = np.zeros((2, 4, 3))
+    >>> X[1, 2:] = np.nan            # sequence 1 has 2 valid steps
+    >>> seqs = check_sequences(X)
+    >>> seqs.lengths.tolist(), seqs.n_features
+    ([4, 2], 3)
+    >>> check_sequences([[0.0, np.inf]])
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X contains infinity inside sequence 0 at time step 1 ...
+    """
+    if X is None or isinstance(X, str | bytes | numbers.Number):
+        raise TypeError(
+            f"{input_name} must be an array-like of sequences, got "
+            f"{type(X).__name__}: {X!r}."
+        )
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"Sparse input is not supported for {input_name}: sequences must be "
+            "dense arrays or lists of arrays (convert with X.toarray())."
+        )
+    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+        X = X.to_numpy()  # pandas DataFrame: rows are univariate sequences
+    if _is_sequence_list(X) and not _looks_rectangular_list(X):
+        data, univariate = _from_list(X, dtype, input_name)
+        ragged = True
+    else:
+        arr = _as_float_array(X, dtype, input_name, "")
+        if arr.ndim == 1:
+            raise ValueError(
+                f"Expected 2D array (n_samples, n_timesteps) or 3D array "
+                f"(n_samples, n_timesteps, n_features), got 1D array instead: "
+                f"{input_name} has shape {arr.shape}. Reshape your data with "
+                "X.reshape(1, -1) if it is a single univariate sequence, or pass "
+                "a list of sequences."
+            )
+        if arr.ndim not in (2, 3):
+            raise ValueError(
+                f"Found array with dim {arr.ndim}: {input_name} has shape "
+                f"{arr.shape}, but sequences must be 2-D (n_samples, n_timesteps) "
+                "or 3-D (n_samples, n_timesteps, n_features)."
+            )
+        if arr.shape[0] == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={arr.shape}) while a "
+                f"minimum of 1 is required: {input_name} has no sequences."
+            )
+        univariate = arr.ndim == 2
+        if univariate:
+            arr = arr[:, :, None]
+        if arr.shape[1] == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={arr.shape[:2]}) while a "
+                f"minimum of 1 is required: {input_name} has sequences of length 0."
+            )
+        if arr.shape[2] == 0:
+            raise ValueError(
+                f"{input_name} has 0 features per time step (shape {arr.shape})."
+            )
+        data, ragged = arr, False
+    # trailing all-NaN steps are padding, in lists (after padding with NaN)
+    # and in arrays alike
+    lengths = _trailing_padding_lengths(data)
+    empty = np.flatnonzero(lengths < max(ensure_min_length, 1))
+    if empty.size:
+        i = int(empty[0])
+        if lengths[i] == 0:
+            raise ValueError(
+                f"Sequence {i} of {input_name} is empty (every time step is NaN "
+                "padding or it has length 0); every sequence needs at least "
+                f"{max(ensure_min_length, 1)} valid time step(s)."
+            )
+        raise ValueError(
+            f"Sequence {i} of {input_name} has {int(lengths[i])} valid time "
+            f"step(s); at least {ensure_min_length} are required."
+        )
+    _check_finite(data, lengths, input_name)
+    T_max = int(lengths.max())
+    data = data[:, :T_max]
+    data[~lengths_to_mask(lengths, T_max)] = 0.0
+    return Sequences(
+        data=np.ascontiguousarray(data),
+        lengths=lengths,
+        ragged=ragged,
+        univariate=univariate,
+    )
+
+
+def _looks_rectangular_list(X) -> bool:
+    """True if a list is a plain nested list of numbers forming an n-D array.
+
+    A list of equal-length flat lists (``[[1, 2], [3, 4]]``) is the usual 2-D
+    layout of scikit-learn code; it is read exactly like the ndarray it forms.
+    A list of ndarrays is always a list of sequences, even when they are
+    all of equal length (so that outputs come back as a list).
+    """
+    if isinstance(X, np.ndarray):
+        return False
+    if not all(isinstance(x, list | tuple) for x in X):
+        return False
+    if not X:
+        return False
+    try:
+        arr = np.asarray(X)
+    except ValueError:
+        return False
+    return arr.dtype != object
+
+
+def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequences:
+    """Validate ``X`` for an estimator and set or check ``n_features_in_``.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator; ``n_features_in_`` (features per time step) is set on it
+        when ``reset=True`` and compared with ``X`` otherwise.
+    X : sequences
+        Any layout accepted by :func:`check_sequences`.
+    reset : bool
+        True in ``fit``; False in ``predict``/``transform``.
+    dtype : numpy dtype, default=np.float64
+        Floating dtype of the returned data.
+
+    Returns
+    -------
+    sequences : Sequences
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import validate_sequences
+    >>> class Est:
+    ...     pass
+    >>> est = Est()
+    >>> _ = validate_sequences(est, np.zeros((3, 5, 2)), reset=True)
+    >>> est.n_features_in_
+    2
+    >>> validate_sequences(est, np.zeros((3, 5)), reset=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: X has 1 features per time step, but Est is expecting 2 ...
+    """
+    seqs = check_sequences(X, dtype=dtype)
+    name = type(estimator).__name__
+    if reset:
+        estimator.n_features_in_ = seqs.n_features
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+    else:
+        expected = getattr(estimator, "n_features_in_", None)
+        if expected is not None and seqs.n_features != expected:
+            raise ValueError(
+                f"X has {seqs.n_features} features per time step, but {name} is "
+                f"expecting {expected} features per time step as input."
+            )
+    return seqs
+
+
+def pad_sequences(
+    seqs, *, value: float = 0.0, dtype=np.float64
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stack variable-length sequences into one padded array.
+
+    Parameters
+    ----------
+    seqs : list of array-like of shape (T_i,) or (T_i, n_features)
+        Sequences; 1-D items are read as univariate.
+    value : float, default=0.0
+        Fill value of the padded positions.
+    dtype : numpy dtype, default=np.float64
+        Dtype of the result.
+
+    Returns
+    -------
+    padded : ndarray of shape (n_samples, max_i T_i, n_features)
+    lengths : ndarray of shape (n_samples,), dtype int64
+
+    Examples
+    --------
+    >>> from sklmn.utils.sequences import pad_sequences
+    >>> padded, lengths = pad_sequences([[1.0, 2.0], [3.0]])
+    >>> padded[:, :, 0].tolist(), lengths.tolist()
+    ([[1.0, 2.0], [3.0, 0.0]], [2, 1])
+    """
+    arrays = [np.asarray(s, dtype=dtype) for s in seqs]
+    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    if not arrays:
+        raise ValueError("pad_sequences needs at least one sequence, got none.")
+    lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    n_features = arrays[0].shape[1]
+    out = np.full(
+        (len(arrays), int(lengths.max()) if lengths.size else 0, n_features),
+        value,
+        dtype=dtype,
+    )
+    for i, a in enumerate(arrays):
+        out[i, : a.shape[0]] = a
+    return out, lengths
+
+
+def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:
+    """Split a padded array back into a list of sequences (views).
+
+    Parameters
+    ----------
+    padded : ndarray of shape (n_samples, n_timesteps, ...)
+        Padded sequences.
+    lengths : array-like of shape (n_samples,)
+        Valid length of each sequence.
+
+    Returns
+    -------
+    sequences : list of ndarray
+        ``padded[i, :lengths[i]]`` for every i.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import unpad_sequences
+    >>> [s.shape for s in unpad_sequences(np.zeros((2, 3, 1)), [3, 1])]
+    [(3, 1), (1, 1)]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.shape != (padded.shape[0],):
+        raise ValueError(
+            f"lengths has shape {lengths.shape}, expected ({padded.shape[0]},)."
+        )
+    return [padded[i, : int(n)] for i, n in enumerate(lengths)]
+
+
+def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
+    """Boolean mask of valid time steps.
+
+    Parameters
+    ----------
+    lengths : array-like of shape (n_samples,)
+        Valid length of each sequence.
+    n_timesteps : int, default=None
+        Padded length; ``max(lengths)`` when None.
+
+    Returns
+    -------
+    mask : ndarray of shape (n_samples, n_timesteps), dtype bool
+
+    Examples
+    --------
+    >>> from sklmn.utils.sequences import lengths_to_mask
+    >>> lengths_to_mask([2, 1], 3).astype(int).tolist()
+    [[1, 1, 0], [1, 0, 0]]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if n_timesteps is None:
+        n_timesteps = int(lengths.max()) if lengths.size else 0
+    return np.arange(n_timesteps)[None, :] < lengths[:, None]
+
+
+def format_like_input(values: np.ndarray, seqs: Sequences, *, fill=np.nan):
+    """Return per-time-step values in the layout of the validated input.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, n_timesteps, k)
+        One output vector per (padded) time step.
+    seqs : Sequences
+        The validated input the values belong to.
+    fill : scalar, default=np.nan
+        Value written at padded steps when the input was a padded array
+        (NaN is read back as padding by :func:`check_sequences`).
+
+    Returns
+    -------
+    out : ndarray of shape (n_samples, n_timesteps, k) or list of ndarray
+        A list of ``(T_i, k)`` arrays when the input was a list, else a padded
+        array with ``fill`` at padded steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import check_sequences, format_like_input
+    >>> seqs = check_sequences([[1.0, 2.0], [3.0]])
+    >>> out = format_like_input(seqs.data * 10, seqs)
+    >>> [o.ravel().tolist() for o in out]
+    [[10.0, 20.0], [30.0]]
+    """
+    values = np.asarray(values)
+    if values.shape[:2] != (seqs.n_samples, seqs.n_timesteps):
+        raise ValueError(
+            f"values has shape {values.shape}, expected "
+            f"({seqs.n_samples}, {seqs.n_timesteps}, ...)."
+        )
+    if seqs.ragged:
+        return [np.array(v) for v in unpad_sequences(values, seqs.lengths)]
+    out = np.array(values, copy=True)
+    if fill is not None:
+        if np.issubdtype(out.dtype, np.integer) and isinstance(fill, float):
+            out = out.astype(np.float64)
+        out[~seqs.mask] = fill
+    return out
+
+
+def to_channels_first(X):
+    """Convert sklmn's ``(n, T, d)`` layout to channels-first ``(n, d, T)``.
+
+    sktime, aeon and pyts store multivariate series as ``(n_instances,
+    n_channels, n_timepoints)``; this is the inverse of
+    :func:`from_channels_first`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_timesteps, n_features) or list of \
+            ndarray of shape (T_i, n_features)
+        Batch-first sequences.
+
+    Returns
+    -------
+    X_cf : ndarray of shape (n_samples, n_features, n_timesteps) or list of \
+            ndarray of shape (n_features, T_i)
+        A new array (or list of new arrays).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import to_channels_first
+    >>> to_channels_first(np.zeros((4, 10, 3))).shape
+    (4, 3, 10)
+    """
+    if _is_sequence_list(X):
+        return [np.array(np.asarray(x).T, copy=True) for x in X]
+    arr = np.asarray(X)
+    if arr.ndim != 3:
+        raise ValueError(
+            f"to_channels_first expects a 3-D array (n, T, d) or a list of 2-D "
+            f"arrays, got an array of shape {arr.shape}."
+        )
+    return np.ascontiguousarray(arr.transpose(0, 2, 1))
+
+
+def from_channels_first(X):
+    """Convert channels-first ``(n, d, T)`` data to sklmn's ``(n, T, d)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_channels, n_timepoints) or list of \
+            ndarray of shape (n_channels, T_i)
+        Data in the sktime / aeon / pyts layout.
+
+    Returns
+    -------
+    X_bf : ndarray of shape (n_samples, n_timepoints, n_channels) or list of \
+            ndarray of shape (T_i, n_channels)
+        A new array (or list of new arrays) in sklmn's batch-first layout.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import from_channels_first
+    >>> from_channels_first(np.zeros((4, 3, 10))).shape
+    (4, 10, 3)
+    """
+    if _is_sequence_list(X):
+        out = []
+        for i, x in enumerate(X):
+            a = np.asarray(x)
+            if a.ndim != 2:
+                raise ValueError(
+                    f"X[{i}] has shape {a.shape}; channels-first sequences must be "
+                    "2-D (n_channels, T_i)."
+                )
+            out.append(np.array(a.T, copy=True))
+        return out
+    arr = np.asarray(X)
+    if arr.ndim != 3:
+        raise ValueError(
+            f"from_channels_first expects a 3-D array (n, d, T) or a list of 2-D "
+            f"arrays, got an array of shape {arr.shape}."
+        )
+    return np.ascontiguousarray(arr.transpose(0, 2, 1))

@@ -1,0 +1,229 @@
+"""Tests of the sequence input contract (sklmn.utils.sequences)."""
+
+import numpy as np
+import pytest
+
+from sklmn.utils.sequences import (
+    check_sequences,
+    format_like_input,
+    from_channels_first,
+    lengths_to_mask,
+    pad_sequences,
+    to_channels_first,
+    unpad_sequences,
+    validate_sequences,
+)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def test_3d_array_is_copied_and_kept(rng):
+    X = rng.normal(size=(4, 6, 3))
+    X_orig = X.copy()
+    seqs = check_sequences(X)
+    assert seqs.data.shape == (4, 6, 3)
+    np.testing.assert_array_equal(seqs.lengths, [6, 6, 6, 6])
+    assert not seqs.ragged and not seqs.univariate
+    np.testing.assert_array_equal(seqs.data, X)
+    seqs.data[0, 0, 0] = 123.0
+    np.testing.assert_array_equal(X, X_orig)
+
+
+def test_2d_array_is_univariate(rng):
+    X = rng.normal(size=(5, 7))
+    seqs = check_sequences(X)
+    assert seqs.data.shape == (5, 7, 1)
+    assert seqs.univariate and not seqs.ragged
+    np.testing.assert_array_equal(seqs.data[:, :, 0], X)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_and_integer_input(dtype):
+    seqs = check_sequences(np.arange(12).reshape(2, 3, 2), dtype=dtype)
+    assert seqs.data.dtype == dtype
+    np.testing.assert_array_equal(seqs.data.ravel(), np.arange(12))
+
+
+def test_trailing_nan_is_padding_and_becomes_zero(rng):
+    X = rng.normal(size=(3, 5, 2))
+    X[0, 3:] = np.nan
+    X[2, 1:] = np.nan
+    X_orig = X.copy()
+    seqs = check_sequences(X)
+    np.testing.assert_array_equal(seqs.lengths, [3, 5, 1])
+    assert np.all(seqs.data[~seqs.mask] == 0.0)
+    np.testing.assert_array_equal(seqs.data[seqs.mask], X[seqs.mask])
+    np.testing.assert_array_equal(X, X_orig)  # NaNs untouched in caller's array
+
+
+def test_common_padding_is_trimmed(rng):
+    X = rng.normal(size=(2, 5, 1))
+    X[:, 3:] = np.nan
+    seqs = check_sequences(X)
+    assert seqs.n_timesteps == 3
+
+
+def test_ragged_list(rng):
+    items = [rng.normal(size=(4, 2)), rng.normal(size=(2, 2)), rng.normal(size=(7, 2))]
+    seqs = check_sequences(items)
+    assert seqs.ragged and not seqs.univariate
+    assert seqs.data.shape == (3, 7, 2)
+    np.testing.assert_array_equal(seqs.lengths, [4, 2, 7])
+    for a, b in zip(seqs.sequences(), items, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_ragged_list_of_1d_is_univariate():
+    seqs = check_sequences([np.arange(3.0), np.arange(1.0)])
+    assert seqs.univariate and seqs.ragged
+    assert seqs.data.shape == (2, 3, 1)
+
+
+def test_list_item_with_trailing_nan_padding():
+    seqs = check_sequences([np.array([[1.0], [np.nan]]), np.array([[2.0]])])
+    np.testing.assert_array_equal(seqs.lengths, [1, 1])
+
+
+def test_list_of_equal_length_arrays_stays_ragged_layout():
+    seqs = check_sequences([np.zeros((3, 2)), np.ones((3, 2))])
+    assert seqs.ragged
+    seqs = check_sequences([[1.0, 2.0], [3.0, 4.0]])  # plain nested list = 2-D
+    assert not seqs.ragged and seqs.univariate
+
+
+@pytest.mark.parametrize(
+    "position, kind", [((0, 2, 1), "NaN"), ((1, 0, 0), "infinity")]
+)
+def test_non_finite_inside_sequence_is_located(rng, position, kind):
+    X = rng.normal(size=(2, 4, 2))
+    X[position] = np.nan if kind == "NaN" else np.inf
+    i, t, f = position
+    with pytest.raises(
+        ValueError, match=f"{kind} inside sequence {i} at time step {t}"
+    ):
+        check_sequences(X)
+
+
+def test_partial_nan_trailing_step_is_an_error(rng):
+    X = rng.normal(size=(1, 3, 2))
+    X[0, 2, 0] = np.nan  # not NaN in every feature: not padding
+    with pytest.raises(ValueError, match="NaN inside sequence 0 at time step 2"):
+        check_sequences(X)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.full((2, 3, 1), np.nan), "Sequence 0 of X is empty"),
+        ([np.zeros((0, 2)), np.zeros((2, 2))], "Sequence 0 of X is empty"),
+        ([np.zeros((3, 2)), np.zeros((2, 3))], "Inconsistent numbers of features"),
+        ([np.zeros(3), np.zeros((2, 1))], "mixes 1-D sequences"),
+        (np.zeros((2, 3, 4, 5)), "Found array with dim 4"),
+        (np.zeros(5), "got 1D array instead"),
+        (np.zeros((0, 3)), "0 sample"),
+        ([], "0 sample"),
+        (np.zeros((2, 3), dtype=complex), "Complex data not supported"),
+        ([np.zeros((2, 2, 2))], "has 3 dimensions"),
+    ],
+)
+def test_value_errors(X, match):
+    with pytest.raises(ValueError, match=match):
+        check_sequences(X)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([["a", "b"], ["c", "d"]]), "non-numeric"),
+        (np.array([[1.0, {"a": 1}]], dtype=object), "non-numeric"),
+        (None, "must be an array-like"),
+        (3.0, "must be an array-like"),
+    ],
+)
+def test_type_errors(X, match):
+    with pytest.raises(TypeError, match=match):
+        check_sequences(X)
+
+
+def test_sparse_is_rejected():
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="Sparse input"):
+        check_sequences(sp.csr_matrix(np.eye(3)))
+
+
+def test_object_array_of_numbers_is_accepted():
+    X = np.arange(6.0).reshape(2, 3).astype(object)
+    np.testing.assert_array_equal(check_sequences(X).data[:, :, 0], X.astype(float))
+
+
+def test_ensure_min_length():
+    with pytest.raises(ValueError, match="at least 2 are required"):
+        check_sequences([np.zeros(3), np.zeros(1)], ensure_min_length=2)
+
+
+def test_validate_sequences_sets_and_checks_n_features():
+    class Est:
+        pass
+
+    est = Est()
+    validate_sequences(est, np.zeros((2, 3, 4)), reset=True)
+    assert est.n_features_in_ == 4
+    validate_sequences(est, [np.zeros((5, 4))], reset=False)
+    with pytest.raises(ValueError, match="X has 2 features per time step, but Est"):
+        validate_sequences(est, np.zeros((2, 3, 2)), reset=False)
+
+
+def test_pad_unpad_round_trip(rng):
+    items = [rng.normal(size=(n, 3)) for n in (4, 1, 6)]
+    padded, lengths = pad_sequences(items, value=-1.0)
+    assert padded.shape == (3, 6, 3)
+    assert np.all(padded[1, 1:] == -1.0)
+    for a, b in zip(unpad_sequences(padded, lengths), items, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="lengths has shape"):
+        unpad_sequences(padded, [1, 2])
+
+
+def test_lengths_to_mask():
+    mask = lengths_to_mask([3, 1, 2])
+    assert mask.shape == (3, 3)
+    np.testing.assert_array_equal(mask.sum(axis=1), [3, 1, 2])
+
+
+def test_format_like_input_array_and_list(rng):
+    X = rng.normal(size=(2, 4, 1))
+    X[1, 2:] = np.nan
+    seqs = check_sequences(X)
+    out = format_like_input(np.ones((2, 4, 3)), seqs)
+    assert out.shape == (2, 4, 3)
+    assert np.isnan(out[1, 2:]).all() and not np.isnan(out[0]).any()
+    # NaN padding reads back as the same lengths
+    np.testing.assert_array_equal(check_sequences(out).lengths, seqs.lengths)
+
+    seqs = check_sequences([np.zeros((3, 1)), np.zeros((1, 1))])
+    out = format_like_input(np.ones((2, 3, 2)), seqs)
+    assert [o.shape for o in out] == [(3, 2), (1, 2)]
+    with pytest.raises(ValueError, match="values has shape"):
+        format_like_input(np.ones((3, 3, 2)), seqs)
+
+
+def test_channels_first_adapters(rng):
+    X = rng.normal(size=(3, 5, 2))
+    X_cf = to_channels_first(X)
+    assert X_cf.shape == (3, 2, 5)
+    np.testing.assert_array_equal(from_channels_first(X_cf), X)
+    ragged_cf = [rng.normal(size=(2, n)) for n in (3, 5)]
+    ragged = from_channels_first(ragged_cf)
+    assert [r.shape for r in ragged] == [(3, 2), (5, 2)]
+    back = to_channels_first(ragged)
+    for a, b in zip(back, ragged_cf, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="expects a 3-D array"):
+        from_channels_first(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="expects a 3-D array"):
+        to_channels_first(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="must be 2-D"):
+        from_channels_first([np.zeros(3)])
