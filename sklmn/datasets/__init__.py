@@ -1,6 +1,16 @@
 """Offline datasets and generators of the papers' tasks."""
 
+from ._base import get_data_home
+from ._chorales import load_bach_chorales
 from ._digits import load_sequential_digits
+from ._generation import load_generation_signal
 from ._synthetic import make_adding_problem, make_copy_task
+from ._words import load_common_suffix_words
 
 __all__ = ["make_copy_task", "make_adding_problem", "load_sequential_digits"]
+__all__ += [
+    "get_data_home",
+    "load_generation_signal",
+    "load_bach_chorales",
+    "load_common_suffix_words",
+]

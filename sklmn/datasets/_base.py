@@ -1,0 +1,62 @@
+"""Shared helpers of the dataset loaders: cache folder and bundled files."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["get_data_home"]
+
+_ENV_VAR = "SKLMN_DATA"
+
+
+def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
+    """Return the folder where sklmn caches converted datasets.
+
+    Nothing is ever downloaded: the folder only holds files that sklmn derives
+    locally (for example the Bach chorale piano rolls converted from the
+    ``music21`` corpus at a non-default time step).
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        Folder to use. When None, the environment variable ``SKLMN_DATA`` is
+        used if set, else ``~/.cache/sklmn``. ``~`` is expanded.
+
+    Returns
+    -------
+    data_home : pathlib.Path
+        The folder, created if it did not exist.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from sklmn.datasets import get_data_home
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     get_data_home(tmp).is_dir()
+    True
+    """
+    if data_home is None:
+        data_home = os.environ.get(_ENV_VAR) or os.path.join("~", ".cache", "sklmn")
+    if not isinstance(data_home, str | os.PathLike):
+        raise TypeError(
+            "data_home must be a str, a path-like object or None, got "
+            f"{type(data_home).__name__}: {data_home!r}."
+        )
+    path = Path(data_home).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _bundled_path(name: str) -> Path:
+    """Path of a file shipped in ``sklmn/datasets/data/``."""
+    return Path(str(resources.files("sklmn.datasets").joinpath("data", name)))
+
+
+def _check_bool(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be a bool, got {type(value).__name__}: {value!r}."
+        )
+    return value
