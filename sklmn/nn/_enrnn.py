@@ -1,0 +1,428 @@
+"""Eigenvalue Normalized RNN (ENRNN, paper 002) and the modReLU activation."""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils import parametrize
+
+from ._base import (
+    RecurrentModule,
+    check_bool,
+    check_choice,
+    check_input,
+    check_nonnegative_float,
+    check_positive_int,
+    check_step_input,
+    mask_from_lengths,
+    zero_padded,
+)
+from .parametrizations import (
+    PicklableParametrizationsMixin,
+    cayley_orthogonal,
+    scaled_rotation_init_,
+    scornn_skew_init_,
+    spectral_radius_normalization,
+)
+
+__all__ = ["ENRNN", "ModReLU", "modrelu"]
+
+_ACTIVATIONS = ("modrelu", "relu", "tanh")
+
+
+def modrelu(z: Tensor, bias: Tensor) -> Tensor:
+    r"""modReLU activation for real inputs (002 §4).
+
+    :math:`\sigma(z) = \frac{z}{|z|}\,\mathrm{ReLU}(|z| + b)`, i.e.
+    ``sign(z) * relu(|z| + b)`` for real ``z``: the magnitude is shifted by
+    the learnable bias ``b`` and clipped at zero, the sign is kept. With
+    ``b = 0`` it is the identity; ``b < 0`` creates a dead zone
+    ``|z| <= -b``. ``sigma(0) = 0``.
+
+    Parameters
+    ----------
+    z : Tensor of shape (..., n)
+        Pre-activations.
+    bias : Tensor of shape (n,)
+        Bias ``b``, broadcast over the leading dimensions.
+
+    Returns
+    -------
+    out : Tensor of shape (..., n)
+
+    Examples
+    --------
+    >>> modrelu(torch.tensor([-2.0, -0.5, 0.0, 0.5, 2.0]), torch.tensor(-1.0))
+    tensor([-1., -0.,  0.,  0.,  1.])
+    """
+    return torch.sign(z) * torch.relu(z.abs() + bias)
+
+
+class ModReLU(nn.Module):
+    r"""modReLU activation with a learnable bias per feature (002 §4).
+
+    ``sign(z) * relu(|z| + b)``; see :func:`modrelu`.
+
+    Parameters
+    ----------
+    num_features : int
+        Size ``n`` of the last dimension of the input.
+
+    Attributes
+    ----------
+    bias : torch.nn.Parameter of shape (num_features,)
+        The bias ``b``, initialized to zero.
+
+    Examples
+    --------
+    >>> act = ModReLU(3)
+    >>> with torch.no_grad():
+    ...     act.bias.fill_(-1.0)
+    Parameter containing:
+    tensor([-1., -1., -1.], requires_grad=True)
+    >>> act(torch.tensor([[-3.0, 0.5, 2.0]]))
+    tensor([[-2.,  0.,  1.]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(self, num_features: int) -> None:
+        super().__init__()
+        self.num_features = check_positive_int("num_features", num_features)
+        self.bias = nn.Parameter(torch.zeros(self.num_features))
+
+    def reset_parameters(self) -> None:
+        """Set the bias to zero."""
+        nn.init.zeros_(self.bias)
+
+    def forward(self, z: Tensor) -> Tensor:
+        return modrelu(z, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}"
+
+
+class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
+    r"""Eigenvalue Normalized RNN with long- and short-term states (002 §3).
+
+    The hidden state ``h_t = [h_t^{(L)}; h_t^{(S)}]`` has a long-term part of
+    size ``hidden_size`` (``q`` in 002) with an orthogonal recurrent matrix
+    and a short-term part of size ``short_size`` (``n - q``) whose recurrent
+    matrix has spectral radius below one (002 eq. 3):
+
+    .. math::
+
+        h_t^{(L)} &= \sigma(U^{(L)} x_t + W^{(L)} h_{t-1}^{(L)}
+                     + W^{(C)} h_{t-1}^{(S)} + b^{(L)}) \\
+        h_t^{(S)} &= \sigma(U^{(S)} x_t + W^{(S)} h_{t-1}^{(S)} + b^{(S)})
+
+    - :math:`W^{(L)} = (I + A)^{-1}(I - A) D` (scoRNN;
+      :func:`~sklmn.nn.parametrizations.cayley_orthogonal` on
+      ``weight_long``, ``D`` with ``n_negative`` entries -1);
+    - :math:`W^{(S)} = T / (\rho(T) + \epsilon)` (002 §3.1;
+      :func:`~sklmn.nn.parametrizations.spectral_radius_normalization` on
+      ``weight_short`` with the latch rule of 002 §4: ``W^{(S)} = T`` until
+      :math:`\rho(T) > 1` is first seen in training);
+    - :math:`W^{(C)}` (``weight_coupling``), the coupling block from the short-
+      to the long-term state (002 eq. 2), only with ``coupling=True``;
+      without it the model is 002 eq. 1.
+
+    The output is the whole hidden state ``h_t`` (002's readout
+    :math:`y_t = V^{(L)} h^{(L)}_t + V^{(S)} h^{(S)}_t + c` is a linear layer
+    on it, left to the caller).
+
+    Parameters
+    ----------
+    input_size : int
+        Number of input features ``d``.
+    hidden_size : int
+        Size of the long-term state :math:`h^{(L)}`.
+    short_size : int
+        Size of the short-term state :math:`h^{(S)}`.
+    n_negative : int, default=0
+        Number of -1 entries of the scoRNN matrix ``D``, in
+        ``0..hidden_size`` (tuned in multiples of 10% of the size in 002 §5).
+    eps : float, default=1e-3
+        :math:`\epsilon \ge 0` of the normalization (002's experiments use 0,
+        which puts the dominant eigenvalue of :math:`W^{(S)}` on the unit
+        circle).
+    latch : bool, default=True
+        Apply the latch rule of 002 §4 (``False``: normalize from the start).
+    coupling : bool, default=False
+        Add the coupling block :math:`W^{(C)}` (002 eq. 2-3).
+    normalize : bool, default=True
+        Normalize the short-term matrix; ``False`` trains :math:`W^{(S)} = T`
+        unconstrained (for ablations and benchmarks).
+    activation : {'modrelu', 'relu', 'tanh'}, default='modrelu'
+        :math:`\sigma`. With ``'modrelu'`` the bias ``b`` is the modReLU bias
+        (:func:`modrelu`); otherwise it is added to the pre-activation.
+
+    Attributes
+    ----------
+    weight_ih : torch.nn.Parameter of shape (hidden_size + short_size, input_size)
+        :math:`[U^{(L)}; U^{(S)}]`, Glorot-uniform initialization.
+    weight_long : Tensor of shape (hidden_size, hidden_size)
+        :math:`W^{(L)}` (parametrized; the free matrix is
+        ``parametrizations.weight_long.original``, scoRNN initialization).
+    weight_short : Tensor of shape (short_size, short_size)
+        :math:`W^{(S)}` (parametrized when ``normalize``; ``T`` is
+        ``parametrizations.weight_short.original``), initialized with the
+        scaled 2x2 rotations of 002 eq. 5.
+    weight_coupling : torch.nn.Parameter of shape (hidden_size, short_size) or None
+        :math:`W^{(C)}`, Glorot-uniform initialization (002 §4).
+    bias : torch.nn.Parameter of shape (hidden_size + short_size,)
+        :math:`[b^{(L)}; b^{(S)}]`, zero initialization.
+    output_size : int
+        ``hidden_size + short_size``.
+
+    Notes
+    -----
+    ``forward`` evaluates the recurrent matrix once (inside
+    :func:`torch.nn.utils.parametrize.cached`): one Cayley solve and one
+    eigendecomposition per call, then one ``(N, n) x (n, n)`` product per
+    step with the block matrix :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
+    The input projection is computed once for all steps. The state is a
+    tensor ``(N, hidden_size + short_size)``; the initial state defaults to
+    zero (002 §4). The biases start at zero, so with modReLU the recurrence
+    is linear at initialization until the biases move. ``step`` re-evaluates
+    the matrix at every call unless the caller wraps the loop in
+    ``parametrize.cached()``.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> rnn = ENRNN(2, 6, 4, n_negative=3, coupling=True)
+    >>> x = torch.randn(3, 5, 2)
+    >>> output, state = rnn(x, lengths=torch.tensor([5, 2, 4]))
+    >>> output.shape, state.shape, rnn.output_size
+    (torch.Size([3, 5, 10]), torch.Size([3, 10]), 10)
+    >>> W = rnn.weight_long.detach()
+    >>> torch.allclose(W.T @ W, torch.eye(6), atol=1e-5)
+    True
+    >>> float(output.detach()[1, 2:].abs().max())  # padded steps are zero
+    0.0
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        short_size: int,
+        *,
+        n_negative: int = 0,
+        eps: float = 1e-3,
+        latch: bool = True,
+        coupling: bool = False,
+        normalize: bool = True,
+        activation: str = "modrelu",
+    ) -> None:
+        super().__init__()
+        self.input_size = check_positive_int("input_size", input_size)
+        self.hidden_size = check_positive_int("hidden_size", hidden_size)
+        self.short_size = check_positive_int("short_size", short_size)
+        if (
+            isinstance(n_negative, bool)
+            or not isinstance(n_negative, numbers.Integral)
+            or not (0 <= int(n_negative) <= self.hidden_size)
+        ):
+            raise ValueError(
+                f"n_negative must be an int in 0..hidden_size={self.hidden_size}, "
+                f"got {n_negative!r}"
+            )
+        self.n_negative = int(n_negative)
+        self.eps = check_nonnegative_float("eps", eps)
+        self.latch = check_bool("latch", latch)
+        self.coupling = check_bool("coupling", coupling)
+        self.normalize = check_bool("normalize", normalize)
+        self.activation = check_choice("activation", activation, _ACTIVATIONS)
+        self.output_size = self.hidden_size + self.short_size
+
+        n, q, s = self.output_size, self.hidden_size, self.short_size
+        self.weight_ih = nn.Parameter(torch.empty(n, self.input_size))
+        self.weight_long = nn.Parameter(torch.empty(q, q))
+        self.weight_short = nn.Parameter(torch.empty(s, s))
+        if self.coupling:
+            self.weight_coupling = nn.Parameter(torch.empty(q, s))
+        else:
+            self.register_parameter("weight_coupling", None)
+        self.bias = nn.Parameter(torch.empty(n))
+        cayley_orthogonal(self, "weight_long", n_negative=self.n_negative)
+        if self.normalize:
+            with torch.no_grad():
+                scaled_rotation_init_(self.weight_short)  # rho < 1: no latch
+            spectral_radius_normalization(
+                self, "weight_short", eps=self.eps, latch=self.latch
+            )
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """Re-initialize every parameter (002 §4).
+
+        ``weight_ih`` and ``weight_coupling``: Glorot uniform; the free matrix
+        of ``weight_long``: scoRNN initialization
+        (:func:`~sklmn.nn.parametrizations.scornn_skew_init_`); ``T`` of
+        ``weight_short``: 002 eq. 5
+        (:func:`~sklmn.nn.parametrizations.scaled_rotation_init_`), which also
+        re-opens the latch; ``bias``: zero.
+        """
+        nn.init.xavier_uniform_(self.weight_ih)
+        if self.weight_coupling is not None:
+            nn.init.xavier_uniform_(self.weight_coupling)
+        nn.init.zeros_(self.bias)
+        scornn_skew_init_(self.parametrizations.weight_long.original)
+        T = scaled_rotation_init_(torch.empty_like(self._short_free()))
+        if self.normalize:
+            self.weight_short = T  # right_inverse: stores T, re-opens the latch
+        else:
+            self.weight_short.copy_(T)
+
+    def _short_free(self) -> Tensor:
+        """The unconstrained short-term matrix ``T``."""
+        if self.normalize:
+            return self.parametrizations.weight_short.original
+        return self.weight_short
+
+    def recurrent_matrix(self) -> Tensor:
+        """The full recurrent matrix ``W = [[W_L, W_C], [0, W_S]]`` (002 eq. 2).
+
+        Returns
+        -------
+        W : Tensor of shape (output_size, output_size)
+            Block upper-triangular (block diagonal without coupling).
+
+        Examples
+        --------
+        >>> rnn = ENRNN(1, 2, 2)
+        >>> W = rnn.recurrent_matrix().detach()
+        >>> bool((W[2:, :2] == 0).all() and (W[:2, 2:] == 0).all())
+        True
+        """
+        w_long, w_short = self.weight_long, self.weight_short
+        if self.weight_coupling is not None:
+            top = torch.cat([w_long, self.weight_coupling], dim=1)
+        else:
+            top = torch.cat(
+                [w_long, w_long.new_zeros(w_long.shape[0], self.short_size)], 1
+            )
+        bottom = torch.cat(
+            [w_short.new_zeros(self.short_size, self.hidden_size), w_short], dim=1
+        )
+        return torch.cat([top, bottom], dim=0)
+
+    def _activate(self, z: Tensor) -> Tensor:
+        if self.activation == "modrelu":
+            return modrelu(z, self.bias)
+        if self.activation == "relu":
+            return torch.relu(z)
+        return torch.tanh(z)
+
+    def _project(self, x: Tensor) -> Tensor:
+        """``U x (+ b)`` for every step at once (the bias goes inside modReLU)."""
+        if self.activation == "modrelu":
+            return x @ self.weight_ih.mT
+        return torch.addmm(
+            self.bias, x.reshape(-1, x.shape[-1]), self.weight_ih.mT
+        ).reshape(x.shape[:-1] + (self.output_size,))
+
+    def _initial_state(self, state: Tensor | None, n: int, ref: Tensor) -> Tensor:
+        if state is None:
+            return ref.new_zeros(n, self.output_size)
+        if not isinstance(state, Tensor) or state.shape != (n, self.output_size):
+            shape = tuple(state.shape) if isinstance(state, Tensor) else type(state)
+            raise ValueError(
+                f"state must be a tensor of shape ({n}, {self.output_size}), "
+                f"got {shape}"
+            )
+        return state.to(dtype=ref.dtype)
+
+    def forward(
+        self,
+        x: Tensor,
+        lengths: Tensor | None = None,
+        state: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Run the recurrence over a batch of sequences.
+
+        Parameters
+        ----------
+        x : Tensor of shape (N, T, input_size)
+            Batch-first input.
+        lengths : Tensor of shape (N,), optional
+            Valid lengths (values in ``1..T``); padded steps leave the state
+            unchanged and their output is zero.
+        state : Tensor of shape (N, output_size), optional
+            Initial state ``[h^{(L)}_0; h^{(S)}_0]`` (default zero).
+
+        Returns
+        -------
+        output : Tensor of shape (N, T, output_size)
+            ``h_t`` at every step (zero on padded steps).
+        state : Tensor of shape (N, output_size)
+            ``h`` at each sequence's last valid step.
+        """
+        lengths, n_steps = check_input(x, lengths, self.input_size)
+        h = self._initial_state(state, x.shape[0], x)
+        with parametrize.cached():
+            w_t = self.recurrent_matrix().mT
+            # unbind (not proj[:, t]): its backward stacks the per-step
+            # gradients once instead of scattering each into a full-size zero.
+            proj = self._project(x).unbind(1)
+            valid = None
+            if lengths is not None:
+                valid = mask_from_lengths(lengths, n_steps, device=x.device)
+                valid = valid.unsqueeze(-1).unbind(1)
+            outputs = []
+            for t in range(n_steps):
+                h_new = self._activate(torch.addmm(proj[t], h, w_t))
+                h = h_new if valid is None else torch.where(valid[t], h_new, h)
+                outputs.append(h_new)
+        output = zero_padded(torch.stack(outputs, dim=1), lengths)
+        return output, h
+
+    def step(self, x_t: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """One time step (streaming inference); iterating it equals ``forward``.
+
+        Parameters
+        ----------
+        x_t : Tensor of shape (N, input_size)
+            Input at the current step.
+        state : Tensor of shape (N, output_size), optional
+            Previous state (default zero).
+
+        Returns
+        -------
+        y_t : Tensor of shape (N, output_size)
+            The new hidden state ``h_t`` (the output).
+        state : Tensor of shape (N, output_size)
+            The same tensor, to pass to the next call.
+
+        Examples
+        --------
+        >>> _ = torch.manual_seed(0)
+        >>> rnn = ENRNN(2, 3, 3).eval()
+        >>> x = torch.randn(4, 6, 2)
+        >>> state = None
+        >>> for t in range(6):
+        ...     y, state = rnn.step(x[:, t], state)
+        >>> torch.allclose(y, rnn(x)[0][:, -1], atol=1e-6)
+        True
+        """
+        check_step_input(x_t, self.input_size)
+        h = self._initial_state(state, x_t.shape[0], x_t)
+        w = self.recurrent_matrix()
+        h = self._activate(torch.addmm(self._project(x_t), h, w.mT))
+        return h, h
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}, {self.short_size}"
+        s += f", n_negative={self.n_negative}, eps={self.eps}"
+        if not self.latch:
+            s += ", latch=False"
+        if self.coupling:
+            s += ", coupling=True"
+        if not self.normalize:
+            s += ", normalize=False"
+        if self.activation != "modrelu":
+            s += f", activation={self.activation!r}"
+        return s
