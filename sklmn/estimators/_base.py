@@ -1,0 +1,752 @@
+"""Shared base of the sequence estimators.
+
+Every public estimator is a native scikit-learn class (mixin left,
+:class:`~sklearn.base.BaseEstimator` right) that stores its arguments
+untouched and, in ``fit``, builds
+
+1. the recurrent module of :mod:`sklmn.nn` (``_build_module``, the only thing
+   a public class implements besides its parameters),
+2. a :class:`~sklmn.estimators._net.SequenceNet` (module + linear readout),
+3. optionally initializes it from the data (``_initialize_module``: the hook
+   where pretraining plugs in),
+4. a skorch :class:`~sklmn.estimators._net.SequenceNeuralNet` that trains it
+   (``net_``), with scikit-learn's MLP stopping rules as callbacks.
+
+Targets are handled by the classifier and regressor bases below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+from skorch.callbacks import GradientNormClipping
+from skorch.helper import predefined_split
+
+from ..metrics import _frame_level_accuracy_counts
+from ..utils.sequences import Sequences, format_like_input, validate_sequences
+from ._net import (
+    ConvergenceMonitor,
+    ProgressLogger,
+    SequenceDataset,
+    SequenceLoss,
+    SequenceNet,
+    SequenceNeuralNet,
+    ValidationScore,
+    collate_batch,
+)
+from ._targets import (
+    IGNORE_INDEX,
+    check_binary_indicator,
+    check_sequence_target,
+    check_timestep_target,
+    encode_labels,
+    format_steps,
+    pad_steps,
+)
+
+__all__ = [
+    "TRAINING_PARAMETERS_DOC",
+    "fill_doc",
+]
+
+_OPTIMIZERS = {
+    "adam": (torch.optim.Adam, {}),
+    "adamw": (torch.optim.AdamW, {}),
+    # scikit-learn's MLP defaults for SGD
+    "sgd": (torch.optim.SGD, {"momentum": 0.9, "nesterov": True}),
+    "rmsprop": (torch.optim.RMSprop, {}),
+}
+
+TRAINING_PARAMETERS_DOC = """\
+    target : {'sequence', 'timestep'}, default='sequence'
+        ``'sequence'``: one target per sequence, ``y`` of shape ``(n,)`` or
+        ``(n, k)``, predicted from the output at each sequence's last valid
+        step. ``'timestep'``: one target per valid time step, ``y`` a padded
+        array ``(n, T[, k])`` (entries at padded steps of ``X`` are ignored)
+        or a list of ``(T_i[, k])`` arrays; predictions come back in the
+        layout of ``X`` (a list for a list, else a padded array whose padded
+        steps are NaN, or None for non-numeric labels).
+    max_iter : int, default=200
+        Maximum number of epochs.
+    batch_size : int or 'auto', default='auto'
+        Sequences per minibatch; ``'auto'`` is ``min(200, n_samples)``. Each
+        batch is trimmed to its longest sequence.
+    bucket_by_length : bool, default=False
+        Draw training minibatches of sequences of similar lengths (shuffle,
+        sort pools of 50 batches by length, shuffle the batches): much less
+        computation on padding when lengths vary widely, at the price of less
+        random batch compositions.
+    learning_rate_init : float, default=0.001
+        Learning rate of the optimizer.
+    alpha : float, default=1e-4
+        Strength of the L2 penalty, scaled as in scikit-learn's MLP
+        (``0.5 * alpha * ||W||² / batch_size`` per minibatch): the optimizer's
+        ``weight_decay`` is ``alpha / batch_size`` (applied to all
+        parameters; not included in ``loss_curve_``).
+    optimizer : {'adam', 'adamw', 'sgd', 'rmsprop'}, default='adam'
+        torch optimizer (``'sgd'`` uses Nesterov momentum 0.9, like
+        scikit-learn's MLP).
+    gradient_clipping : float or None, default=None
+        Maximum L2 norm of the gradient of all parameters (no clipping when
+        None).
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the sequences (stratified for
+        single-label sequence classification), stop when the validation score
+        has not improved by ``tol`` for more than ``n_iter_no_change`` epochs,
+        and restore the parameters of the best epoch.
+    validation_fraction : float, default=0.1
+        Fraction of the sequences held out when ``early_stopping=True``.
+    n_iter_no_change : int, default=10
+        Epochs without improvement (training loss, or validation score with
+        early stopping) after which training is considered converged.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored quantity.
+    warm_start : bool, default=False
+        Continue training the fitted module (same model parameters and
+        classes required) instead of building a new one.
+    verbose : int or bool, default=0
+        Print one line per epoch and the stopping message.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization, the shuffling of the minibatches, the
+        validation split and dropout. With an int, two fits on the CPU give
+        identical models; torch's global random state is left untouched.
+    device : str, default='cpu'
+        torch device to train on, e.g. ``'cuda'``. A model trained on a GPU
+        unpickles and predicts on a CPU-only machine (skorch maps the tensors
+        to the CPU).
+    callbacks : list of skorch callbacks or (name, callback) tuples or None, \
+            default=None
+        Extra skorch callbacks (copied in ``fit``), run after the built-in
+        ones (loss recording, validation score, gradient clipping) and before
+        the progress printer and the stopping rule. A callback may stop
+        training by raising ``KeyboardInterrupt`` (as skorch's do)."""
+
+FITTED_ATTRIBUTES_DOC = """\
+    n_features_in_ : int
+        Number of features per time step.
+    n_outputs_ : int
+        Number of readout units.
+    n_iter_ : int
+        Number of epochs run (accumulated over warm starts).
+    loss_curve_ : list of float
+        Mean training loss (data loss + the module's penalty) of every epoch.
+    best_loss_ : float or None
+        Lowest training loss of the last ``fit`` (None with early stopping).
+    validation_scores_ : list of float or None
+        Validation score of every epoch when ``early_stopping=True``.
+    best_validation_score_ : float or None
+        Best validation score (the restored epoch) when ``early_stopping=True``.
+    net_ : skorch.NeuralNet
+        The trained skorch net; ``net_.module_`` is the
+        :class:`torch.nn.Module` (``.recurrent`` and ``.readout``) and
+        ``net_.history`` the per-epoch history."""
+
+
+def fill_doc(model_parameters_doc: str):
+    """Class decorator substituting the shared docs into a class docstring.
+
+    Replaces the lines ``%(model_parameters)s`` (indented by 4 spaces, like
+    the docstring) with ``model_parameters_doc`` and ``%(training_parameters)s``
+    / ``%(fitted_attributes)s`` with the docs shared by every sequence
+    estimator.
+    """
+
+    def decorate(cls):
+        cls.__doc__ = (
+            cls.__doc__.replace("    %(model_parameters)s", model_parameters_doc)
+            .replace("    %(training_parameters)s", TRAINING_PARAMETERS_DOC)
+            .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
+        )
+        return cls
+
+    return decorate
+
+
+@contextlib.contextmanager
+def _seeded_torch(seed: int):
+    """Seed torch's global RNGs inside the block and restore them afterwards."""
+    devices = (
+        list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    )
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+class _BaseSequenceEstimator(BaseEstimator):
+    """Training machinery shared by every sequence estimator.
+
+    Subclasses implement ``_build_module(input_size)`` (the recurrent module
+    of :mod:`sklmn.nn`) and the target hooks ``_encode_target`` and
+    predictions (classifier/regressor bases).
+    """
+
+    _parameter_constraints: dict = {
+        "target": [StrOptions({"sequence", "timestep"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [
+            StrOptions({"auto"}),
+            Interval(Integral, 1, None, closed="left"),
+        ],
+        "bucket_by_length": ["boolean"],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "optimizer": [StrOptions(set(_OPTIMIZERS))],
+        "gradient_clipping": [None, Interval(Real, 0, None, closed="neither")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+        "device": [str, torch.device],
+        "callbacks": [None, list],
+    }
+
+    def __init__(
+        self,
+        *,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        self.target = target
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.bucket_by_length = bucket_by_length
+        self.learning_rate_init = learning_rate_init
+        self.alpha = alpha
+        self.optimizer = optimizer
+        self.gradient_clipping = gradient_clipping
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.random_state = random_state
+        self.device = device
+        self.callbacks = callbacks
+
+    # ------------------------------------------------------------------ hooks
+    def _build_module(self, input_size: int) -> torch.nn.Module:
+        """Build the recurrent module (implemented by each public class)."""
+        raise NotImplementedError
+
+    def _initialize_module(
+        self, module: SequenceNet, sequences: Sequences, y_encoded: np.ndarray
+    ) -> None:
+        """Initialize ``module`` from the training data before training.
+
+        Called in ``fit`` (not on warm starts) after the module and its readout
+        are built with the seeded torch RNG, before the optimizer is created.
+        The default does nothing; pretraining (LAES initialization, unrolled
+        pretraining) overrides or extends this step.
+        """
+
+    def _model_parameter_names(self) -> list[str]:
+        base = _BaseSequenceEstimator._parameter_constraints
+        return sorted(k for k in self._parameter_constraints if k not in base)
+
+    # --------------------------------------------------------------- fitting
+    def _resolve_device(self) -> torch.device:
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError, ValueError):
+            raise ValueError(
+                f"device must be a torch device such as 'cpu' or 'cuda', got "
+                f"{self.device!r}"
+            ) from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(
+                f"device={self.device!r} was requested but CUDA is not available "
+                "on this machine; use device='cpu'."
+            )
+        return device
+
+    def _split(self, dataset: SequenceDataset, y_encoded, seed: int):
+        """Seeded train/validation split of the sequences (early stopping)."""
+        n = len(dataset)
+        indices = np.arange(n)
+        stratify = None
+        if self._problem == "multiclass" and self.target == "sequence":
+            counts = np.bincount(y_encoded)
+            if counts[counts > 0].min() >= 2:
+                stratify = y_encoded
+        try:
+            train_idx, valid_idx = train_test_split(
+                indices,
+                test_size=self.validation_fraction,
+                random_state=seed,
+                stratify=stratify,
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping could not hold out validation_fraction="
+                f"{self.validation_fraction} of {n} sequences: {exc}"
+            ) from None
+
+        def subset(idx):
+            idx = torch.from_numpy(np.sort(idx))
+            return SequenceDataset(
+                dataset.X[idx],
+                dataset.lengths[idx],
+                dataset.y[idx],
+                per_step=dataset.per_step,
+            )
+
+        return subset(train_idx), subset(valid_idx)
+
+    def _make_net(
+        self, module, *, device, batch_size, valid_dataset, shuffle_seed
+    ) -> SequenceNeuralNet:
+        per_step = self.target == "timestep"
+        optimizer, optimizer_kwargs = _OPTIMIZERS[self.optimizer]
+        callbacks = []
+        if valid_dataset is not None:
+            callbacks.append(("valid_score", ValidationScore(self._problem, per_step)))
+        if self.gradient_clipping is not None:
+            callbacks.append(
+                ("gradient_clipping", GradientNormClipping(self.gradient_clipping))
+            )
+        callbacks.extend(copy.deepcopy(self.callbacks or []))
+        sink = print if self.verbose else None
+        if self.verbose:
+            callbacks.append(("progress", ProgressLogger(sink=print)))
+        callbacks.append(
+            (
+                "convergence",
+                ConvergenceMonitor(
+                    self.tol, self.n_iter_no_change, self.early_stopping, sink=sink
+                ),
+            )
+        )
+        return SequenceNeuralNet(
+            module=module,
+            criterion=SequenceLoss,
+            criterion__problem=self._problem,
+            criterion__per_step=per_step,
+            optimizer=optimizer,
+            lr=self.learning_rate_init,
+            # scikit-learn's MLP adds 0.5 * alpha * ||W||^2 / batch_size to
+            # each minibatch loss, whose gradient is (alpha / batch_size) * W
+            optimizer__weight_decay=self.alpha / batch_size,
+            **{f"optimizer__{k}": v for k, v in optimizer_kwargs.items()},
+            max_epochs=self.max_iter,
+            batch_size=batch_size,
+            iterator_train__shuffle=True,
+            iterator_train__collate_fn=collate_batch,
+            iterator_valid__collate_fn=collate_batch,
+            iterator_valid__batch_size=max(batch_size, 256),
+            train_split=None
+            if valid_dataset is None
+            else predefined_split(valid_dataset),
+            callbacks=callbacks,
+            verbose=0,
+            device=str(device),
+            shuffle_seed=shuffle_seed,
+            bucket_by_length=self.bucket_by_length,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train the model on sequences ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps, n_features) or \
+                (n_samples, n_timesteps), or list of array-like
+            Sequences (see :func:`sklmn.utils.sequences.check_sequences`);
+            trailing all-NaN time steps are padding.
+        y : array-like or list of array-like
+            Targets in the layout selected by ``target``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        warm = bool(self.warm_start) and hasattr(self, "net_")
+        if warm:
+            self._check_warm_start()
+        seqs = validate_sequences(self, X, reset=not warm, dtype=np.float32)
+        y_encoded = self._encode_target(y, seqs, reset=not warm)
+        device = self._resolve_device()
+        rng = check_random_state(self.random_state)
+        torch_seed, shuffle_seed, split_seed = (
+            int(s) for s in rng.randint(np.iinfo(np.int32).max, size=3)
+        )
+        per_step = self.target == "timestep"
+        dataset = SequenceDataset(
+            torch.from_numpy(seqs.data),
+            torch.from_numpy(seqs.lengths),
+            torch.from_numpy(y_encoded),
+            per_step=per_step,
+        )
+        valid_dataset = None
+        if self.early_stopping:
+            dataset, valid_dataset = self._split(dataset, y_encoded, split_seed)
+        n_train = len(dataset)
+        batch_size = (
+            min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
+        )
+
+        with _seeded_torch(torch_seed):
+            if warm:
+                # train a copy: a fit that fails leaves the fitted model intact
+                module = copy.deepcopy(self.net_.module_)
+            else:
+                recurrent = self._build_module(seqs.n_features)
+                module = SequenceNet(recurrent, self.n_outputs_, per_step=per_step)
+                self._initialize_module(module, seqs, y_encoded)
+            net = self._make_net(
+                module,
+                device=device,
+                batch_size=batch_size,
+                valid_dataset=valid_dataset,
+                shuffle_seed=shuffle_seed,
+            )
+            net.initialize()
+            net.partial_fit(dataset)
+
+        self._check_finite_parameters(net)
+        # do not keep (and pickle) the validation sequences with the model
+        net.train_split = None
+        history = net.history
+        losses = [float(v) for v in history[:, "train_loss"]] if len(history) else []
+        previous = list(self.loss_curve_) if warm else []
+        self.loss_curve_ = previous + losses
+        self.n_iter_ = len(self.loss_curve_)
+        monitor = dict(net.callbacks_)["convergence"]
+        if self.early_stopping:
+            scores = [float(v) for v in history[:, "valid_score"]]
+            previous = list(self.validation_scores_ or []) if warm else []
+            self.validation_scores_ = previous + scores
+            self.best_validation_score_ = float(max(scores))
+            self.best_loss_ = None
+        else:
+            self.validation_scores_ = None
+            self.best_validation_score_ = None
+            self.best_loss_ = float(min(losses))
+        self.net_ = net
+        self._fitted_params = self._current_fitted_params()
+        if not monitor.converged_ and len(history) == self.max_iter:
+            warnings.warn(
+                f"Maximum iterations ({self.max_iter}) reached and the "
+                "optimization hasn't converged yet.",
+                ConvergenceWarning,
+                stacklevel=3,  # fit <- _fit_context wrapper <- caller
+            )
+        return self
+
+    def _current_fitted_params(self) -> dict:
+        names = ["target", *self._model_parameter_names()]
+        return {name: getattr(self, name) for name in names}
+
+    def _check_warm_start(self) -> None:
+        changed = {
+            name: (old, getattr(self, name))
+            for name, old in self._fitted_params.items()
+            if getattr(self, name) != old
+        }
+        if changed:
+            desc = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
+            raise ValueError(
+                f"warm_start=True cannot change the model's parameters ({desc}); "
+                "set warm_start=False to train a new model."
+            )
+
+    @staticmethod
+    def _check_finite_parameters(net) -> None:
+        for name, param in net.module_.named_parameters():
+            if not bool(torch.isfinite(param).all()):
+                raise FloatingPointError(
+                    f"Training diverged: parameter {name!r} of the trained model is "
+                    "not finite. Try a smaller learning_rate_init or "
+                    "gradient_clipping."
+                )
+
+    # ------------------------------------------------------------ prediction
+    def _predict_outputs(self, X) -> tuple[np.ndarray, Sequences]:
+        """Raw readout outputs (float64) and the validated ``X``."""
+        check_is_fitted(self)
+        seqs = validate_sequences(self, X, reset=False, dtype=np.float32)
+        # sort by length so that batches hold sequences of similar lengths
+        order = np.argsort(-seqs.lengths, kind="stable")
+        dataset = SequenceDataset(
+            torch.from_numpy(seqs.data[order]),
+            torch.from_numpy(seqs.lengths[order]),
+            per_step=self.target == "timestep",
+        )
+        outputs = self.net_.predict_outputs(dataset)
+        restored = np.empty_like(outputs, dtype=np.float64)
+        restored[order] = outputs
+        return restored, seqs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # 2-D X are univariate sequences (n, T); 3-D X are (n, T, d)
+        tags.input_tags.two_d_array = True
+        tags.input_tags.three_d_array = True
+        return tags
+
+
+class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
+    """Classification targets: multiclass (cross-entropy on logits) or
+    multilabel (binary cross-entropy on logits)."""
+
+    def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
+        classes = None if reset else self.classes_
+        if self.target == "sequence":
+            y = check_sequence_target(y, seqs.n_samples, classifier=True)
+            if y.ndim == 2:
+                kind = type_of_target(y)
+                if kind != "multilabel-indicator":
+                    raise ValueError(
+                        f"A 2-D y for target='sequence' must be a multilabel "
+                        f"binary indicator matrix, got target type {kind!r} "
+                        "(multiclass-multioutput is not supported)."
+                    )
+                problem = "multilabel"
+                encoded = check_binary_indicator(y)
+                new_classes = np.arange(y.shape[1])
+            else:
+                problem = "multiclass"
+                encoded, new_classes = encode_labels(y, classes=classes)
+        else:
+            steps, has_output_axis = check_timestep_target(y, seqs)
+            if has_output_axis:
+                problem = "multilabel"
+                encoded = pad_steps(check_binary_indicator(steps), seqs, 0.0)
+                new_classes = np.arange(steps.shape[1])
+            else:
+                problem = "multiclass"
+                indices, new_classes = encode_labels(steps, classes=classes)
+                encoded = pad_steps(indices, seqs, IGNORE_INDEX)
+        if not reset and (
+            problem != self._problem or len(new_classes) != len(self.classes_)
+        ):
+            raise ValueError(
+                f"warm_start can only be used where y has the same kind and "
+                f"classes as in the previous call to fit; got a {problem} target "
+                f"with {len(new_classes)} classes, previously a {self._problem} "
+                f"target with {len(self.classes_)}."
+            )
+        self._problem = problem
+        self.classes_ = new_classes
+        self.n_outputs_ = len(new_classes)
+        return encoded
+
+    def predict(self, X):
+        """Predict labels.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+
+        Returns
+        -------
+        y_pred : ndarray or list of ndarray
+            ``target='sequence'``: labels ``(n,)`` (from ``classes_``), or a
+            0/1 indicator matrix ``(n, n_labels)`` for multilabel targets.
+            ``target='timestep'``: one label (or indicator row) per valid step
+            in the layout of ``X``.
+        """
+        outputs, seqs = self._predict_outputs(X)
+        if self._problem == "multiclass":
+            labels = self.classes_[outputs.argmax(axis=-1)]
+        else:
+            labels = (outputs > 0).astype(np.int64)  # logit > 0 <=> p > 0.5
+        if self.target == "timestep":
+            return format_steps(labels, seqs)
+        return labels
+
+    def predict_proba(self, X):
+        """Predict class (or label) probabilities.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+
+        Returns
+        -------
+        proba : ndarray or list of ndarray
+            float64 probabilities in the order of ``classes_``: softmax for
+            multiclass targets (rows sum to one), independent sigmoids for
+            multilabel targets. ``target='timestep'``: ``(n, T, n_classes)``
+            with NaN at padded steps, or a list of ``(T_i, n_classes)``.
+        """
+        outputs, seqs = self._predict_outputs(X)
+        if self._problem == "multiclass":
+            proba = softmax(outputs, axis=-1)
+        else:
+            proba = expit(outputs)
+        if self.target == "timestep":
+            return format_like_input(proba, seqs)
+        return proba
+
+    def score(self, X, y, sample_weight=None):
+        """Natural accuracy of the target kind.
+
+        ``target='sequence'``: accuracy (subset accuracy for multilabel
+        targets). ``target='timestep'``: accuracy over all valid time steps
+        (each step weighted by its sequence's ``sample_weight``), or the
+        frame-level accuracy :func:`sklmn.metrics.frame_level_accuracy` for
+        multilabel targets (no ``sample_weight``).
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+        y : array-like or list of array-like
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sequence weights.
+
+        Returns
+        -------
+        score : float
+        """
+        if self.target == "sequence":
+            return super().score(X, y, sample_weight=sample_weight)
+        outputs, seqs = self._predict_outputs(X)
+        steps, has_output_axis = check_timestep_target(y, seqs)
+        valid = outputs[seqs.mask]
+        if self._problem == "multilabel":
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported by the frame-level accuracy of "
+                    "multilabel per-time-step targets."
+                )
+            true = check_binary_indicator(steps)
+            return _frame_level_accuracy_counts(true, (valid > 0).astype(np.float32))
+        pred = self.classes_[valid.argmax(axis=-1)]
+        weights = None
+        if sample_weight is not None:
+            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+        return float(accuracy_score(steps, pred, sample_weight=weights))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        return tags
+
+
+class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
+    """Regression targets (squared error), single or multi-output."""
+
+    def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
+        if self.target == "sequence":
+            y = check_sequence_target(y, seqs.n_samples, classifier=False)
+            has_output_axis = y.ndim == 2
+            encoded = y.reshape(y.shape[0], -1).astype(np.float32)
+        else:
+            steps, has_output_axis = check_timestep_target(y, seqs)
+            try:
+                steps = steps.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"Regression targets must be numeric, got dtype {steps.dtype}."
+                ) from None
+            steps = steps.reshape(steps.shape[0], -1)
+            encoded = pad_steps(steps.astype(np.float32), seqs, 0.0)
+        n_outputs = encoded.shape[-1]
+        if not reset and n_outputs != self.n_outputs_:
+            raise ValueError(
+                f"warm_start can only be used where y has the same number of "
+                f"outputs as in the previous call to fit; got {n_outputs}, "
+                f"previously {self.n_outputs_}."
+            )
+        self._problem = "continuous"
+        self._has_output_axis = has_output_axis
+        self.n_outputs_ = n_outputs
+        return encoded
+
+    def predict(self, X):
+        """Predict targets.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+
+        Returns
+        -------
+        y_pred : ndarray or list of ndarray
+            float64. ``target='sequence'``: ``(n,)`` or ``(n, n_outputs)``
+            like the ``y`` seen in ``fit``. ``target='timestep'``: one value
+            (or row) per valid step in the layout of ``X`` (NaN at padded
+            steps of a padded array).
+        """
+        outputs, seqs = self._predict_outputs(X)
+        if not self._has_output_axis:
+            outputs = outputs[..., 0]
+        if self.target == "timestep":
+            return format_steps(outputs, seqs)
+        return outputs
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R² over sequences or valid time steps.
+
+        ``target='timestep'``: R² of the values at all valid time steps (each
+        weighted by its sequence's ``sample_weight``), uniformly averaged over
+        outputs.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+        y : array-like or list of array-like
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sequence weights.
+
+        Returns
+        -------
+        score : float
+        """
+        if self.target == "sequence":
+            return super().score(X, y, sample_weight=sample_weight)
+        outputs, seqs = self._predict_outputs(X)
+        steps, _ = check_timestep_target(y, seqs)
+        steps = steps.astype(np.float64).reshape(steps.shape[0], -1)
+        weights = None
+        if sample_weight is not None:
+            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+        return float(r2_score(steps, outputs[seqs.mask], sample_weight=weights))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -1,0 +1,270 @@
+"""Eigenvalue Normalized RNN estimators (paper 002)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..nn import ENRNN
+from ._base import (
+    _BaseSequenceClassifier,
+    _BaseSequenceEstimator,
+    _BaseSequenceRegressor,
+    fill_doc,
+)
+
+__all__ = ["ENRNNClassifier", "ENRNNRegressor"]
+
+ENRNN_PARAMETERS_DOC = """\
+    hidden_size : int, default=32
+        Size of the long-term state, whose recurrent matrix is orthogonal
+        (scoRNN Cayley parametrization).
+    short_size : int, default=16
+        Size of the short-term state, whose recurrent matrix is normalized to
+        spectral radius below one.
+    n_negative : int, default=0
+        Number of -1 entries of the scoRNN diagonal ``D`` (at most
+        ``hidden_size``).
+    eps : float, default=1e-3
+        ``ε`` of the normalization ``W_S = T / (ρ(T) + ε)``.
+    latch : bool, default=True
+        Switch the normalization on the first time ``ρ(T) > 1`` and keep it
+        on (paper 002 §4); False normalizes from the start.
+    coupling : bool, default=False
+        Add the coupling block from the short- to the long-term state
+        (paper 002 eq. 2-3).
+    normalize : bool, default=True
+        Normalize the short-term matrix (False: unconstrained, for
+        ablations).
+    activation : {'modrelu', 'relu', 'tanh'}, default='modrelu'
+        Nonlinearity of the state update."""
+
+
+class _ENRNNMixin:
+    """Model parameters and module of the ENRNN estimators."""
+
+    _parameter_constraints = {
+        **_BaseSequenceEstimator._parameter_constraints,
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "short_size": [Interval(Integral, 1, None, closed="left")],
+        "n_negative": [Interval(Integral, 0, None, closed="left")],
+        "eps": [Interval(Real, 0, None, closed="left")],
+        "latch": ["boolean"],
+        "coupling": ["boolean"],
+        "normalize": ["boolean"],
+        "activation": [StrOptions({"modrelu", "relu", "tanh"})],
+    }
+
+    def _build_module(self, input_size: int) -> ENRNN:
+        if self.n_negative > self.hidden_size:
+            raise ValueError(
+                f"n_negative must be at most hidden_size={self.hidden_size}, got "
+                f"{self.n_negative!r}"
+            )
+        return ENRNN(
+            input_size,
+            self.hidden_size,
+            self.short_size,
+            n_negative=self.n_negative,
+            eps=float(self.eps),
+            latch=self.latch,
+            coupling=self.coupling,
+            normalize=self.normalize,
+            activation=self.activation,
+        )
+
+
+@fill_doc(ENRNN_PARAMETERS_DOC)
+class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
+    """Eigenvalue Normalized RNN classifier.
+
+    A recurrent network whose state has a long-term part with an orthogonal
+    recurrent matrix and a short-term part whose recurrent matrix is divided
+    by its spectral radius (paper 002 §3), with modReLU activations.
+
+    The readout is linear, trained with cross-entropy on logits (multiclass,
+    including binary) or binary cross-entropy (multilabel indicator
+    targets).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (``arange(n_labels)`` for multilabel targets).
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    ENRNNRegressor : The regressor counterpart.
+    LMNClassifier : Linear Memory Network.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import ENRNNClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = [rng.randn(rng.randint(3, 8), 2) for _ in range(40)]
+    >>> y = np.array(["up" if x[0, 0] > 0 else "down" for x in X])
+    >>> clf = ENRNNClassifier(hidden_size=4, short_size=4, max_iter=5,
+    ...                       random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
+    ((3,), (3, 2))
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        short_size=16,
+        *,
+        n_negative=0,
+        eps=1e-3,
+        latch=True,
+        coupling=False,
+        normalize=True,
+        activation="modrelu",
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.short_size = short_size
+        self.n_negative = n_negative
+        self.eps = eps
+        self.latch = latch
+        self.coupling = coupling
+        self.normalize = normalize
+        self.activation = activation
+
+
+@fill_doc(ENRNN_PARAMETERS_DOC)
+class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
+    """Eigenvalue Normalized RNN regressor.
+
+    A recurrent network whose state has a long-term part with an orthogonal
+    recurrent matrix and a short-term part whose recurrent matrix is divided
+    by its spectral radius (paper 002 §3), with modReLU activations.
+
+    The readout is linear, trained with the squared error (single or multi-output,
+    per sequence or per time step).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    ENRNNClassifier : The classifier counterpart.
+    LMNRegressor : Linear Memory Network.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import ENRNNRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 6, 1)
+    >>> y = X[:, 0, 0]  # remember the first input
+    >>> reg = ENRNNRegressor(hidden_size=4, short_size=4, max_iter=5,
+    ...                      random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        short_size=16,
+        *,
+        n_negative=0,
+        eps=1e-3,
+        latch=True,
+        coupling=False,
+        normalize=True,
+        activation="modrelu",
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.short_size = short_size
+        self.n_negative = n_negative
+        self.eps = eps
+        self.latch = latch
+        self.coupling = coupling
+        self.normalize = normalize
+        self.activation = activation

@@ -1,0 +1,297 @@
+"""LMN estimators (paper 000 §3.1): :class:`LMNClassifier`, :class:`LMNRegressor`."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..nn import LMN
+from ._base import (
+    _BaseSequenceClassifier,
+    _BaseSequenceEstimator,
+    _BaseSequenceRegressor,
+    fill_doc,
+)
+
+__all__ = ["LMNClassifier", "LMNRegressor"]
+
+_LMN_CONSTRAINTS = {
+    "hidden_size": [Interval(Integral, 1, None, closed="left")],
+    "memory_size": [Interval(Integral, 1, None, closed="left")],
+    "num_layers": [Interval(Integral, 1, None, closed="left")],
+    "output": [StrOptions({"memory", "hidden"})],
+    "bidirectional": ["boolean"],
+    "memory_matrix": [StrOptions({"free", "orthogonal", "spectral"})],
+    "memory_bias": ["boolean"],
+    "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
+    "norm_penalty": [Interval(Real, 0, None, closed="left")],
+    "truncate_gradient": ["boolean"],
+    "dropout": [Interval(Real, 0, 1, closed="left")],
+}
+
+LMN_PARAMETERS_DOC = """\
+    hidden_size : int, default=32
+        Hidden (functional, nonlinear) units per layer and direction.
+    memory_size : int, default=32
+        Linear memory units per layer and direction.
+    num_layers : int, default=1
+        Stacked LMN layers.
+    output : {'memory', 'hidden'}, default='memory'
+        What each layer outputs and the readout reads: the memory ``m_t``
+        (LMN-m of paper 000) or the hidden state ``h_t`` (LMN-h).
+    bidirectional : bool, default=False
+        Add reverse-direction layers (outputs concatenated).
+    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
+        Constraint on the memory recurrence ``W_mm``: none, orthogonal, or
+        spectral radius normalized below one.
+    memory_bias : bool, default=False
+        Add a bias to the memory update.
+    orthogonality_penalty : float, default=0.0
+        Weight ``λ`` of the soft orthogonality penalty ``λ‖W_mmᵀW_mm − I‖²_F``
+        added to the loss (paper 003 §2.1).
+    norm_penalty : float, default=0.0
+        Weight ``β`` of the norm stabilizer
+        ``β·mean_t(‖m_t‖ − ‖m_{t−1}‖)²`` added to the loss (paper 003 §2.1).
+    truncate_gradient : bool, default=False
+        Cut the gradient from ``h_t`` to ``m_{t−1}`` (paper 003 §2.1).
+    dropout : float, default=0.0
+        Dropout between stacked layers."""
+
+
+class _LMNMixin:
+    """Model parameters and module of the LMN estimators."""
+
+    _parameter_constraints = {
+        **_BaseSequenceEstimator._parameter_constraints,
+        **_LMN_CONSTRAINTS,
+    }
+
+    def _build_module(self, input_size: int) -> LMN:
+        return LMN(
+            input_size,
+            self.hidden_size,
+            self.memory_size,
+            num_layers=self.num_layers,
+            output=self.output,
+            bidirectional=self.bidirectional,
+            memory_matrix=self.memory_matrix,
+            memory_bias=self.memory_bias,
+            orthogonality_penalty=float(self.orthogonality_penalty),
+            norm_penalty=float(self.norm_penalty),
+            truncate_gradient=self.truncate_gradient,
+            dropout=float(self.dropout),
+        )
+
+
+@fill_doc(LMN_PARAMETERS_DOC)
+class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
+    """Linear Memory Network classifier (paper 000 §3.1).
+
+    A recurrent network that separates a nonlinear functional component
+    ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` from a linear memory
+    ``m_t = W_hm h_t + W_mm m_{t-1}``, followed by a linear readout trained
+    with cross-entropy on logits (multiclass, including binary) or binary
+    cross-entropy (multilabel indicator targets, e.g. piano-roll next-step
+    prediction with ``target='timestep'``).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (``arange(n_labels)`` for multilabel targets).
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    LMNRegressor : The regressor counterpart.
+    MultiScaleLMNClassifier : LMN with a multi-scale (clocked) memory.
+    RNNClassifier : Elman/LSTM/GRU/Clockwork/unrolled baselines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import LMNClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = [rng.randn(rng.randint(3, 8), 2) for _ in range(40)]
+    >>> y = np.array(["up" if x[0, 0] > 0 else "down" for x in X])
+    >>> clf = LMNClassifier(hidden_size=8, memory_size=8, max_iter=30,
+    ...                     learning_rate_init=0.02, random_state=0).fit(X, y)
+    >>> clf.classes_
+    array(['down', 'up'], dtype='<U4')
+    >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
+    ((3,), (3, 2))
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        memory_size=32,
+        *,
+        num_layers=1,
+        output="memory",
+        bidirectional=False,
+        memory_matrix="free",
+        memory_bias=False,
+        orthogonality_penalty=0.0,
+        norm_penalty=0.0,
+        truncate_gradient=False,
+        dropout=0.0,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.memory_size = memory_size
+        self.num_layers = num_layers
+        self.output = output
+        self.bidirectional = bidirectional
+        self.memory_matrix = memory_matrix
+        self.memory_bias = memory_bias
+        self.orthogonality_penalty = orthogonality_penalty
+        self.norm_penalty = norm_penalty
+        self.truncate_gradient = truncate_gradient
+        self.dropout = dropout
+
+
+@fill_doc(LMN_PARAMETERS_DOC)
+class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
+    """Linear Memory Network regressor (paper 000 §3.1).
+
+    A recurrent network that separates a nonlinear functional component
+    ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` from a linear memory
+    ``m_t = W_hm h_t + W_mm m_{t-1}``, followed by a linear readout trained
+    with the squared error (single or multi-output, per sequence or per time
+    step).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    LMNClassifier : The classifier counterpart.
+    MultiScaleLMNRegressor : LMN with a multi-scale (clocked) memory.
+    RNNRegressor : Elman/LSTM/GRU/Clockwork/unrolled baselines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import LMNRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 6, 1)
+    >>> y = X[:, 0, 0]  # remember the first input
+    >>> reg = LMNRegressor(hidden_size=8, memory_size=8, max_iter=40,
+    ...                    learning_rate_init=0.02, random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+    >>> reg.score(X, y) > 0.5
+    True
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        memory_size=32,
+        *,
+        num_layers=1,
+        output="memory",
+        bidirectional=False,
+        memory_matrix="free",
+        memory_bias=False,
+        orthogonality_penalty=0.0,
+        norm_penalty=0.0,
+        truncate_gradient=False,
+        dropout=0.0,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.memory_size = memory_size
+        self.num_layers = num_layers
+        self.output = output
+        self.bidirectional = bidirectional
+        self.memory_matrix = memory_matrix
+        self.memory_bias = memory_bias
+        self.orthogonality_penalty = orthogonality_penalty
+        self.norm_penalty = norm_penalty
+        self.truncate_gradient = truncate_gradient
+        self.dropout = dropout

@@ -1,0 +1,272 @@
+"""Multi-scale LMN estimators (paper 000 §3.2, paper 001 §3)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..nn import MultiScaleLMN
+from ._base import (
+    _BaseSequenceClassifier,
+    _BaseSequenceEstimator,
+    _BaseSequenceRegressor,
+    fill_doc,
+)
+
+__all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]
+
+MULTISCALE_PARAMETERS_DOC = """\
+    hidden_size : int, default=32
+        Hidden (functional, nonlinear) units.
+    memory_size : int, default=8
+        Linear memory units per module.
+    n_modules : int, default=4
+        Number of memory modules; module ``k`` (0-based) is updated every
+        ``2**k`` steps and reads itself and the slower modules.
+    output : {'memory', 'hidden'}, default='memory'
+        What the readout reads: all memory modules ``m_t`` (paper 000 eq. 8)
+        or the hidden state ``h_t``.
+    memory_matrix : {'free'}, default='free'
+        Constraint on the memory recurrence (only ``'free'``, the block
+        upper-triangular matrix of the paper).
+    orthogonality_penalty : float, default=0.0
+        Weight of the soft orthogonality penalty on the memory recurrence
+        added to the loss (paper 003 §2.1).
+    norm_penalty : float, default=0.0
+        Weight of the norm stabilizer on the memory added to the loss
+        (paper 003 §2.1).
+    truncate_gradient : bool, default=False
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2.1)."""
+
+
+class _MultiScaleLMNMixin:
+    """Model parameters and module of the multi-scale LMN estimators."""
+
+    _parameter_constraints = {
+        **_BaseSequenceEstimator._parameter_constraints,
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "memory_size": [Interval(Integral, 1, None, closed="left")],
+        "n_modules": [Interval(Integral, 1, None, closed="left")],
+        "output": [StrOptions({"memory", "hidden"})],
+        "memory_matrix": [StrOptions({"free"})],
+        "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
+        "norm_penalty": [Interval(Real, 0, None, closed="left")],
+        "truncate_gradient": ["boolean"],
+    }
+
+    def _build_module(self, input_size: int) -> MultiScaleLMN:
+        return MultiScaleLMN(
+            input_size,
+            self.hidden_size,
+            self.memory_size,
+            self.n_modules,
+            output=self.output,
+            memory_matrix=self.memory_matrix,
+            orthogonality_penalty=float(self.orthogonality_penalty),
+            norm_penalty=float(self.norm_penalty),
+            truncate_gradient=self.truncate_gradient,
+        )
+
+
+@fill_doc(MULTISCALE_PARAMETERS_DOC)
+class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
+    """Multi-scale Linear Memory Network classifier.
+
+    An LMN whose linear memory is split into ``n_modules`` modules updated
+    at exponentially slower rates (module ``k`` every ``2**k`` steps), so
+    that slow modules keep long-range information (paper 000 §3.2). The
+    incremental training of the papers (adding modules one at a time) is a
+    pretraining option of a later release; this estimator trains all modules
+    end to end.
+
+    The readout is linear, trained with cross-entropy on logits (multiclass,
+    including binary) or binary cross-entropy (multilabel indicator
+    targets).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (``arange(n_labels)`` for multilabel targets).
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    MultiScaleLMNRegressor : The regressor counterpart.
+    LMNClassifier : Single-scale LMN.
+    RNNClassifier : Baselines, including the Clockwork RNN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import MultiScaleLMNClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = [rng.randn(rng.randint(3, 8), 2) for _ in range(40)]
+    >>> y = np.array(["up" if x[0, 0] > 0 else "down" for x in X])
+    >>> clf = MultiScaleLMNClassifier(hidden_size=8, memory_size=4, n_modules=2,
+    ...                               max_iter=5, random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
+    ((3,), (3, 2))
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        memory_size=8,
+        n_modules=4,
+        *,
+        output="memory",
+        memory_matrix="free",
+        orthogonality_penalty=0.0,
+        norm_penalty=0.0,
+        truncate_gradient=False,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.memory_size = memory_size
+        self.n_modules = n_modules
+        self.output = output
+        self.memory_matrix = memory_matrix
+        self.orthogonality_penalty = orthogonality_penalty
+        self.norm_penalty = norm_penalty
+        self.truncate_gradient = truncate_gradient
+
+
+@fill_doc(MULTISCALE_PARAMETERS_DOC)
+class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
+    """Multi-scale Linear Memory Network regressor.
+
+    An LMN whose linear memory is split into ``n_modules`` modules updated
+    at exponentially slower rates (module ``k`` every ``2**k`` steps), so
+    that slow modules keep long-range information (paper 000 §3.2). The
+    incremental training of the papers (adding modules one at a time) is a
+    pretraining option of a later release; this estimator trains all modules
+    end to end.
+
+    The readout is linear, trained with the squared error (single or multi-output,
+    per sequence or per time step).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    MultiScaleLMNClassifier : The classifier counterpart.
+    LMNRegressor : Single-scale LMN.
+    RNNRegressor : Baselines, including the Clockwork RNN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import MultiScaleLMNRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 6, 1)
+    >>> y = X[:, 0, 0]  # remember the first input
+    >>> reg = MultiScaleLMNRegressor(hidden_size=8, memory_size=4, n_modules=2,
+    ...                              max_iter=5, random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        hidden_size=32,
+        memory_size=8,
+        n_modules=4,
+        *,
+        output="memory",
+        memory_matrix="free",
+        orthogonality_penalty=0.0,
+        norm_penalty=0.0,
+        truncate_gradient=False,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.hidden_size = hidden_size
+        self.memory_size = memory_size
+        self.n_modules = n_modules
+        self.output = output
+        self.memory_matrix = memory_matrix
+        self.orthogonality_penalty = orthogonality_penalty
+        self.norm_penalty = norm_penalty
+        self.truncate_gradient = truncate_gradient

@@ -1,0 +1,533 @@
+"""The torch side of the sequence estimators: readout network, dataset, loss,
+the skorch net subclass and the training callbacks.
+
+Nothing here imports scikit-learn estimators; the estimators in this package
+compose these pieces in ``fit``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from skorch import NeuralNet
+from skorch.callbacks import Callback, EpochTimer, PassthroughScoring
+from skorch.utils import to_tensor
+from torch import Tensor, nn
+
+from ..nn._base import gather_last, mask_from_lengths
+from ._targets import IGNORE_INDEX
+
+__all__ = [
+    "SequenceNet",
+    "SequenceDataset",
+    "LengthBucketBatchSampler",
+    "SequenceLoss",
+    "SequenceNeuralNet",
+    "ConvergenceMonitor",
+    "ProgressLogger",
+    "ValidationScore",
+    "score_outputs",
+]
+
+PROBLEMS = ("multiclass", "multilabel", "continuous")
+
+
+class SequenceNet(nn.Module):
+    """A recurrent module followed by a linear readout.
+
+    For sequence-level targets the readout reads the recurrent output at each
+    sequence's last valid step; for per-time-step targets it reads every step
+    (the loss masks padded steps).
+
+    Parameters
+    ----------
+    recurrent : nn.Module
+        Module following the :mod:`sklmn.nn` protocol
+        (``output, state = recurrent(x, lengths=lengths)``, attribute
+        ``output_size``, optional ``penalty()``).
+    n_outputs : int
+        Number of readout units (classes, labels or regression outputs).
+    per_step : bool, default=False
+        Return one output per time step ``(N, T, n_outputs)`` instead of one
+        per sequence ``(N, n_outputs)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn.estimators._net import SequenceNet
+    >>> class Identity(torch.nn.Module):
+    ...     output_size = 2
+    ...
+    ...     def forward(self, x, lengths=None):
+    ...         return x, None
+    >>> net = SequenceNet(Identity(), 3)
+    >>> net(torch.zeros(4, 5, 2), lengths=torch.tensor([5, 3, 1, 2])).shape
+    torch.Size([4, 3])
+    """
+
+    def __init__(self, recurrent: nn.Module, n_outputs: int, *, per_step: bool = False):
+        super().__init__()
+        self.recurrent = recurrent
+        self.readout = nn.Linear(int(recurrent.output_size), int(n_outputs))
+        self.per_step = bool(per_step)
+
+    def forward(self, X: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """Readout of the recurrent output.
+
+        Parameters
+        ----------
+        X : Tensor of shape (N, T, input_size)
+            Zero-padded batch.
+        lengths : Tensor of shape (N,), optional
+            Valid lengths.
+
+        Returns
+        -------
+        outputs : Tensor of shape (N, n_outputs) or (N, T, n_outputs)
+            Logits (classification) or predictions (regression).
+        """
+        output, _ = self.recurrent(X, lengths=lengths)
+        if not self.per_step:
+            output = gather_last(output, lengths)
+        return self.readout(output)
+
+    def penalty(self) -> Tensor:
+        """Regularization term of the recurrent module's last forward (or 0)."""
+        penalty = getattr(self.recurrent, "penalty", None)
+        if penalty is None:
+            return self.readout.weight.new_zeros(())
+        return penalty()
+
+
+class SequenceDataset(torch.utils.data.Dataset):
+    """Padded sequences, their lengths and encoded targets.
+
+    Batches are fetched whole (``__getitems__``) and trimmed to the longest
+    sequence of the batch, so a batch of short sequences costs short
+    recurrences. Use :func:`collate_batch` as the DataLoader's ``collate_fn``.
+
+    Parameters
+    ----------
+    X : Tensor of shape (n, T, d)
+        Zero-padded float sequences.
+    lengths : Tensor of shape (n,)
+        int64 lengths.
+    y : Tensor of shape (n, ...) or None
+        Encoded targets; per-time-step targets have the time axis second.
+    per_step : bool, default=False
+        Whether ``y`` has a time axis to trim.
+    """
+
+    def __init__(
+        self, X: Tensor, lengths: Tensor, y: Tensor | None = None, *, per_step=False
+    ):
+        self.X = X
+        self.lengths = lengths
+        self.y = y
+        self.per_step = per_step
+
+    def __len__(self) -> int:
+        return int(self.X.shape[0])
+
+    def __getitems__(self, indices) -> tuple[dict, Tensor]:
+        idx = torch.as_tensor(indices, dtype=torch.int64)
+        lengths = self.lengths[idx]
+        T = int(lengths.max())
+        Xb = self.X[idx, :T]
+        if self.y is None:
+            yb = torch.zeros(len(idx))
+        elif self.per_step:
+            yb = self.y[idx, :T]
+        else:
+            yb = self.y[idx]
+        return {"X": Xb, "lengths": lengths}, yb
+
+    def __getitem__(self, i: int):
+        (Xb, yb) = self.__getitems__([i])
+        return {"X": Xb["X"][0], "lengths": Xb["lengths"][0]}, yb[0]
+
+
+class LengthBucketBatchSampler(torch.utils.data.Sampler):
+    """Random minibatches of sequences of similar lengths.
+
+    Every epoch shuffles the sequences, cuts the permutation into pools of
+    ``pool_batches`` batches, sorts each pool by length (longest first, stable)
+    and cuts it into batches, then shuffles the order of all batches. Batches
+    trimmed to their longest sequence then waste little compute on padding.
+
+    Parameters
+    ----------
+    lengths : Tensor of shape (n,)
+        Sequence lengths.
+    batch_size : int
+        Sequences per batch.
+    generator : torch.Generator
+        Source of randomness (reproducible, global RNG untouched).
+    pool_batches : int, default=50
+        Batches per sorted pool (larger: more homogeneous lengths, less
+        random batch composition).
+
+    Examples
+    --------
+    >>> import torch
+    >>> sampler = LengthBucketBatchSampler(
+    ...     torch.tensor([1, 9, 2, 8, 3, 7]), 2, torch.Generator().manual_seed(0)
+    ... )
+    >>> sorted(sorted(int(l) for l in torch.tensor([1, 9, 2, 8, 3, 7])[b])
+    ...        for b in sampler)
+    [[1, 2], [3, 7], [8, 9]]
+    """
+
+    def __init__(
+        self,
+        lengths: Tensor,
+        batch_size: int,
+        generator: torch.Generator,
+        pool_batches: int = 50,
+    ):
+        self.lengths = torch.as_tensor(lengths)
+        self.batch_size = int(batch_size)
+        self.generator = generator
+        self.pool_batches = int(pool_batches)
+
+    def _pools(self) -> list[int]:
+        n, pool = len(self.lengths), self.batch_size * self.pool_batches
+        return [min(pool, n - start) for start in range(0, n, pool)]
+
+    def __len__(self) -> int:
+        return sum(-(-size // self.batch_size) for size in self._pools())
+
+    def __iter__(self):
+        perm = torch.randperm(len(self.lengths), generator=self.generator)
+        batches, start = [], 0
+        for size in self._pools():
+            idx = perm[start : start + size]
+            start += size
+            order = torch.argsort(self.lengths[idx], descending=True, stable=True)
+            idx = idx[order]
+            batches.extend(
+                idx[i : i + self.batch_size].tolist()
+                for i in range(0, size, self.batch_size)
+            )
+        for j in torch.randperm(len(batches), generator=self.generator).tolist():
+            yield batches[j]
+
+
+def collate_batch(batch):
+    """DataLoader ``collate_fn`` for :class:`SequenceDataset` (batch is ready)."""
+    return batch
+
+
+class SequenceLoss(nn.Module):
+    """Mean loss over valid targets.
+
+    Parameters
+    ----------
+    problem : {'multiclass', 'multilabel', 'continuous'}
+        Cross-entropy on logits, binary cross-entropy on logits, or squared
+        error.
+    per_step : bool, default=False
+        Targets have a time axis; padded steps (``t >= lengths[n]``) are
+        excluded from the mean.
+    """
+
+    def __init__(self, problem: str = "multiclass", per_step: bool = False):
+        super().__init__()
+        if problem not in PROBLEMS:
+            raise ValueError(f"problem must be one of {PROBLEMS}, got {problem!r}")
+        self.problem = problem
+        self.per_step = per_step
+
+    def forward(self, y_pred: Tensor, y_true: Tensor, lengths: Tensor) -> Tensor:
+        if self.problem == "multiclass":
+            # padded steps carry IGNORE_INDEX and drop out of the mean
+            return F.cross_entropy(
+                y_pred.reshape(-1, y_pred.shape[-1]),
+                y_true.reshape(-1),
+                ignore_index=IGNORE_INDEX,
+            )
+        if self.problem == "multilabel":
+            elementwise = F.binary_cross_entropy_with_logits(
+                y_pred, y_true, reduction="none"
+            )
+        else:
+            elementwise = F.mse_loss(y_pred, y_true, reduction="none")
+        if not self.per_step:
+            return elementwise.mean()
+        mask = mask_from_lengths(lengths, y_pred.shape[1], device=y_pred.device)
+        mask = mask.unsqueeze(-1).expand_as(elementwise)
+        return torch.where(mask, elementwise, 0.0).sum() / mask.sum()
+
+
+def score_outputs(
+    problem: str, per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths
+) -> float:
+    """Natural score of raw outputs against encoded targets.
+
+    Accuracy (subset accuracy for multilabel sequence targets), per-step
+    accuracy over valid steps, frame-level accuracy for multilabel per-step
+    targets, R^2 over valid steps for regression.
+    """
+    from sklearn.metrics import r2_score
+
+    from ..metrics import _frame_level_accuracy_counts
+
+    if per_step:
+        mask = np.arange(outputs.shape[1])[None, :] < np.asarray(lengths)[:, None]
+        y_true = y_true[:, : outputs.shape[1]][mask]
+        outputs = outputs[mask]
+    if problem == "multiclass":
+        return float(np.mean(outputs.argmax(axis=-1) == y_true))
+    if problem == "multilabel":
+        pred = (outputs > 0).astype(np.float32)
+        if per_step:
+            return _frame_level_accuracy_counts(y_true, pred)
+        return float(np.mean(np.all(pred == y_true, axis=1)))
+    return float(r2_score(y_true, outputs))
+
+
+class SequenceNeuralNet(NeuralNet):
+    """skorch net training a :class:`SequenceNet` on a :class:`SequenceDataset`.
+
+    Differences from :class:`skorch.NeuralNet`:
+
+    * the loss is ``criterion(y_pred, y_true, lengths) + module.penalty()``
+      and a non-finite training loss raises :class:`FloatingPointError`
+      naming what diverged;
+    * the training DataLoader shuffles with its own ``torch.Generator``
+      seeded by ``shuffle_seed`` (reproducible, global RNG untouched), and
+      with ``bucket_by_length`` draws batches of similar lengths
+      (:class:`LengthBucketBatchSampler`);
+    * no default ``PrintLog`` (the estimators print their own progress);
+    * the ``module`` parameter (an instance) is pickled with the torch-aware
+      part of the state, so a net trained on a GPU unpickles on a CPU.
+    """
+
+    # "module" also covers the module instance passed as parameter
+    cuda_dependent_attributes_ = ["module"]
+
+    def __init__(
+        self, *args, shuffle_seed: int = 0, bucket_by_length: bool = False, **kwargs
+    ):
+        super().__init__(*args, **kwargs)
+        self.shuffle_seed = shuffle_seed
+        self.bucket_by_length = bucket_by_length
+
+    @property
+    def _default_callbacks(self):
+        return [
+            ("epoch_timer", EpochTimer()),
+            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
+            ("valid_loss", PassthroughScoring(name="valid_loss")),
+        ]
+
+    def get_iterator(self, dataset, training=False):
+        prefix = "iterator_train" if training else "iterator_valid"
+        kwargs = self.get_params_for(prefix)
+        kwargs.setdefault("batch_size", self.batch_size)
+        if kwargs["batch_size"] == -1:
+            kwargs["batch_size"] = len(dataset)
+        # A private generator: reproducible shuffling, and the global RNG is
+        # left untouched (a DataLoader otherwise draws its base seed from it).
+        generator = torch.Generator().manual_seed(int(self.shuffle_seed))
+        iterator = self.iterator_train if training else self.iterator_valid
+        if training and self.bucket_by_length:
+            sampler = LengthBucketBatchSampler(
+                dataset.lengths, kwargs.pop("batch_size"), generator
+            )
+            kwargs.pop("shuffle", None)
+            return iterator(dataset, batch_sampler=sampler, **kwargs)
+        return iterator(dataset, generator=generator, **kwargs)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        y_true = to_tensor(y_true, device=self.device)
+        data_loss = self.criterion_(y_pred, y_true, X["lengths"])
+        penalty = self.module_.penalty()
+        loss = data_loss + penalty
+        if training and not bool(torch.isfinite(loss)):
+            self._raise_diverged(data_loss, penalty)
+        return loss
+
+    def _raise_diverged(self, data_loss: Tensor, penalty: Tensor) -> None:
+        data_loss, penalty = data_loss.detach(), penalty.detach()
+        epoch = len(self.history)
+        batch = len(self.history[-1, "batches"]) + 1 if epoch else 1
+        bad_params = [
+            name
+            for name, p in self.module_.named_parameters()
+            if not bool(torch.isfinite(p).all())
+        ]
+        if bad_params:
+            what = (
+                "the parameters became non-finite after the previous update "
+                f"(first: {bad_params[0]!r}, {len(bad_params)} tensor(s))"
+            )
+        elif not bool(torch.isfinite(data_loss)):
+            what = f"the data loss is {float(data_loss)}"
+        else:
+            what = f"the penalty of the recurrent module is {float(penalty)}"
+        raise FloatingPointError(
+            f"Training diverged at epoch {epoch}, batch {batch}: {what} "
+            f"(data loss {float(data_loss)}, penalty {float(penalty)}). Try a "
+            "smaller learning_rate_init, gradient_clipping, or scaled inputs "
+            "and targets."
+        )
+
+    def predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
+        """Raw module outputs for a whole dataset, as a float64 array.
+
+        On the CPU the forward pass runs on a float64 copy of the module: the
+        outputs of one sequence then do not depend on the other sequences of
+        its batch (float32 matrix products do, at the 1e-7 level), so
+        predictions are invariant to batching and sample order. On a GPU the
+        module's own dtype is used. Per-time-step outputs are zero-padded to
+        the dataset's padded length.
+        """
+        self.check_is_fitted()
+        module = self.module_
+        dtype = next(module.parameters()).dtype
+        device = next(module.parameters()).device
+        if device.type == "cpu":
+            dtype = torch.float64
+            module = copy.deepcopy(module).to(dtype)
+        module.eval()
+        T = int(dataset.X.shape[1])
+        chunks = []
+        with torch.no_grad():
+            for Xb, _ in self.get_iterator(dataset, training=False):
+                yp = module(
+                    Xb["X"].to(device=device, dtype=dtype),
+                    lengths=Xb["lengths"],
+                )
+                if yp.dim() == 3 and yp.shape[1] < T:
+                    yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+                chunks.append(yp.to(device="cpu", dtype=torch.float64))
+        return torch.cat(chunks).numpy()
+
+
+class ValidationScore(Callback):
+    """Record the natural score on the validation set as ``valid_score``.
+
+    Parameters
+    ----------
+    problem : {'multiclass', 'multilabel', 'continuous'}
+        Kind of target.
+    per_step : bool
+        Whether targets have a time axis.
+    """
+
+    def __init__(self, problem: str, per_step: bool):
+        self.problem = problem
+        self.per_step = per_step
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if dataset_valid is None:
+            return
+        outputs = net.predict_outputs(dataset_valid)
+        score = score_outputs(
+            self.problem,
+            self.per_step,
+            dataset_valid.y.numpy(),
+            outputs,
+            dataset_valid.lengths.numpy(),
+        )
+        net.history.record("valid_score", score)
+
+
+class ProgressLogger(Callback):
+    """Print one line per epoch (loss, validation loss and score, duration).
+
+    Parameters
+    ----------
+    sink : callable, default=print
+        Receives each line.
+    """
+
+    def __init__(self, sink=print):
+        self.sink = sink
+
+    def on_epoch_end(self, net, **kwargs):
+        row = net.history[-1]
+        parts = [f"Epoch {row['epoch']}: loss = {row['train_loss']:.6f}"]
+        if "valid_loss" in row:
+            parts.append(f"validation loss = {row['valid_loss']:.6f}")
+        if "valid_score" in row:
+            parts.append(f"validation score = {row['valid_score']:.6f}")
+        self.sink(", ".join(parts) + f" ({row.get('dur', 0.0):.2f}s)")
+
+
+class ConvergenceMonitor(Callback):
+    """scikit-learn MLP stopping rule (``n_iter_no_change`` epochs within ``tol``).
+
+    Without early stopping the monitored quantity is the training loss (an
+    epoch improves when ``loss < best_loss - tol``); with early stopping it is
+    the validation score (``score > best_score + tol``), and the module's
+    parameters of the best epoch are restored when training ends. Training
+    stops (converged) after more than ``n_iter_no_change`` epochs without
+    improvement.
+
+    Parameters
+    ----------
+    tol : float
+        Minimum improvement.
+    n_iter_no_change : int
+        Patience in epochs.
+    early_stopping : bool
+        Monitor ``valid_score`` instead of ``train_loss``.
+    sink : callable or None
+        Receives the stopping message (None: silent).
+    """
+
+    def __init__(self, tol, n_iter_no_change, early_stopping, sink=None):
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.sink = sink
+
+    def on_train_begin(self, net, **kwargs):
+        self.converged_ = False
+        self.no_improvement_count_ = 0
+        self.best_ = -np.inf if self.early_stopping else np.inf
+        self.best_epoch_ = None
+        self._best_state = None
+
+    def on_epoch_end(self, net, **kwargs):
+        row = net.history[-1]
+        if self.early_stopping:
+            value = row["valid_score"]
+            if not np.isfinite(value):
+                raise FloatingPointError(
+                    f"Training diverged at epoch {row['epoch']}: the validation "
+                    f"score is {value}."
+                )
+            improved = value >= self.best_ + self.tol
+            if value > self.best_:
+                self.best_ = value
+                self.best_epoch_ = row["epoch"]
+                self._best_state = {
+                    k: v.detach().clone() for k, v in net.module_.state_dict().items()
+                }
+        else:
+            value = row["train_loss"]
+            improved = value <= self.best_ - self.tol
+            if value < self.best_:
+                self.best_ = value
+                self.best_epoch_ = row["epoch"]
+        self.no_improvement_count_ = 0 if improved else self.no_improvement_count_ + 1
+        if self.no_improvement_count_ > self.n_iter_no_change:
+            self.converged_ = True
+            if self.sink is not None:
+                what = "Validation score" if self.early_stopping else "Training loss"
+                self.sink(
+                    f"{what} did not improve more than tol={self.tol} for "
+                    f"{self.n_iter_no_change} consecutive epochs. Stopping."
+                )
+            raise KeyboardInterrupt
+
+    def on_train_end(self, net, **kwargs):
+        if self._best_state is not None:
+            net.module_.load_state_dict(self._best_state)
+        self._best_state = None

@@ -1,0 +1,292 @@
+"""Baseline recurrent estimators: Elman RNN, LSTM, GRU, Clockwork RNN and
+unrolled RNN behind one class per task with a ``cell`` parameter.
+
+One class with a ``cell`` parameter (rather than one class per cell) lets a
+benchmark or a grid search compare the baselines by changing one parameter,
+with every other setting shared (``GridSearchCV(RNNClassifier(), {"cell":
+["elman", "lstm", "gru"]})``).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import torch
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
+from ._base import (
+    _BaseSequenceClassifier,
+    _BaseSequenceEstimator,
+    _BaseSequenceRegressor,
+    fill_doc,
+)
+
+__all__ = ["RNNClassifier", "RNNRegressor"]
+
+_STACKED_CELLS = {"elman": ElmanRNN, "lstm": LSTM, "gru": GRU}
+
+RNN_PARAMETERS_DOC = """\
+    cell : {'elman', 'lstm', 'gru', 'clockwork', 'unrolled'}, default='lstm'
+        Recurrent cell: Elman (tanh) RNN, LSTM, GRU, Clockwork RNN (Koutník
+        et al. 2014; ``n_modules`` modules with periods ``2**k``, the clock
+        of the multi-scale LMN) or unrolled RNN (paper 000 eq. 11; reads a
+        tape of its last ``tape_length`` states).
+    hidden_size : int, default=32
+        Hidden units (per direction; for ``'clockwork'`` the total over the
+        modules, a multiple of ``n_modules``).
+    num_layers : int, default=1
+        Stacked layers (``'elman'``, ``'lstm'``, ``'gru'`` only).
+    bidirectional : bool, default=False
+        Add a reverse direction (``'elman'``, ``'lstm'``, ``'gru'`` only).
+    dropout : float, default=0.0
+        Dropout between stacked layers (``'elman'``, ``'lstm'``, ``'gru'``
+        only).
+    n_modules : int, default=4
+        Number of clock modules of ``cell='clockwork'``; ignored by the
+        other cells.
+    tape_length : int, default=4
+        Number of past states read by ``cell='unrolled'``; ignored by the
+        other cells."""
+
+
+class _RNNMixin:
+    """Model parameters and module of the baseline estimators."""
+
+    _parameter_constraints = {
+        **_BaseSequenceEstimator._parameter_constraints,
+        "cell": [StrOptions({"elman", "lstm", "gru", "clockwork", "unrolled"})],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "num_layers": [Interval(Integral, 1, None, closed="left")],
+        "bidirectional": ["boolean"],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "n_modules": [Interval(Integral, 1, None, closed="left")],
+        "tape_length": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def _build_module(self, input_size: int) -> torch.nn.Module:
+        if self.cell in _STACKED_CELLS:
+            return _STACKED_CELLS[self.cell](
+                input_size,
+                self.hidden_size,
+                num_layers=self.num_layers,
+                bidirectional=self.bidirectional,
+                dropout=float(self.dropout),
+            )
+        unsupported = {
+            name: getattr(self, name)
+            for name, default in (
+                ("num_layers", 1),
+                ("bidirectional", False),
+                ("dropout", 0.0),
+            )
+            if getattr(self, name) != default
+        }
+        if unsupported:
+            raise ValueError(
+                f"cell={self.cell!r} does not support {unsupported!r}; "
+                "num_layers, bidirectional and dropout apply to the 'elman', "
+                "'lstm' and 'gru' cells only."
+            )
+        if self.cell == "clockwork":
+            if self.hidden_size % self.n_modules:
+                raise ValueError(
+                    f"hidden_size must be a multiple of n_modules for "
+                    f"cell='clockwork', got hidden_size={self.hidden_size} and "
+                    f"n_modules={self.n_modules}."
+                )
+            return ClockworkRNN(
+                input_size, self.hidden_size // self.n_modules, self.n_modules
+            )
+        return UnrolledRNN(input_size, self.hidden_size, self.tape_length)
+
+
+@fill_doc(RNN_PARAMETERS_DOC)
+class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
+    """Recurrent baseline classifier (Elman, LSTM, GRU, Clockwork, unrolled).
+
+    The baselines of the LMN papers behind one class: the ``cell`` parameter
+    picks the recurrent module, every training setting is shared with the
+    LMN estimators so that comparisons are on equal footing.
+
+    The readout is linear, trained with cross-entropy on logits (multiclass,
+    including binary) or binary cross-entropy (multilabel indicator
+    targets).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (``arange(n_labels)`` for multilabel targets).
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    RNNRegressor : The regressor counterpart.
+    LMNClassifier : Linear Memory Network.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import RNNClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = [rng.randn(rng.randint(3, 8), 2) for _ in range(40)]
+    >>> y = np.array(["up" if x[0, 0] > 0 else "down" for x in X])
+    >>> clf = RNNClassifier(cell='gru', hidden_size=8, max_iter=5,
+    ...                     random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
+    ((3,), (3, 2))
+    """
+
+    def __init__(
+        self,
+        cell="lstm",
+        hidden_size=32,
+        *,
+        num_layers=1,
+        bidirectional=False,
+        dropout=0.0,
+        n_modules=4,
+        tape_length=4,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.cell = cell
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bidirectional = bidirectional
+        self.dropout = dropout
+        self.n_modules = n_modules
+        self.tape_length = tape_length
+
+
+@fill_doc(RNN_PARAMETERS_DOC)
+class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
+    """Recurrent baseline regressor (Elman, LSTM, GRU, Clockwork, unrolled).
+
+    The baselines of the LMN papers behind one class: the ``cell`` parameter
+    picks the recurrent module, every training setting is shared with the
+    LMN estimators so that comparisons are on equal footing.
+
+    The readout is linear, trained with the squared error (single or multi-output,
+    per sequence or per time step).
+
+    Parameters
+    ----------
+    %(model_parameters)s
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    %(fitted_attributes)s
+
+    See Also
+    --------
+    RNNClassifier : The classifier counterpart.
+    LMNRegressor : Linear Memory Network.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import RNNRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 6, 1)
+    >>> y = X[:, 0, 0]  # remember the first input
+    >>> reg = RNNRegressor(cell='gru', hidden_size=8, max_iter=5,
+    ...                    random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        cell="lstm",
+        hidden_size=32,
+        *,
+        num_layers=1,
+        bidirectional=False,
+        dropout=0.0,
+        n_modules=4,
+        tape_length=4,
+        target="sequence",
+        max_iter=200,
+        batch_size="auto",
+        bucket_by_length=False,
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        optimizer="adam",
+        gradient_clipping=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+        device="cpu",
+        callbacks=None,
+    ):
+        super().__init__(
+            target=target,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            bucket_by_length=bucket_by_length,
+            learning_rate_init=learning_rate_init,
+            alpha=alpha,
+            optimizer=optimizer,
+            gradient_clipping=gradient_clipping,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+            device=device,
+            callbacks=callbacks,
+        )
+        self.cell = cell
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bidirectional = bidirectional
+        self.dropout = dropout
+        self.n_modules = n_modules
+        self.tape_length = tape_length
