@@ -1,5 +1,46 @@
-"""sklmn: Linear Memory Networks and recurrent sequence models for scikit-learn."""
+"""sklmn: Linear Memory Networks and recurrent sequence models for scikit-learn.
+
+The estimators (``LMNClassifier``, ``MultiScaleLMNRegressor``, ...) and the
+linear autoencoder for sequences (``LAESTransformer``) are importable from the
+top level; the subpackages hold the rest:
+
+* :mod:`sklmn.nn` — the PyTorch modules (no scikit-learn inside);
+* :mod:`sklmn.laes` — the LAES math and transformer;
+* :mod:`sklmn.estimators` — the scikit-learn estimators;
+* :mod:`sklmn.pretraining` — LAES initialization, unrolled pretraining,
+  incremental multi-scale training;
+* :mod:`sklmn.datasets` — offline datasets of the papers' tasks;
+* :mod:`sklmn.metrics` — frame-level accuracy, normalized MSE;
+* :mod:`sklmn.utils.sequences` — the sequence input contract;
+* :mod:`sklmn.benchmarks` — the papers' experiments (``python -m sklmn.benchmarks``).
+"""
 
 from ._version import __version__
+from .estimators import (
+    ENRNNClassifier,
+    ENRNNRegressor,
+    LMNClassifier,
+    LMNRegressor,
+    MultiScaleLMNClassifier,
+    MultiScaleLMNRegressor,
+    RNNClassifier,
+    RNNRegressor,
+)
+from .laes import LAESTransformer
+from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    "ENRNNClassifier",
+    "ENRNNRegressor",
+    "IncrementalTraining",
+    "LAESInitializer",
+    "LAESTransformer",
+    "LMNClassifier",
+    "LMNRegressor",
+    "MultiScaleLMNClassifier",
+    "MultiScaleLMNRegressor",
+    "RNNClassifier",
+    "RNNRegressor",
+    "UnrolledPretrainer",
+]

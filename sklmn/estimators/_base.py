@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 import warnings
 from numbers import Integral, Real
 
@@ -176,15 +177,30 @@ def fill_doc(model_parameters_doc: str):
     return decorate
 
 
+# torch's global RNG is shared by all threads: fits running concurrently in
+# threads (joblib's threading backend, dask thread workers) would interleave
+# their seeded draws, so seeded blocks run one at a time (reentrant: a
+# pretrainer may fit another estimator inside)
+_TORCH_RNG_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _seeded_torch(seed: int):
     """Seed torch's global RNGs inside the block and restore them afterwards."""
     devices = (
         list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
     )
-    with torch.random.fork_rng(devices=devices):
+    with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         yield
+
+
+def _completed(history, key: str) -> list[float]:
+    """Values of ``key`` in the epochs of a skorch history that recorded it."""
+    try:
+        return [float(v) for v in history[:, key]] if len(history) else []
+    except KeyError:  # no epoch completed
+        return []
 
 
 class _BaseSequenceEstimator(BaseEstimator):
@@ -442,21 +458,23 @@ class _BaseSequenceEstimator(BaseEstimator):
         # do not keep (and pickle) the validation sequences with the model
         net.train_split = None
         history = net.history
-        losses = [float(v) for v in history[:, "train_loss"]] if len(history) else []
+        # an epoch interrupted mid-way (KeyboardInterrupt, a divergence
+        # recovered by a callback) has no loss: count completed epochs only
+        losses = _completed(history, "train_loss")
         previous = list(self.loss_curve_) if warm else []
         self.loss_curve_ = previous + losses
         self.n_iter_ = len(self.loss_curve_)
         monitor = dict(net.callbacks_)["convergence"]
         if self.early_stopping:
-            scores = [float(v) for v in history[:, "valid_score"]]
+            scores = _completed(history, "valid_score")
             previous = list(self.validation_scores_ or []) if warm else []
             self.validation_scores_ = previous + scores
-            self.best_validation_score_ = float(max(scores))
+            self.best_validation_score_ = float(max(scores)) if scores else None
             self.best_loss_ = None
         else:
             self.validation_scores_ = None
             self.best_validation_score_ = None
-            self.best_loss_ = float(min(losses))
+            self.best_loss_ = float(min(losses)) if losses else None
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
         if not monitor.converged_ and len(history) == self.max_iter:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import LMN
 from ._base import (
@@ -28,6 +29,7 @@ _LMN_CONSTRAINTS = {
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
     "dropout": [Interval(Real, 0, 1, closed="left")],
+    "pretrainer": [None, HasMethods(["initialize"])],
 }
 
 LMN_PARAMETERS_DOC = """\
@@ -56,7 +58,15 @@ LMN_PARAMETERS_DOC = """\
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t−1}`` (paper 003 §2.1).
     dropout : float, default=0.0
-        Dropout between stacked layers."""
+        Dropout between stacked layers.
+    pretrainer : object or None, default=None
+        Initialization from the data before training, e.g.
+        :class:`~sklmn.pretraining.LAESInitializer` (LAES initialization,
+        003 §3.2) or :class:`~sklmn.pretraining.UnrolledPretrainer` (000
+        Alg. 1): an object with a method ``initialize(module, sequences,
+        y_encoded, *, estimator)``, cloned in ``fit`` into ``pretrainer_``
+        (not on warm starts); grid searches reach its parameters as
+        ``pretrainer__<name>``."""
 
 
 class _LMNMixin:
@@ -66,6 +76,12 @@ class _LMNMixin:
         **_BaseSequenceEstimator._parameter_constraints,
         **_LMN_CONSTRAINTS,
     }
+
+    def _initialize_module(self, module, sequences, y_encoded) -> None:
+        # pretraining (sklmn.pretraining) plugs in here, on a clone
+        if self.pretrainer is not None:
+            self.pretrainer_ = clone(self.pretrainer)
+            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
 
     def _build_module(self, input_size: int) -> LMN:
         return LMN(
@@ -104,6 +120,8 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
+    pretrainer_ : object
+        The clone of ``pretrainer`` that initialized the model (when given).
     %(fitted_attributes)s
 
     See Also
@@ -160,6 +178,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         callbacks=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -191,6 +210,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
         self.dropout = dropout
+        self.pretrainer = pretrainer
 
 
 @fill_doc(LMN_PARAMETERS_DOC)
@@ -210,6 +230,8 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
 
     Attributes
     ----------
+    pretrainer_ : object
+        The clone of ``pretrainer`` that initialized the model (when given).
     %(fitted_attributes)s
 
     See Also
@@ -264,6 +286,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         callbacks=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -295,3 +318,4 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
         self.dropout = dropout
+        self.pretrainer = pretrainer

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import MultiScaleLMN
 from ._base import (
@@ -37,7 +38,16 @@ MULTISCALE_PARAMETERS_DOC = """\
         Weight of the norm stabilizer on the memory added to the loss
         (paper 003 §2.1).
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2.1)."""
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2.1).
+    incremental : object or None, default=None
+        Incremental training (000 Alg. 2, 001 §4.1), e.g.
+        :class:`~sklmn.pretraining.IncrementalTraining`: training starts with
+        one module and adds slower ones (LAES-initialized) up to
+        ``n_modules``, which is then the maximum; the fitted estimator records
+        the stages in ``module_history_``. An object with a method
+        ``make_callback(*, problem, per_step, max_modules)``, cloned in
+        ``fit`` into ``incremental_``; grid searches reach its parameters as
+        ``incremental__<name>``. Not used on warm starts."""
 
 
 class _MultiScaleLMNMixin:
@@ -53,6 +63,7 @@ class _MultiScaleLMNMixin:
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
+        "incremental": [None, HasMethods(["make_callback"])],
     }
 
     def _build_module(self, input_size: int) -> MultiScaleLMN:
@@ -60,13 +71,53 @@ class _MultiScaleLMNMixin:
             input_size,
             self.hidden_size,
             self.memory_size,
-            self.n_modules,
+            # incremental training starts with one module (000 Alg. 2)
+            1 if self.incremental is not None else self.n_modules,
             output=self.output,
             memory_matrix=self.memory_matrix,
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
         )
+
+    def _initialize_module(self, module, sequences, y_encoded) -> None:
+        if self.incremental is not None:
+            self.incremental_ = clone(self.incremental)
+            self._grow_in_this_fit = True
+
+    def _make_net(self, module, **kwargs):
+        net = super()._make_net(module, **kwargs)
+        if self.__dict__.pop("_grow_in_this_fit", False):
+            callback = self.incremental_.make_callback(
+                problem=self._problem,
+                per_step=self.target == "timestep",
+                max_modules=self.n_modules,
+            )
+            # after the validation score, before the stopping rule (last)
+            net.callbacks.insert(len(net.callbacks) - 1, ("incremental", callback))
+        return net
+
+    def fit(self, X, y):
+        """Train the model on sequences ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+        y : array-like or list of array-like
+            Targets in the layout selected by ``target``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        super().fit(X, y)
+        growth = dict(self.net_.callbacks_).get("incremental")
+        if growth is not None:
+            self.module_history_ = growth.history_
+        self.n_modules_ = self.net_.module_.recurrent.n_modules
+        return self
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)
@@ -76,9 +127,9 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     An LMN whose linear memory is split into ``n_modules`` modules updated
     at exponentially slower rates (module ``k`` every ``2**k`` steps), so
     that slow modules keep long-range information (paper 000 §3.2). The
-    incremental training of the papers (adding modules one at a time) is a
-    pretraining option of a later release; this estimator trains all modules
-    end to end.
+    incremental training of the papers (adding modules one at a time) is
+    the ``incremental`` option; by default all modules are trained end to
+    end.
 
     The readout is linear, trained with cross-entropy on logits (multiclass,
     including binary) or binary cross-entropy (multilabel indicator
@@ -93,6 +144,17 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
+    n_modules_ : int
+        Number of memory modules of the fitted model (``n_modules`` unless
+        incremental training stopped growing earlier).
+    module_history_ : list of dict
+        With ``incremental``: one entry per stage (``n_modules``,
+        ``epoch_added``, ``best_score`` and ``best_epoch`` of the monitored
+        score, training loss right after growth before and after the
+        least-squares readout fit ``loss_before_fit`` / ``loss_after_fit``,
+        and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
+    incremental_ : object
+        The clone of ``incremental`` used by the last ``fit``.
     %(fitted_attributes)s
 
     See Also
@@ -142,6 +204,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         callbacks=None,
+        incremental=None,
     ):
         super().__init__(
             target=target,
@@ -170,6 +233,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
+        self.incremental = incremental
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)
@@ -179,9 +243,9 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
     An LMN whose linear memory is split into ``n_modules`` modules updated
     at exponentially slower rates (module ``k`` every ``2**k`` steps), so
     that slow modules keep long-range information (paper 000 §3.2). The
-    incremental training of the papers (adding modules one at a time) is a
-    pretraining option of a later release; this estimator trains all modules
-    end to end.
+    incremental training of the papers (adding modules one at a time) is
+    the ``incremental`` option; by default all modules are trained end to
+    end.
 
     The readout is linear, trained with the squared error (single or multi-output,
     per sequence or per time step).
@@ -193,6 +257,17 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
 
     Attributes
     ----------
+    n_modules_ : int
+        Number of memory modules of the fitted model (``n_modules`` unless
+        incremental training stopped growing earlier).
+    module_history_ : list of dict
+        With ``incremental``: one entry per stage (``n_modules``,
+        ``epoch_added``, ``best_score`` and ``best_epoch`` of the monitored
+        score, training loss right after growth before and after the
+        least-squares readout fit ``loss_before_fit`` / ``loss_after_fit``,
+        and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
+    incremental_ : object
+        The clone of ``incremental`` used by the last ``fit``.
     %(fitted_attributes)s
 
     See Also
@@ -242,6 +317,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         callbacks=None,
+        incremental=None,
     ):
         super().__init__(
             target=target,
@@ -270,3 +346,4 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
+        self.incremental = incremental

@@ -296,7 +296,9 @@ class SequenceNeuralNet(NeuralNet):
 
     * the loss is ``criterion(y_pred, y_true, lengths) + module.penalty()``
       and a non-finite training loss raises :class:`FloatingPointError`
-      naming what diverged;
+      naming what diverged, unless a callback's ``on_divergence(net,
+      message)`` hook stops training first (see
+      :class:`sklmn.callbacks.RestoreOnDivergence`);
     * the training DataLoader shuffles with its own ``torch.Generator``
       seeded by ``shuffle_seed`` (reproducible, global RNG untouched), and
       with ``bucket_by_length`` draws batches of similar lengths
@@ -354,7 +356,8 @@ class SequenceNeuralNet(NeuralNet):
     def _raise_diverged(self, data_loss: Tensor, penalty: Tensor) -> None:
         data_loss, penalty = data_loss.detach(), penalty.detach()
         epoch = len(self.history)
-        batch = len(self.history[-1, "batches"]) + 1 if epoch else 1
+        # skorch opens the history row of the current batch in on_batch_begin
+        batch = max(len(self.history[-1, "batches"]), 1) if epoch else 1
         bad_params = [
             name
             for name, p in self.module_.named_parameters()
@@ -369,12 +372,20 @@ class SequenceNeuralNet(NeuralNet):
             what = f"the data loss is {float(data_loss)}"
         else:
             what = f"the penalty of the recurrent module is {float(penalty)}"
-        raise FloatingPointError(
+        message = (
             f"Training diverged at epoch {epoch}, batch {batch}: {what} "
             f"(data loss {float(data_loss)}, penalty {float(penalty)}). Try a "
             "smaller learning_rate_init, gradient_clipping, or scaled inputs "
             "and targets."
         )
+        # a callback with an ``on_divergence(net, message)`` method (e.g.
+        # sklmn.callbacks.RestoreOnDivergence) may restore finite weights and
+        # stop training by raising KeyboardInterrupt instead
+        for _, callback in self.callbacks_:
+            handler = getattr(callback, "on_divergence", None)
+            if handler is not None:
+                handler(self, message)
+        raise FloatingPointError(message)
 
     def predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
         """Raw module outputs for a whole dataset, as a float64 array.

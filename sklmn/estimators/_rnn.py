@@ -12,7 +12,8 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
 from ._base import (
@@ -47,7 +48,13 @@ RNN_PARAMETERS_DOC = """\
         other cells.
     tape_length : int, default=4
         Number of past states read by ``cell='unrolled'``; ignored by the
-        other cells."""
+        other cells.
+    pretrainer : object or None, default=None
+        Initialization from the data before training, e.g.
+        :class:`~sklmn.pretraining.LAESInitializer` (``cell='elman'``: LAES
+        initialization of Pasa & Sperduti 2014): an object with a method
+        ``initialize(module, sequences, y_encoded, *, estimator)``, cloned in
+        ``fit`` into ``pretrainer_`` (not on warm starts)."""
 
 
 class _RNNMixin:
@@ -62,7 +69,14 @@ class _RNNMixin:
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "n_modules": [Interval(Integral, 1, None, closed="left")],
         "tape_length": [Interval(Integral, 1, None, closed="left")],
+        "pretrainer": [None, HasMethods(["initialize"])],
     }
+
+    def _initialize_module(self, module, sequences, y_encoded) -> None:
+        # pretraining (sklmn.pretraining) plugs in here, on a clone
+        if self.pretrainer is not None:
+            self.pretrainer_ = clone(self.pretrainer)
+            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
 
     def _build_module(self, input_size: int) -> torch.nn.Module:
         if self.cell in _STACKED_CELLS:
@@ -122,6 +136,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
+    pretrainer_ : object
+        The clone of ``pretrainer`` that initialized the model (when given).
     %(fitted_attributes)s
 
     See Also
@@ -169,6 +185,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         callbacks=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -196,6 +213,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         self.dropout = dropout
         self.n_modules = n_modules
         self.tape_length = tape_length
+        self.pretrainer = pretrainer
 
 
 @fill_doc(RNN_PARAMETERS_DOC)
@@ -216,6 +234,8 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
 
     Attributes
     ----------
+    pretrainer_ : object
+        The clone of ``pretrainer`` that initialized the model (when given).
     %(fitted_attributes)s
 
     See Also
@@ -263,6 +283,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         callbacks=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -290,3 +311,4 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         self.dropout = dropout
         self.n_modules = n_modules
         self.tape_length = tape_length
+        self.pretrainer = pretrainer

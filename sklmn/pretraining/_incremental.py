@@ -1,0 +1,433 @@
+"""Incremental training of the multi-scale LMN (paper 000 Alg. 2, §4.4;
+paper 001 §4.1, §5.3)."""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.callbacks import Callback
+from torch import Tensor, nn
+
+from ..laes import LAESTransformer
+from ..nn import MultiScaleLMN
+from ._common import (
+    module_sequences,
+    output_residual,
+    readout_targets,
+    ridge_readout,
+    row_loss,
+    rows,
+    sequence_list,
+)
+
+__all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
+
+
+def _subsample(h_seq: np.ndarray, lengths: np.ndarray, stride: int):
+    """Steps ``0, stride, 2 stride, ...`` of every sequence (the clock phase of
+    a module of period ``stride``, 000 Alg. 2) and their lengths."""
+    sub = h_seq[:, ::stride]
+    sub_lengths = (np.asarray(lengths) - 1) // stride + 1
+    return sub, sub_lengths
+
+
+@torch.no_grad()
+def grow_multiscale_(
+    module: nn.Module,
+    X: Tensor,
+    lengths: Tensor,
+    y_encoded: np.ndarray,
+    *,
+    problem: str,
+    per_step: bool,
+    n_components: int | None = None,
+    alpha: float = 1e-6,
+    solver: str = "auto",
+    fit_readout: bool = True,
+) -> dict:
+    r"""Add the next slower memory module to a ``SequenceNet`` (000 Alg. 2).
+
+    With ``g`` modules, module ``g`` (0-based, period ``2**g``) is appended
+    (:meth:`~sklmn.nn.MultiScaleLMN.grow_`, all new weights zero) and
+
+    1. its encoder block ``W_hm = A`` and diagonal block ``W_mm = B`` come from
+       a LAES (``p = memory_size``) fit on the current model's hidden
+       sequences subsampled with stride ``2**g`` at the new module's clock
+       phase (steps ``0, 2**g, 2 * 2**g, ...``); if the subsampled data have
+       fewer than ``memory_size`` directions the remaining rows stay zero;
+    2. the readout (when it reads the memory) gains zero columns for the new
+       module, so the network's outputs are unchanged so far (the hidden
+       layer does not read the new module: its ``W_mh`` columns are zero);
+    3. with ``fit_readout``, the new readout columns (and a bias correction)
+       are the ridge least-squares fit (pseudoinverse for ``alpha = 0``,
+       001 §4.1) of the new module's states to the residual, i.e. the
+       negative gradient of the loss with respect to the outputs: ``y - ŷ``
+       for the squared error, ``onehot(y) - softmax(ŷ)`` for the
+       cross-entropy, ``y - sigmoid(ŷ)`` for multilabel targets. For the
+       squared error this can only lower the training loss.
+
+    The Parameters are replaced: rebuild the optimizer afterwards.
+
+    Parameters
+    ----------
+    module : SequenceNet
+        Network with a :class:`~sklmn.nn.MultiScaleLMN` ``.recurrent`` and a
+        linear ``.readout``; modified in place.
+    X : Tensor of shape (n, T, d)
+        Zero-padded training sequences.
+    lengths : Tensor of shape (n,)
+        Their lengths.
+    y_encoded : ndarray
+        Encoded targets (class indices, indicators or values).
+    problem : {'multiclass', 'multilabel', 'continuous'}
+        Kind of target.
+    per_step : bool
+        Per-time-step targets.
+    n_components : int, default=None
+        LAES components of the new module (None: ``memory_size``).
+    alpha : float, default=1e-6
+        Relative ridge penalty of the readout fit.
+    solver : str, default='auto'
+        LAES solver.
+    fit_readout : bool, default=True
+        Fit the new readout columns (else they stay zero).
+
+    Returns
+    -------
+    info : dict
+        ``module`` (index of the new module), ``period``, ``n_components``
+        (LAES components used), ``loss_before`` and ``loss_after`` (training
+        loss before and after the readout fit; equal when the readout does
+        not read the memory or ``fit_readout=False``).
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklmn.estimators._net import SequenceNet
+    >>> from sklmn.nn import MultiScaleLMN
+    >>> from sklmn.pretraining import grow_multiscale_
+    >>> _ = torch.manual_seed(0)
+    >>> net = SequenceNet(MultiScaleLMN(1, 4, 2, 1), 1)
+    >>> X, lengths = torch.randn(20, 8, 1), torch.full((20,), 8)
+    >>> info = grow_multiscale_(net, X, lengths, np.random.randn(20, 1),
+    ...                         problem="continuous", per_step=False)
+    >>> net.recurrent.n_modules, info["period"]
+    (2, 2)
+    >>> info["loss_after"] <= info["loss_before"]
+    True
+    """
+    rec = module.recurrent
+    if not isinstance(rec, MultiScaleLMN):
+        raise ValueError(
+            f"incremental training needs a MultiScaleLMN, got {type(rec).__name__}"
+        )
+    was_training = module.training
+    module.eval()
+    like = rec.weight_xh
+    X = X.to(device=like.device, dtype=like.dtype)
+    n_out = module.readout.out_features
+    lengths_np = lengths.cpu().numpy()
+
+    def states(Xb, lb):
+        h, m, _ = rec.forward_states(Xb, lb)
+        return h, m
+
+    h_seq, m_seq = module_sequences(states, X, lengths)
+    out_rows = (
+        rows(m_seq, lengths_np, per_step)
+        if rec.output == "memory"
+        else rows(h_seq, lengths_np, per_step)
+    )
+    W_old = module.readout.weight.detach().cpu().double().numpy()
+    b_old = module.readout.bias.detach().cpu().double().numpy()
+    outputs = out_rows @ W_old.T + b_old
+    targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
+    loss_before = row_loss(outputs, targets, problem)
+
+    g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
+    period = 2**g
+    sub, sub_lengths = _subsample(h_seq, lengths_np, period)
+    bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
+    q = min(N_m if n_components is None else int(n_components), N_m, bound)
+    laes = LAESTransformer(q, solver=solver).fit(sequence_list(sub, sub_lengths))
+    A = np.zeros((N_m, H))
+    B = np.zeros((N_m, N_m))
+    A[:q], B[:q, :q] = laes.A_, laes.B_
+
+    rec.grow_(1)
+    rec.set_module_(g, weight_hm=A, weight_mm=B)
+    new_cols = rec.module_slice(g)
+    loss_after = loss_before
+    if rec.output == "memory":
+        old = module.readout
+        readout = nn.Linear(
+            rec.output_size, n_out, device=old.weight.device, dtype=old.weight.dtype
+        )
+        readout.weight.zero_()
+        readout.weight[:, : old.in_features] = old.weight
+        readout.bias.copy_(old.bias)
+        module.readout = readout
+        if fit_readout:
+            (m_new,) = module_sequences(
+                lambda Xb, lb: (rec.forward_states(Xb, lb)[1],), X, lengths
+            )
+            feats = rows(m_new[..., new_cols], lengths_np, per_step)
+            residual = output_residual(outputs, targets, problem)
+            W_new, b_new = ridge_readout(feats, residual, alpha)
+            readout.weight[:, new_cols] = torch.as_tensor(
+                W_new, dtype=readout.weight.dtype, device=readout.weight.device
+            )
+            readout.bias.add_(
+                torch.as_tensor(
+                    b_new, dtype=readout.bias.dtype, device=readout.bias.device
+                )
+            )
+            loss_after = row_loss(outputs + feats @ W_new.T + b_new, targets, problem)
+    module.train(was_training)
+    return {
+        "module": g,
+        "period": period,
+        "n_components": q,
+        "loss_before": loss_before,
+        "loss_after": loss_after,
+    }
+
+
+class IncrementalTraining(BaseEstimator):
+    r"""Incremental training of a multi-scale LMN (000 Alg. 2, 001 §4.1).
+
+    Plugged into ``MultiScaleLMNClassifier/Regressor(incremental=...)``:
+    training starts with one memory module; at the end of every stage (after
+    ``epochs_per_module`` epochs, or earlier when the monitored score has not
+    improved for ``patience`` epochs) the next slower module is added by
+    :func:`grow_multiscale_` (LAES on the subsampled hidden states, readout
+    block by least squares), the optimizer is rebuilt for the new parameters
+    and the whole model is fine-tuned, until the estimator's ``n_modules``
+    (the maximum) is reached.
+
+    The monitored score is the validation score when the estimator uses
+    ``early_stopping=True`` (recommended, as in 001 §5.3), else the negative
+    training loss. When a stage's best score does not beat the best score of
+    the previous stages by more than ``min_improvement``, growth stops, the
+    model of the best stage is restored (with its number of modules) and
+    training ends: the model picks its own number of modules (001 §5.3). The
+    estimator's stopping rule (``n_iter_no_change``) restarts at every new
+    module; keep it longer than a stage.
+
+    After each growth the optimizer is rebuilt with a fresh state (the
+    Parameters are new tensors): Adam's first steps then move every weight by
+    about the learning rate, so a moderate ``learning_rate_init`` (e.g.
+    0.003) keeps the transferred model from being jolted. Growth happens at
+    most once per epoch, on the training sequences the estimator trains on
+    (without its validation part).
+
+    Parameters
+    ----------
+    epochs_per_module : int, default=10
+        Epochs of every stage before the next module is added.
+    patience : int or None, default=None
+        Also add the next module when the monitored score has not improved
+        for this many epochs of the stage (None: on the schedule only).
+    min_improvement : float, default=0.0
+        Improvement of the best monitored score a new module must bring to
+        be kept.
+    n_components : int or None, default=None
+        LAES components of every new module (None: the estimator's
+        ``memory_size``; at most ``memory_size``).
+    alpha : float, default=1e-6
+        Relative ridge penalty of the least-squares readout fit (0: the
+        pseudoinverse of 001 §4.1).
+    solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
+        LAES solver.
+
+    See Also
+    --------
+    grow_multiscale_ : One growth step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import MultiScaleLMNRegressor
+    >>> from sklmn.pretraining import IncrementalTraining
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 8, 1)
+    >>> y = X[:, 0, 0]
+    >>> reg = MultiScaleLMNRegressor(
+    ...     hidden_size=8, memory_size=4, n_modules=3, max_iter=6,
+    ...     incremental=IncrementalTraining(epochs_per_module=2, min_improvement=-1.0),
+    ...     random_state=0).fit(X, y)
+    >>> [(s["n_modules"], s["epoch_added"]) for s in reg.module_history_]
+    [(1, 0), (2, 2), (3, 4)]
+    """
+
+    _parameter_constraints: dict = {
+        "epochs_per_module": [Interval(Integral, 1, None, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left"), None],
+        "min_improvement": [Real],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions({"auto", "dense", "gram", "matrix_free"})],
+    }
+
+    def __init__(
+        self,
+        epochs_per_module=10,
+        *,
+        patience=None,
+        min_improvement=0.0,
+        n_components=None,
+        alpha=1e-6,
+        solver="auto",
+    ):
+        self.epochs_per_module = epochs_per_module
+        self.patience = patience
+        self.min_improvement = min_improvement
+        self.n_components = n_components
+        self.alpha = alpha
+        self.solver = solver
+
+    def make_callback(self, *, problem: str, per_step: bool, max_modules: int):
+        """The skorch callback that grows the network during training.
+
+        Parameters
+        ----------
+        problem : {'multiclass', 'multilabel', 'continuous'}
+            Kind of target.
+        per_step : bool
+            Per-time-step targets.
+        max_modules : int
+            Maximum number of modules.
+
+        Returns
+        -------
+        callback : skorch.callbacks.Callback
+        """
+        self._validate_params()
+        return ModuleGrowth(
+            self, problem=problem, per_step=per_step, max_modules=max_modules
+        )
+
+
+class ModuleGrowth(Callback):
+    """skorch callback of :class:`IncrementalTraining` (runs before the
+    estimator's stopping rule, after the validation score).
+
+    Attributes
+    ----------
+    history_ : list of dict
+        One entry per stage: ``n_modules``, ``epoch_added`` (epochs trained
+        before the stage), ``best_score`` and ``best_epoch`` (monitored score,
+        1-based epoch), ``loss_before_fit`` / ``loss_after_fit`` (training
+        loss right after growth, before and after the least-squares readout
+        fit; None for the first stage) and ``kept`` (whether the final model
+        has at least this many modules).
+    """
+
+    def __init__(
+        self, schedule: IncrementalTraining, *, problem, per_step, max_modules
+    ):
+        self.schedule = schedule
+        self.problem = problem
+        self.per_step = per_step
+        self.max_modules = int(max_modules)
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        g = net.module_.recurrent.n_modules
+        self.history_ = [self._stage(g, 0)]
+        self.growing_ = g < self.max_modules
+        self._best_modules = {}
+        self._since_best = 0
+
+    @staticmethod
+    def _stage(g: int, epoch: int, info: dict | None = None) -> dict:
+        return {
+            "n_modules": g,
+            "epoch_added": epoch,
+            "best_score": -np.inf,
+            "best_epoch": None,
+            "loss_before_fit": None if info is None else info["loss_before"],
+            "loss_after_fit": None if info is None else info["loss_after"],
+            "kept": True,
+        }
+
+    def _monitor_reset(self, net) -> None:
+        # a new stage restarts the estimator's stopping rule (its saved best
+        # parameters have the old shapes)
+        monitor = dict(net.callbacks_).get("convergence")
+        if monitor is not None:
+            monitor.on_train_begin(net)
+
+    def _best_previous(self) -> tuple[float, int | None]:
+        scores = [s["best_score"] for s in self.history_[:-1]]
+        if not scores:
+            return -np.inf, None
+        i = int(np.argmax(scores))
+        return scores[i], i
+
+    def _restore_best(self, net) -> bool:
+        """Restore the best earlier stage if the current one is not better."""
+        best, i = self._best_previous()
+        current = self.history_[-1]["best_score"]
+        if i is None or current > best + self.schedule.min_improvement:
+            return False
+        net.module_ = self._best_modules[i]
+        net.initialize_optimizer()
+        for stage in self.history_[i + 1 :]:
+            stage["kept"] = False
+        self._monitor_reset(net)
+        return True
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        row = net.history[-1]
+        epoch = len(net.history)
+        score = row["valid_score"] if "valid_score" in row else -row["train_loss"]
+        stage = self.history_[-1]
+        if score > stage["best_score"]:
+            stage["best_score"], stage["best_epoch"] = float(score), epoch
+            self._best_modules[len(self.history_) - 1] = copy.deepcopy(net.module_)
+            self._since_best = 0
+        else:
+            self._since_best += 1
+        if not self.growing_:
+            return
+        patience = self.schedule.patience
+        done = epoch - stage["epoch_added"] >= self.schedule.epochs_per_module or (
+            patience is not None and self._since_best >= patience
+        )
+        if not done:
+            return
+        if self._restore_best(net):
+            self.growing_ = False
+            raise KeyboardInterrupt  # growth stopped: the best stage is kept
+        if net.module_.recurrent.n_modules >= self.max_modules:
+            self.growing_ = False
+            return
+        y = dataset_train.y.numpy()
+        info = grow_multiscale_(
+            net.module_,
+            dataset_train.X,
+            dataset_train.lengths,
+            y,
+            problem=self.problem,
+            per_step=self.per_step,
+            n_components=self.schedule.n_components,
+            alpha=float(self.schedule.alpha),
+            solver=self.schedule.solver,
+        )
+        # the new Parameters need new optimizer state
+        net.initialize_optimizer()
+        self._monitor_reset(net)
+        g = net.module_.recurrent.n_modules
+        self.history_.append(self._stage(g, epoch, info))
+        self._since_best = 0
+        self.growing_ = g < self.max_modules
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        if len(self.history_) > 1:
+            self._restore_best(net)
+        self._best_modules = {}  # do not pickle copies of the model

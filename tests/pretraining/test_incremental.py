@@ -1,0 +1,160 @@
+"""Incremental multi-scale LMN training (paper 000 Alg. 2, 001 §4.1, §5.3)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from sklmn.estimators import MultiScaleLMNClassifier, MultiScaleLMNRegressor
+from sklmn.estimators._net import SequenceNet
+from sklmn.laes import LAESTransformer
+from sklmn.nn import MultiScaleLMN
+from sklmn.pretraining import IncrementalTraining, grow_multiscale_
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y)
+
+
+def _memory_task(n=80, T=12, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, T, 1)
+    return X, X[:, 0, 0] + 0.5 * X[:, 1, 0]
+
+
+def _net(seed=0, n_modules=1, output="memory"):
+    torch.manual_seed(seed)
+    rec = MultiScaleLMN(1, 5, 3, n_modules, output=output)
+    return SequenceNet(rec, 1).double()
+
+
+def test_growth_keeps_the_function_until_the_readout_fit():
+    X, y = _memory_task(n=30, T=9)
+    Xt = torch.from_numpy(X)
+    lengths = torch.from_numpy(np.random.RandomState(1).randint(1, 10, 30))
+    net = _net()
+    with torch.no_grad():
+        before = net(Xt, lengths).numpy()
+    info = grow_multiscale_(
+        net,
+        Xt,
+        lengths,
+        y[:, None],
+        problem="continuous",
+        per_step=False,
+        fit_readout=False,
+    )
+    with torch.no_grad():
+        after = net(Xt, lengths).numpy()
+    np.testing.assert_allclose(after, before, rtol=0, atol=1e-12)
+    assert info["loss_after"] == info["loss_before"]
+    rec = net.recurrent
+    assert rec.n_modules == 2 and rec.periods == (1, 2)
+    # the new blocks: LAES of the hidden states at steps 0, 2, 4, ... (naive
+    # reference), zero elsewhere
+    with torch.no_grad():
+        h_seq = rec.forward_states(Xt, lengths)[0].numpy()
+    subsampled = [h_seq[i, 0 : int(l) : 2] for i, l in enumerate(lengths)]
+    laes = LAESTransformer(3).fit(subsampled)
+    new = rec.module_slice(1)
+    np.testing.assert_allclose(rec.weight_hm.detach()[new].numpy(), laes.A_, atol=1e-8)
+    np.testing.assert_allclose(
+        rec.weight_mm.detach()[new, new].numpy(), laes.B_, atol=1e-8
+    )
+    assert rec.weight_mh.detach()[:, new].abs().sum() == 0
+    assert rec.weight_mm.detach()[:3, new].abs().sum() == 0
+    assert net.readout.weight.detach()[:, new].abs().sum() == 0
+
+
+@pytest.mark.parametrize("problem", ["continuous", "multiclass"])
+def test_readout_fit_lowers_the_training_loss(problem):
+    X, y = _memory_task(n=60, T=8)
+    Xt, lengths = torch.from_numpy(X), torch.full((60,), 8)
+    if problem == "multiclass":
+        y_enc = (y > 0).astype(np.int64)
+        net = SequenceNet(MultiScaleLMN(1, 5, 3, 1), 2).double()
+        loss = torch.nn.functional.cross_entropy
+        target = torch.from_numpy(y_enc)
+    else:
+        y_enc = y[:, None]
+        net = _net()
+        loss = torch.nn.functional.mse_loss
+        target = torch.from_numpy(y_enc)
+    info = grow_multiscale_(net, Xt, lengths, y_enc, problem=problem, per_step=False)
+    with torch.no_grad():
+        actual = float(loss(net(Xt, lengths), target))
+    assert actual == pytest.approx(info["loss_after"], rel=1e-9)
+    assert info["loss_after"] < info["loss_before"]
+    assert net.readout.weight.detach()[:, 3:].abs().sum() > 0
+
+
+def test_modules_are_added_on_schedule_up_to_the_maximum():
+    X, y = _memory_task()
+    reg = MultiScaleLMNRegressor(
+        hidden_size=8,
+        memory_size=3,
+        n_modules=3,
+        max_iter=8,
+        learning_rate_init=0.01,
+        incremental=IncrementalTraining(epochs_per_module=2, min_improvement=-np.inf),
+        random_state=0,
+    )
+    _fit(reg, X, y)
+    hist = reg.module_history_
+    assert [(s["n_modules"], s["epoch_added"]) for s in hist] == [
+        (1, 0),
+        (2, 2),
+        (3, 4),
+    ]
+    assert reg.n_modules_ == 3 and reg.n_iter_ == 8
+    assert reg.net_.module_.readout.in_features == 9
+    assert all(s["kept"] for s in hist)
+    assert hist[1]["loss_after_fit"] <= hist[1]["loss_before_fit"]
+    assert reg.predict(X).shape == (80,)
+    # the optimizer was rebuilt: it covers the grown parameters
+    optimized = {id(p) for g in reg.net_.optimizer_.param_groups for p in g["params"]}
+    assert {id(p) for p in reg.net_.module_.parameters()} <= optimized
+
+
+def test_growth_stops_without_improvement_and_keeps_the_best():
+    X, y = _memory_task()
+    clf = MultiScaleLMNClassifier(
+        hidden_size=8,
+        memory_size=3,
+        n_modules=4,
+        max_iter=20,
+        early_stopping=True,
+        validation_fraction=0.25,
+        incremental=IncrementalTraining(epochs_per_module=2, min_improvement=10.0),
+        random_state=0,
+    )
+    _fit(clf, X, (y > 0).astype(int))
+    hist = clf.module_history_
+    # the second module cannot improve the validation accuracy by 10:
+    # training stops at the end of its stage with the one-module model
+    assert [s["n_modules"] for s in hist] == [1, 2]
+    assert [s["kept"] for s in hist] == [True, False]
+    assert clf.n_iter_ == 4 and clf.n_modules_ == 1
+    assert clf.net_.module_.readout.in_features == 3
+    assert clf.predict_proba(X).shape == (80, 2)
+
+
+def test_patience_triggers_growth_early():
+    X, y = _memory_task()
+    reg = MultiScaleLMNRegressor(
+        hidden_size=8,
+        memory_size=3,
+        n_modules=2,
+        max_iter=6,
+        learning_rate_init=1e-9,  # no progress: the score never improves
+        incremental=IncrementalTraining(
+            epochs_per_module=100, patience=2, min_improvement=-np.inf
+        ),
+        random_state=0,
+    )
+    _fit(reg, X, y)
+    assert [s["epoch_added"] for s in reg.module_history_] == [0, 3]

@@ -1,0 +1,190 @@
+"""LAES initialization (paper 003 §3.2, Table 4)."""
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from sklmn.datasets import load_sequential_digits
+from sklmn.estimators import LMNClassifier, RNNClassifier
+from sklmn.estimators._net import SequenceNet
+from sklmn.laes import LAESTransformer
+from sklmn.nn import GRU, LMN, ElmanRNN
+from sklmn.pretraining import LAESInitializer
+from sklmn.utils.sequences import check_sequences
+
+CLASSIFY = SimpleNamespace(_problem="multiclass", target="sequence")
+
+
+def _outputs(net, seqs):
+    net = net.double()
+    with torch.no_grad():
+        out = net(torch.from_numpy(seqs.data).double(), torch.from_numpy(seqs.lengths))
+    return out.numpy()
+
+
+def _reference_linear_model(X, y, p, n_classes):
+    """LAES final states (naive loop) + min-norm least squares on one-hot."""
+    laes = LAESTransformer(p, center=True).fit(X)
+    Z = np.zeros((len(X), p))
+    for t in range(X.shape[1]):  # m_t = A (x_t - mu) + B m_{t-1}
+        Z = (X[:, t] - laes.mean_) @ laes.A_.T + Z @ laes.B_.T
+    F = np.hstack([Z, np.ones((len(X), 1))])
+    W = np.linalg.lstsq(F, np.eye(n_classes)[y], rcond=None)[0]
+    return laes, F @ W
+
+
+@pytest.mark.parametrize("mode", ["row", "pixel"])
+def test_lmn_keeps_linear_accuracy_after_init(mode):
+    # 003 Table 4: before any gradient step the LMN is as accurate as the
+    # linear model (LAES states + the same least-squares readout); the Elman
+    # RNN initialized from the same LAES is reported next to it.
+    X, y = load_sequential_digits(mode=mode, return_X_y=True)
+    seqs = check_sequences(X, dtype=np.float32)
+    p = 32
+    _, linear_out = _reference_linear_model(X, y, p, 10)
+    linear_acc = np.mean(linear_out.argmax(1) == y)
+
+    lmn_net = SequenceNet(LMN(seqs.n_features, p, p), 10)
+    init = LAESInitializer(alpha=0.0).initialize(lmn_net, seqs, y, estimator=CLASSIFY)
+    lmn_acc = np.mean(_outputs(lmn_net, seqs).argmax(1) == y)
+
+    rnn_net = SequenceNet(ElmanRNN(seqs.n_features, p), 10)
+    LAESInitializer(alpha=0.0).initialize(rnn_net, seqs, y, estimator=CLASSIFY)
+    rnn_acc = np.mean(_outputs(rnn_net, seqs).argmax(1) == y)
+    print(f"{mode}: linear {linear_acc:.4f} LMN {lmn_acc:.4f} Elman {rnn_acc:.4f}")
+
+    assert init.linear_score_ == pytest.approx(linear_acc, abs=2e-3)
+    assert linear_acc > 0.85
+    assert abs(lmn_acc - linear_acc) <= 0.01
+    if mode == "pixel":  # 64 steps saturate the Elman RNN's tanh
+        assert rnn_acc < linear_acc - 0.3
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_lmn_weights_follow_003(center):
+    rng = np.random.RandomState(0)
+    X = rng.rand(40, 6, 3)
+    y = rng.randint(0, 3, 40)
+    seqs = check_sequences(X, dtype=np.float32)
+    net = SequenceNet(LMN(3, 5, 5), 3)
+    init = LAESInitializer(center=center).initialize(net, seqs, y, estimator=CLASSIFY)
+    layer = net.recurrent.layers[0]
+    A, B = init.laes_.A_, init.laes_.B_
+    mu = X.reshape(-1, 3).mean(0) if center else np.zeros(3)
+    atol = 1e-5
+    np.testing.assert_allclose(layer.weight_xh.detach(), A, atol=atol)
+    np.testing.assert_allclose(layer.weight_mh.detach(), 0.0, atol=0)
+    np.testing.assert_allclose(layer.weight_hm.detach(), np.eye(5), atol=atol)
+    np.testing.assert_allclose(layer.weight_mm.detach(), B, atol=atol)
+    np.testing.assert_allclose(layer.bias_h.detach(), -A @ mu, atol=atol)
+
+
+def test_input_scale_reaches_the_linear_model():
+    # W_xh = sA, W_hm = I/s: tanh(s A x)/s -> A x, so the logits tend to
+    # the linear model's as s -> 0 (no data-dependent rounding: float64).
+    X, y = load_sequential_digits(mode="row", return_X_y=True)
+    X, y = X[:300], y[:300]
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(LMN(8, 16, 16), 10).double()
+    init = LAESInitializer(input_scale=1e-4, alpha=0.0)
+    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    _, linear_out = _reference_linear_model(X, y, 16, 10)
+    np.testing.assert_allclose(_outputs(net, seqs), linear_out, rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize("per_step", [False, True])
+def test_regression_readout_is_least_squares(per_step):
+    rng = np.random.RandomState(1)
+    X = [rng.randn(rng.randint(3, 7), 2) for _ in range(30)]
+    seqs = check_sequences(X, dtype=np.float64)
+    if per_step:
+        y = np.zeros((30, seqs.n_timesteps, 1))
+        for i, x in enumerate(X):
+            y[i, : len(x), 0] = np.cumsum(x[:, 0])
+    else:
+        y = np.array([x[0, 1] for x in X])[:, None]
+    est = SimpleNamespace(
+        _problem="continuous", target="timestep" if per_step else "sequence"
+    )
+    net = SequenceNet(LMN(2, 6, 6), 1, per_step=per_step).double()
+    init = LAESInitializer(center=False, alpha=0.0).initialize(
+        net, seqs, y, estimator=est
+    )
+    # reference: naive per-sequence LAES encoding, rows of valid steps
+    feats, targets = [], []
+    for i, x in enumerate(X):
+        m = np.zeros(6)
+        for t in range(len(x)):
+            m = init.laes_.A_ @ x[t] + init.laes_.B_ @ m
+            if per_step or t == len(x) - 1:
+                feats.append(np.r_[m, 1.0])
+                targets.append(y[i, t] if per_step else y[i])
+    W = np.linalg.lstsq(np.array(feats), np.array(targets), rcond=None)[0]
+    np.testing.assert_allclose(
+        net.readout.weight.detach().numpy(), W[:-1].T, rtol=1e-6, atol=1e-8
+    )
+    np.testing.assert_allclose(
+        net.readout.bias.detach().numpy(), W[-1], rtol=1e-6, atol=1e-8
+    )
+
+
+def test_errors_name_the_problem():
+    seqs = check_sequences(np.random.RandomState(0).randn(10, 4, 2), dtype=np.float32)
+    y = np.arange(10) % 2
+    with pytest.raises(ValueError, match="hidden_size == memory_size"):
+        LAESInitializer().initialize(
+            SequenceNet(LMN(2, 4, 3), 2), seqs, y, estimator=CLASSIFY
+        )
+    with pytest.raises(ValueError, match="n_components=5 must be at most"):
+        LAESInitializer(5).initialize(
+            SequenceNet(LMN(2, 4, 4), 2), seqs, y, estimator=CLASSIFY
+        )
+    with pytest.raises(ValueError, match="LMN or an Elman RNN, got GRU"):
+        LAESInitializer().initialize(
+            SequenceNet(GRU(2, 4), 2), seqs, y, estimator=CLASSIFY
+        )
+    with pytest.raises(ValueError, match="input_scale"):
+        LAESInitializer(input_scale=0).initialize(
+            SequenceNet(LMN(2, 4, 4), 2), seqs, y, estimator=CLASSIFY
+        )
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        LMNClassifier(hidden_size=8, memory_size=8, max_iter=2, random_state=0),
+        RNNClassifier(cell="elman", hidden_size=8, max_iter=2, random_state=0),
+    ],
+)
+def test_estimators_clone_the_pretrainer(estimator):
+    X, y = load_sequential_digits(mode="row", return_X_y=True)
+    pre = LAESInitializer()
+    est = clone(estimator).set_params(pretrainer=pre)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X[:200], y[:200])
+    assert est.pretrainer_ is not pre and not hasattr(pre, "laes_")
+    assert est.pretrainer_.laes_.n_components_ == 8
+    assert est.score(X[:200], y[:200]) > 0.5
+
+
+@pytest.mark.parametrize("module", [LMN(3, 6, 6), ElmanRNN(3, 6)])
+def test_fewer_components_fill_the_first_units(module):
+    # p < memory size: the other units start at zero and stay at zero
+    rng = np.random.RandomState(0)
+    seqs = check_sequences(rng.rand(30, 5, 3), dtype=np.float64)
+    y = rng.randint(0, 2, 30)
+    net = SequenceNet(module, 2).double()
+    init = LAESInitializer(4).initialize(net, seqs, y, estimator=CLASSIFY)
+    X, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        states = net.recurrent(X, lengths)[0].numpy()
+    assert np.abs(states[..., :4]).max() > 0.01
+    np.testing.assert_array_equal(states[..., 4:], 0.0)
+    np.testing.assert_array_equal(net.readout.weight.detach().numpy()[:, 4:], 0.0)
+    assert init.laes_.n_components_ == 4

@@ -1,0 +1,95 @@
+"""Unrolled pretraining (paper 000 Alg. 1)."""
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.estimators._net import SequenceNet
+from sklmn.nn import LMN
+from sklmn.pretraining import UnrolledPretrainer
+from sklmn.utils.sequences import check_sequences
+
+
+def _data(problem, per_step, seed=0):
+    rng = np.random.RandomState(seed)
+    X = [rng.randn(rng.randint(2, 6), 2) for _ in range(24)]
+    seqs = check_sequences(X, dtype=np.float64)
+    T = seqs.n_timesteps
+    if problem == "continuous":
+        y = rng.randn(24, T, 2) if per_step else rng.randn(24, 2)
+        n_out = 2
+    else:
+        y = rng.randint(0, 3, size=(24, T) if per_step else 24)
+        if per_step:
+            y[~seqs.mask] = -100  # the estimators' IGNORE_INDEX
+        n_out = 3
+    return seqs, y, n_out
+
+
+@pytest.mark.parametrize("tape_length", [1, 3])
+@pytest.mark.parametrize("per_step", [False, True])
+@pytest.mark.parametrize("problem", ["continuous", "multiclass"])
+def test_exact_laes_reproduces_the_urnn(problem, per_step, tape_length):
+    seqs, y, n_out = _data(problem, per_step)
+    H = 3
+    p = seqs.n_timesteps * H  # >= rank of the LAES data matrix: exact
+    est = SimpleNamespace(
+        _problem=problem, target="timestep" if per_step else "sequence"
+    )
+    net = SequenceNet(LMN(2, H, p), n_out, per_step=per_step).double()
+    pre = UnrolledPretrainer(tape_length, max_iter=3, random_state=0)
+    pre.initialize(net, seqs, y, estimator=est)
+    assert len(pre.loss_curve_) == 3
+    X, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        lmn_out = net(X, lengths).numpy()
+        urnn_out = pre.urnn_net_(X, lengths).numpy()
+        # hidden states too: the LMN's h_t equals the URNN's
+        h_urnn = pre.urnn_net_.urnn(X, lengths)[0].numpy()
+    if per_step:
+        lmn_out, urnn_out = lmn_out[seqs.mask], urnn_out[seqs.mask]
+    np.testing.assert_allclose(lmn_out, urnn_out, rtol=1e-9, atol=1e-10)
+    assert np.abs(h_urnn).max() > 0.1
+
+
+def test_lossy_laes_differs_and_fine_tuning_runs():
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 8, 1)
+    y = X[:, 0, 0] + X[:, 1, 0]
+    reg = LMNRegressor(
+        hidden_size=6,
+        memory_size=4,
+        max_iter=3,
+        pretrainer=UnrolledPretrainer(tape_length=2, max_iter=40, random_state=0),
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y)
+    assert reg.pretrainer_.laes_.n_components_ == 4
+    assert reg.pretrainer_.loss_curve_[-1] < reg.pretrainer_.loss_curve_[0]
+    assert np.isfinite(reg.score(X, y))
+
+
+def test_errors():
+    X = np.random.RandomState(0).randn(10, 4, 2)
+    y = np.arange(10) % 2
+    clf = LMNClassifier(
+        hidden_size=3,
+        memory_size=5,
+        max_iter=1,
+        pretrainer=UnrolledPretrainer(n_components=6),
+    )
+    with pytest.raises(ValueError, match="n_components=6 must be at most the LMN's"):
+        clf.fit(X, y)
+    clf.set_params(output="hidden", pretrainer=UnrolledPretrainer())
+    with pytest.raises(ValueError, match="output='memory'"):
+        clf.fit(X, y)
+    clf.set_params(output="memory", pretrainer=UnrolledPretrainer(tape_length=0))
+    with pytest.raises(ValueError, match="tape_length"):
+        clf.fit(X, y)
