@@ -1,0 +1,569 @@
+"""LAESTransformer: the linear autoencoder for sequences, a sklearn transformer."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils.sequences import format_like_input, validate_sequences
+from ._solvers import randomized_svd_operator, solve_dense, solve_gram
+from ._xi import XiOperator, _single_threaded_blas, xi_frobenius_sq, xi_lag_moments
+
+__all__ = ["LAESTransformer"]
+
+#: solver='auto' uses the Gram solver while L * a is at most this.
+GRAM_MAX_COLUMNS = 4096
+#: The Gram solver refuses Gram matrices with more columns than this (2 GiB).
+GRAM_LIMIT_COLUMNS = 16384
+
+
+def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
+    """Subtract ``mean`` at valid steps only, in place (padding stays 0, not -mean)."""
+    mask = np.arange(data.shape[1])[None, :] < lengths[:, None]
+    data[mask] -= mean
+
+
+def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray:
+    """Number of sequences (longest first in ``order``) still running at step t."""
+    neg = -lengths[order]
+    return np.searchsorted(neg, -np.arange(T), side="left")
+
+
+class LAESTransformer(TransformerMixin, BaseEstimator):
+    """Linear autoencoder for sequences (LAES) with a closed-form solution.
+
+    Encodes every sequence into a memory state with the linear recursion
+    ``m_t = A x_t + B m_{t-1}``, ``m_0 = 0`` (paper 000 §2.3, eq. 1), and
+    decodes it backwards with ``x~_t = Aᵀ m_t``, ``m_{t-1} = Bᵀ m_t`` (eq. 2,
+    decoder ``C = [Aᵀ; Bᵀ]``). ``A`` and ``B`` come from the top
+    ``n_components`` right singular vectors ``U`` of the matrix Ξ that has one
+    row per time step of every training sequence, the reversed prefix
+    ``[x_t, x_{t-1}, ..., x_1, 0, ..., 0]`` zero-padded to ``L`` lags (eq. 3):
+    ``A = UᵀP = U[:a]ᵀ`` and ``B = UᵀRU = U[a:]ᵀ U[:-a]``. With
+    ``n_components >= rank(Ξ)`` decoding reproduces the sequences exactly.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Memory size ``p``. None keeps ``min(n_steps_total, L * n_features)``
+        components (exact round trip).
+    solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
+        How ``U`` is computed:
+
+        - ``'dense'``: builds Ξ and takes its thin SVD. Reference for small data
+          only; refuses (ValueError) when Ξ would exceed 2 GiB.
+        - ``'gram'``: accumulates ΞᵀΞ from lag products without building Ξ and
+          takes its top eigenvectors. Memory ``O((L a)^2)``; good while ``L * a``
+          is a few thousand; refuses (ValueError) above 16384. Supports
+          :meth:`partial_fit`.
+        - ``'matrix_free'``: randomized SVD with power iterations on a linear
+          operator whose products with Ξ and Ξᵀ are FFT convolutions over time.
+          Memory ``O(n_steps_total * (n_components + n_oversamples) +
+          L * a * (n_components + n_oversamples))``, never ``n_steps_total * L``.
+        - ``'auto'``: ``'gram'`` if ``L * n_features <= 4096``, else
+          ``'matrix_free'``.
+    center : bool, default=False
+        Subtract the per-feature mean of the training steps (valid steps only)
+        before encoding and add it back after decoding. Padding is never
+        encoded as ``-mean``.
+    return_sequences : bool, default=False
+        If True, :meth:`transform` returns the memory state at every step,
+        shaped like the input; otherwise the final state of every sequence.
+    n_oversamples : int, default=10
+        Extra random directions of the ``'matrix_free'`` solver.
+    n_iter : int or 'auto', default='auto'
+        Power iterations of the ``'matrix_free'`` solver; ``'auto'`` is 7 when
+        ``n_components < 0.1 * min(Ξ.shape)`` and 4 otherwise (as
+        :func:`sklearn.utils.extmath.randomized_svd`).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the ``'matrix_free'`` solver; the other solvers are deterministic.
+    verbose : int, default=0
+        If positive, show tqdm progress bars during ``fit``.
+    n_jobs : int, default=None
+        Threads of the FFTs of the ``'matrix_free'`` solver (None means 1, -1
+        all processors, as in joblib). Matrix products use the BLAS threads.
+
+    Attributes
+    ----------
+    A_ : ndarray of shape (n_components_, n_features_in_)
+        Input-to-memory matrix ``A`` (the encoder reads ``A x_t``).
+    B_ : ndarray of shape (n_components_, n_components_)
+        Memory-to-memory matrix ``B``. The decoder is ``C = [A_ᵀ; B_ᵀ]``.
+    components_ : ndarray of shape (n_components_, max_length_ * n_features_in_)
+        ``Uᵀ``: the top right singular vectors of Ξ as rows (sklearn's
+        convention, as in PCA); column ``k * a + c`` is feature ``c`` at lag
+        ``k``. Signs fixed so that the largest-magnitude entry of every row is
+        positive.
+    singular_values_ : ndarray of shape (n_components_,)
+        Top singular values of Ξ, descending.
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``singular_values_ ** 2 / ||Ξ||_F^2``: the share of the energy of all
+        training prefixes captured by every component.
+    mean_ : ndarray of shape (n_features_in_,)
+        Per-feature mean of the training steps; zeros when ``center=False``.
+    n_components_ : int
+        Memory size ``p``.
+    max_length_ : int
+        Longest training sequence ``L``; default length of
+        :meth:`inverse_transform`.
+    n_steps_total_ : int
+        Total number of training time steps (rows of Ξ).
+    n_features_in_ : int
+        Number of features per time step.
+    solver_ : str
+        The solver used.
+
+    See Also
+    --------
+    sklearn.decomposition.PCA : The same idea for fixed-size vectors.
+
+    Notes
+    -----
+    :meth:`reconstruction_error` measures how well the autoencoder decodes
+    every prefix of a set of sequences from its memory state.
+
+    References
+    ----------
+    A. Sperduti, "Linear autoencoder networks for structured data", 2013;
+    A. Carta, A. Sperduti, D. Bacciu, "Encoding-based memory modules for
+    recurrent neural networks", §2.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.laes import LAESTransformer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20, 6, 2))
+    >>> laes = LAESTransformer(n_components=4).fit(X)
+    >>> laes.transform(X).shape
+    (20, 4)
+    >>> laes.A_.shape, laes.B_.shape
+    ((4, 2), (4, 4))
+    >>> exact = LAESTransformer().fit(X)   # n_components = L * a = 12
+    >>> X_back = exact.inverse_transform(exact.transform(X))
+    >>> bool(np.allclose(X_back, X))
+    True
+    >>> round(exact.reconstruction_error(X), 8)
+    0.0
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "solver": [StrOptions({"auto", "dense", "gram", "matrix_free"})],
+        "center": ["boolean"],
+        "return_sequences": ["boolean"],
+        "n_oversamples": [Interval(Integral, 0, None, closed="left")],
+        "n_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        solver="auto",
+        center=False,
+        return_sequences=False,
+        n_oversamples=10,
+        n_iter="auto",
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.n_components = n_components
+        self.solver = solver
+        self.center = center
+        self.return_sequences = return_sequences
+        self.n_oversamples = n_oversamples
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = True
+        tags.input_tags.three_d_array = True
+        return tags
+
+    # -- fitting ------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the autoencoder: closed-form ``A`` and ``B`` from the SVD of Ξ.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps[, n_features]) or list
+            Training sequences (see :mod:`sklmn.utils.sequences`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : LAESTransformer
+        """
+        for attr in ("_gram_state", "n_samples_seen_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        seqs = validate_sequences(self, X, reset=True)
+        L, a = seqs.n_timesteps, seqs.n_features
+        solver = self.solver
+        if solver == "auto":
+            solver = "gram" if L * a <= GRAM_MAX_COLUMNS else "matrix_free"
+        if solver == "gram":
+            self._accumulate_gram(seqs)
+            self._solve_from_gram()
+            self.n_samples_seen_ = seqs.n_samples
+            return self
+        n_components = self._check_n_components(seqs.n_steps_total, L * a)
+        data, lengths = seqs.data, seqs.lengths  # fresh copy: safe to modify
+        mean = np.zeros(a)
+        if self.center:
+            mean = data[seqs.mask].mean(axis=0)
+            _subtract_mean(data, lengths, mean)
+        norm_sq = xi_frobenius_sq(data, lengths)
+        if solver == "dense":
+            s, comps = solve_dense(data, lengths, n_components, L)
+        else:
+            op = XiOperator(data, lengths, L, workers=effective_n_jobs(self.n_jobs))
+            del seqs, data  # the operator keeps its own per-bucket copies
+            n_iter = self.n_iter
+            if n_iter == "auto":
+                n_iter = 7 if n_components < 0.1 * min(op.shape) else 4
+            s, comps = randomized_svd_operator(
+                op,
+                n_components,
+                n_oversamples=self.n_oversamples,
+                n_iter=n_iter,
+                random_state=self.random_state,
+                progress=bool(self.verbose),
+            )
+        self._set_solution(s, comps, mean, norm_sq, L, a, int(lengths.sum()))
+        self.solver_ = solver
+        self.n_samples_seen_ = len(lengths)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Update the fit with a batch of sequences (always the Gram solver).
+
+        Only the Gram solver can accumulate, so ``partial_fit`` uses it whatever
+        ``solver`` says (and refuses when ``L * n_features`` exceeds 16384).
+        ΞᵀΞ is a sum over rows, so the Gram matrices of successive batches add
+        up; when a batch is longer than every previous one, the accumulated
+        matrix is padded with zero lag blocks (earlier sequences have no steps
+        at those lags). With ``center=True`` the Gram matrix is re-centered on
+        the mean of all steps seen so far, so ``partial_fit`` over batches
+        equals ``fit`` on their union (up to rounding).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps[, n_features]) or list
+            A batch of sequences.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : LAESTransformer
+        """
+        first = not hasattr(self, "_gram_state")
+        seqs = validate_sequences(self, X, reset=first)
+        self._accumulate_gram(seqs)
+        self._solve_from_gram()
+        seen = 0 if first else self.n_samples_seen_
+        self.n_samples_seen_ = seen + seqs.n_samples
+        return self
+
+    def _check_n_components(self, n_steps: int, n_columns: int) -> int:
+        bound = min(n_steps, n_columns)
+        if self.n_components is None:
+            return bound
+        if self.n_components > bound:
+            raise ValueError(
+                f"n_components={self.n_components} must be at most "
+                f"min(n_steps_total, max_length * n_features) = "
+                f"min({n_steps}, {n_columns}) = {bound}."
+            )
+        return int(self.n_components)
+
+    def _accumulate_gram(self, seqs) -> None:
+        """Add the lag moments of a batch to ``self._gram_state``.
+
+        Moments are taken about a fixed ``origin`` (the first batch's mean when
+        centering, for numerical accuracy); :meth:`_solve_from_gram` shifts them
+        to the final mean.
+        """
+        state = getattr(self, "_gram_state", None)
+        data, lengths = seqs.data, seqs.lengths  # fresh copy
+        T, a = seqs.n_timesteps, seqs.n_features
+        n_columns = a * max(T, 0 if state is None else state["n_lags"])
+        if n_columns > GRAM_LIMIT_COLUMNS:
+            raise ValueError(
+                f"The Gram solver (used by partial_fit) would build ΞᵀΞ of size "
+                f"{n_columns} x {n_columns} (max_length * n_features), more than "
+                f"the limit of {GRAM_LIMIT_COLUMNS}; use fit with "
+                "solver='matrix_free' instead."
+            )
+        if state is None:
+            origin = data[seqs.mask].mean(axis=0) if self.center else np.zeros(a)
+            state = {"origin": origin, "n_lags": 0, "gram": None, "sum": np.zeros(a)}
+            state.update(s1=None, count=None, n_steps=0)
+        if self.center:
+            _subtract_mean(data, lengths, state["origin"])
+        L = max(state["n_lags"], T)
+        mom = xi_lag_moments(
+            data, lengths, L, with_sums=self.center, progress=bool(self.verbose)
+        )
+        if state["gram"] is not None:
+            Lo = state["n_lags"]
+            mom["gram"][:Lo, :, :Lo, :] += state["gram"]
+            if self.center:
+                mom["s1"][:Lo, :Lo] += state["s1"]
+                mom["count"][:Lo, :Lo] += state["count"]
+        state["gram"] = mom["gram"]
+        state["s1"] = mom.get("s1")
+        state["count"] = mom.get("count")
+        state["n_lags"] = L
+        state["sum"] = state["sum"] + data[seqs.mask].sum(axis=0)
+        state["n_steps"] += seqs.n_steps_total
+        self._gram_state = state
+
+    def _solve_from_gram(self) -> None:
+        state = self._gram_state
+        L, a = state["n_lags"], state["origin"].shape[0]
+        n_components = self._check_n_components(state["n_steps"], L * a)
+        gram = state["gram"]
+        mean = state["origin"].copy()
+        if self.center:
+            # Gram of (z - delta) from moments of z = x - origin, see
+            # xi_lag_moments: G - s1 deltaᵀ - delta s1ᵀ + count delta deltaᵀ
+            delta = state["sum"] / state["n_steps"]
+            s1, count = state["s1"], state["count"]
+            gram = (
+                gram
+                - np.einsum("ijc,d->icjd", s1, delta)
+                - np.einsum("c,jid->icjd", delta, s1)
+                + np.einsum("ij,c,d->icjd", count, delta, delta)
+            )
+            mean += delta
+        gram = gram.reshape(L * a, L * a)
+        norm_sq = float(np.trace(gram))
+        s, comps = solve_gram(gram, n_components)
+        self._set_solution(s, comps, mean, norm_sq, L, a, state["n_steps"])
+        self.solver_ = "gram"
+
+    def _set_solution(self, s, comps, mean, norm_sq, L, a, n_steps) -> None:
+        self.components_ = comps
+        self.singular_values_ = s
+        self.explained_variance_ratio_ = s**2 / norm_sq if norm_sq > 0 else s * 0.0
+        self.n_components_ = comps.shape[0]
+        self.mean_ = mean
+        self.max_length_ = int(L)
+        self.n_steps_total_ = int(n_steps)
+        # A = UᵀP (lag-0 block), B = UᵀRU with R shifting lag blocks by one
+        self.A_ = np.ascontiguousarray(comps[:, :a])
+        self.B_ = comps[:, a:] @ comps[:, : comps.shape[1] - a].T
+
+    # -- encoding / decoding -----------------------------------------------
+    def _validated(self, X):
+        seqs = validate_sequences(self, X, reset=False)
+        if np.any(self.mean_):
+            _subtract_mean(seqs.data, seqs.lengths, self.mean_)
+        return seqs
+
+    def transform(self, X):
+        """Encode sequences into memory states.
+
+        Vectorized over sequences: one loop over time, one matrix product per
+        step for the sequences still running.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps[, n_features]) or list
+            Sequences to encode.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components_), or the states at every
+            step shaped like the input (ndarray ``(n_samples, n_timesteps,
+            n_components_)`` with NaN at padded steps, or a list of
+            ``(T_i, n_components_)`` arrays) when ``return_sequences=True``.
+        """
+        check_is_fitted(self)
+        seqs = self._validated(X)
+        final, states = self._encode(seqs.data, seqs.lengths, self.return_sequences)
+        if self.return_sequences:
+            return format_like_input(states, seqs)
+        return final
+
+    def _encode(self, data, lengths, return_sequences=False):
+        n, T, _ = data.shape
+        order = np.argsort(-lengths, kind="stable")
+        active = _active_counts(lengths, order, T)
+        At, Bt = self.A_.T, self.B_.T
+        m = np.zeros((n, self.n_components_))
+        states = np.zeros((n, T, self.n_components_)) if return_sequences else None
+        with _single_threaded_blas():  # one small GEMM per step
+            for t in range(T):
+                idx = order[: active[t]]
+                m[: active[t]] = data[idx, t] @ At + m[: active[t]] @ Bt  # eq. 1
+                if return_sequences:
+                    states[idx, t] = m[: active[t]]
+        final = np.empty_like(m)
+        final[order] = m
+        return final, states
+
+    def inverse_transform(self, Z, lengths=None):
+        """Decode memory states back into sequences.
+
+        The state ``m_l`` of a sequence of length ``l`` decodes its steps
+        backwards, ``x~_t = Aᵀ m_t`` and ``m_{t-1} = Bᵀ m_t`` for
+        ``t = l, ..., 1`` (paper 000 eq. 2), plus ``mean_``.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_components_)
+            Memory states (the output of :meth:`transform`).
+        lengths : int or array-like of shape (n_samples,), default=None
+            Length of every decoded sequence; defaults to ``max_length_``.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, length, n_features_in_) when all
+            lengths are equal, else a list of ``(length_i, n_features_in_)``
+            arrays.
+        """
+        check_is_fitted(self)
+        Z = np.asarray(Z, dtype=np.float64)
+        if Z.ndim != 2 or Z.shape[1] != self.n_components_:
+            raise ValueError(
+                f"Z must have shape (n_samples, {self.n_components_}), got {Z.shape}."
+            )
+        n = Z.shape[0]
+        if lengths is None:
+            lengths = self.max_length_
+        lengths = np.asarray(lengths)
+        if lengths.ndim == 0:
+            lengths = np.full(n, int(lengths))
+        if (
+            lengths.shape != (n,)
+            or not np.issubdtype(lengths.dtype, np.integer)
+            or (lengths < 1).any()
+        ):
+            raise ValueError(
+                f"lengths must be a positive int or {n} positive ints, got {lengths!r}."
+            )
+        lengths = lengths.astype(np.int64)
+        T = int(lengths.max())
+        out = np.zeros((n, T, self.A_.shape[1]))
+        m = Z.copy()
+        rows = np.arange(n)
+        with _single_threaded_blas():  # one small GEMM per step
+            for k in range(T):
+                pos = lengths - 1 - k
+                ok = pos >= 0
+                out[rows[ok], pos[ok]] = m[ok] @ self.A_  # x~_t = Aᵀ m_t
+                m = m @ self.B_  # m_{t-1} = Bᵀ m_t
+        out += self.mean_
+        if (lengths == T).all():
+            return out
+        return [out[i, : lengths[i]] for i in range(n)]
+
+    def reconstruction_error(self, X) -> float:
+        """Relative error of decoding every prefix of ``X`` from its state.
+
+        For every step ``t`` of every sequence, the state ``m_t`` (encoded by
+        the recursion) is decoded backwards into ``t`` steps, which are
+        compared with the prefix ``x_t, ..., x_1``::
+
+            sum_prefixes ||prefix - decoded||^2 / sum_prefixes ||prefix||^2
+
+        (on mean-centered data when ``center=True``). The denominator is
+        ``||Ξ||_F^2`` and the error equals encode-then-decode on every prefix,
+        but it is computed in ``O(n_steps p^2)`` without decoding: with the
+        decoder blocks ``Ω_k = Aᵀ(Bᵀ)^k`` and ``m_t = sum_k Ω_kᵀ x_{t-k}``,
+        the error of a prefix is ``||ξ_t||^2 - 2 ||m_t||^2 + m_tᵀ S_t m_t``,
+        ``S_t = sum_{k<t} Ω_kᵀ Ω_k``. With ``n_components >= rank(Ξ)`` it is 0.
+        It only scores the ``t`` decoded steps of every prefix, not what the
+        decoder produces before the first step, so with truncation it can be
+        below the error of the rank-``p`` projection of the zero-padded Ξ,
+        ``1 - sum(explained_variance_ratio_)`` on the training data (the SVD
+        error of paper 000 Fig. 8a).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps[, n_features]) or list
+
+        Returns
+        -------
+        error : float
+            In ``[0, inf)``; 0 for a perfect reconstruction.
+        """
+        check_is_fitted(self)
+        seqs = self._validated(X)
+        data, lengths = seqs.data, seqs.lengths
+        norm_sq = xi_frobenius_sq(data, lengths)
+        n, T, _ = data.shape
+        order = np.argsort(-lengths, kind="stable")
+        active = _active_counts(lengths, order, T)
+        At, Bt = self.A_.T, self.B_.T
+        p = self.n_components_
+        m = np.zeros((n, p))
+        omega = At.copy()  # Ω_0 = Aᵀ, shape (a, p)
+        S = np.zeros((p, p))
+        cross = quad = 0.0
+        with _single_threaded_blas():  # small GEMMs per step
+            for t in range(T):
+                k = active[t]
+                m[:k] = data[order[:k], t] @ At + m[:k] @ Bt
+                S += omega.T @ omega  # S_{t+1}: lags 0..t
+                omega = omega @ Bt
+                cross += float(np.einsum("ij,ij->", m[:k], m[:k]))
+                quad += float(np.einsum("ij,ij->", m[:k] @ S, m[:k]))
+        if norm_sq == 0:
+            return 0.0
+        return max(norm_sq - 2 * cross + quad, 0.0) / norm_sq
+
+    def score(self, X, y=None) -> float:
+        """Fraction of the prefix energy reconstructed: ``1 - reconstruction_error``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_timesteps[, n_features]) or list
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            At most 1; 1 for a perfect reconstruction.
+        """
+        return 1.0 - self.reconstruction_error(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the memory units: ``laes0``, ..., ``laes{p-1}``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Only checked for length (``n_features_in_``).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        if input_features is not None and len(input_features) != self.n_features_in_:
+            raise ValueError(
+                f"input_features should have length equal to number of features "
+                f"({self.n_features_in_}), got {len(input_features)}"
+            )
+        return np.asarray([f"laes{i}" for i in range(self.n_components_)], dtype=object)
