@@ -8,7 +8,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils.sequences import format_like_input, validate_sequences
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
@@ -442,8 +442,8 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             arrays.
         """
         check_is_fitted(self)
-        Z = np.asarray(Z, dtype=np.float64)
-        if Z.ndim != 2 or Z.shape[1] != self.n_components_:
+        Z = check_array(Z, dtype=np.float64, input_name="Z")
+        if Z.shape[1] != self.n_components_:
             raise ValueError(
                 f"Z must have shape (n_samples, {self.n_components_}), got {Z.shape}."
             )
@@ -451,7 +451,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         if lengths is None:
             lengths = self.max_length_
         lengths = np.asarray(lengths)
-        if lengths.ndim == 0:
+        if lengths.ndim == 0 and np.issubdtype(lengths.dtype, np.integer):
             lengths = np.full(n, int(lengths))
         if (
             lengths.shape != (n,)

@@ -437,11 +437,6 @@ def test_fuzz_fit(name, data):
     _assert_unchanged(y_before, y)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LAESTransformer.inverse_transform does not check that Z is finite "
-    "(sklmn/laes/_laes.py, reported to the lead); remove this mark once fixed",
-)
 @pytest.mark.parametrize(
     "bad, lengths, match",
     [(np.nan, None, "NaN"), (np.inf, None, "infinity"), (0.0, 2.5, "lengths")],
