@@ -477,6 +477,7 @@ class _BaseSequenceEstimator(BaseEstimator):
             self.best_loss_ = float(min(losses)) if losses else None
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
+        self._record_fit(net)
         if not monitor.converged_ and len(history) == self.max_iter:
             warnings.warn(
                 f"Maximum iterations ({self.max_iter}) reached and the "
@@ -485,6 +486,9 @@ class _BaseSequenceEstimator(BaseEstimator):
                 stacklevel=3,  # fit <- _fit_context wrapper <- caller
             )
         return self
+
+    def _record_fit(self, net) -> None:
+        """Set model-specific fitted attributes after training (hook)."""
 
     def _current_fitted_params(self) -> dict:
         names = ["target", *self._model_parameter_names()]

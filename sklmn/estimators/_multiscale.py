@@ -97,27 +97,11 @@ class _MultiScaleLMNMixin:
             net.callbacks.insert(len(net.callbacks) - 1, ("incremental", callback))
         return net
 
-    def fit(self, X, y):
-        """Train the model on sequences ``X`` and targets ``y``.
-
-        Parameters
-        ----------
-        X : array-like or list of array-like
-            Sequences.
-        y : array-like or list of array-like
-            Targets in the layout selected by ``target``.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        super().fit(X, y)
-        growth = dict(self.net_.callbacks_).get("incremental")
+    def _record_fit(self, net) -> None:
+        growth = dict(net.callbacks_).get("incremental")
         if growth is not None:
             self.module_history_ = growth.history_
-        self.n_modules_ = self.net_.module_.recurrent.n_modules
-        return self
+        self.n_modules_ = net.module_.recurrent.n_modules
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)
