@@ -6,5 +6,28 @@ All modules follow the ``torch.nn.RNN(batch_first=True)`` call convention
 """
 
 from ._base import RecurrentModule
+from ._baselines import GRU, LSTM, ElmanRNN
+from ._enrnn import ENRNN, ModReLU, modrelu
+from ._lmn import LMN, LMNLayer
+from ._multiscale import ClockworkRNN, MultiScaleLMN
+from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
+from ._unrolled import TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 
-__all__ = ["RecurrentModule"]
+__all__ = [
+    "ClockworkRNN",
+    "ENRNN",
+    "ElmanRNN",
+    "GRU",
+    "LMN",
+    "LMNLayer",
+    "LSTM",
+    "ModReLU",
+    "MultiScaleLMN",
+    "RecurrentModule",
+    "TapeReadout",
+    "UnrolledRNN",
+    "init_lmn_from_unrolled_",
+    "modrelu",
+    "norm_stabilizer_penalty",
+    "orthogonality_penalty",
+]

@@ -43,9 +43,7 @@ def orthogonality_penalty(weight: Tensor, scale: float = 1.0) -> Tensor:
     """
     scale = check_nonnegative_float("scale", scale)
     if weight.dim() != 2:
-        raise ValueError(
-            f"weight must be a matrix, got shape {tuple(weight.shape)}"
-        )
+        raise ValueError(f"weight must be a matrix, got shape {tuple(weight.shape)}")
     gram = weight.mT @ weight
     eye = torch.eye(gram.shape[0], dtype=gram.dtype, device=gram.device)
     return scale * (gram - eye).square().sum()
@@ -91,9 +89,7 @@ def norm_stabilizer_penalty(
     """
     scale = check_nonnegative_float("scale", scale)
     if states.dim() != 3:
-        raise ValueError(
-            f"states must have shape (N, T, M), got {tuple(states.shape)}"
-        )
+        raise ValueError(f"states must have shape (N, T, M), got {tuple(states.shape)}")
     n, t, _ = states.shape
     norms = torch.linalg.vector_norm(states, dim=-1)  # (N, T)
     if initial_state is None:

@@ -85,7 +85,6 @@ CASES = {
 
 # pickling these fails until sklmn.nn.LMNLayer (owned by nn-core) inherits
 # PicklableParametrizationsMixin; the safe format does not need pickling
-PICKLE_XFAIL = {"lmn_orthogonal", "lmn_spectral"}
 
 
 def _data(kind):
@@ -155,20 +154,7 @@ def test_safe_format_round_trip_gives_identical_predictions(case, tmp_path):
             )
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            c,
-            marks=pytest.mark.xfail(
-                c in PICKLE_XFAIL,
-                strict=True,
-                reason="LMNLayer lacks PicklableParametrizationsMixin (nn-core)",
-            ),
-        )
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("library", ["pickle", "joblib"])
 def test_pickle_and_joblib_round_trips(case, library, tmp_path):
     est, X, _ = _fitted(case)

@@ -1,0 +1,1015 @@
+"""Linear Memory Network (paper 000 §3.1, paper 003 §2).
+
+One LMN layer computes, with zero initial memory ``m_0``::
+
+    h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)
+    m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)
+
+and outputs the memory sequence (``output='memory'``; LMN-m in 000, LMN-B in
+004) or the hidden sequence (``output='hidden'``; LMN-h / LMN-A).
+
+Speed: the input projection ``W_xh x_t + b_h`` is one matmul for all steps;
+the recurrence runs in :class:`_LMNScan`, an autograd function whose backward
+is a hand-written BPTT: one fused matmul ``[g_pre | g_m] @ [W_mh; W_mm]`` per
+step and the weight gradients as single matmuls over all steps. Variable
+lengths are handled as packed sequences: the batch is sorted by decreasing
+length and step ``t`` only updates the prefix of sequences still running
+(outputs of finished sequences are exactly zero, their final state is read at
+their last valid step).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.nn.utils import parametrize
+
+from ._base import (
+    RecurrentModule,
+    active_batch_sizes,
+    check_bool,
+    check_choice,
+    check_dropout,
+    check_input,
+    check_nonnegative_float,
+    check_positive_int,
+    check_step_input,
+    reverse_padded,
+    sort_by_length,
+)
+from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
+from .parametrizations import (
+    PicklableParametrizationsMixin,
+    spectral_radius_normalization,
+)
+
+__all__ = ["LMN", "LMNLayer", "lmn_scan"]
+
+_OUTPUTS = ("memory", "hidden")
+_MEMORY_MATRICES = ("free", "orthogonal", "spectral")
+
+
+# --------------------------------------------------------------------------- #
+# The recurrence kernel
+# --------------------------------------------------------------------------- #
+def _last_indices(batch_sizes: list[int] | None, T: int, N: int) -> list[int]:
+    """Last valid step of each (length-sorted) sequence from the batch sizes."""
+    if batch_sizes is None:
+        return [T - 1] * N
+    last = []
+    t = T - 1
+    for n in range(N):  # rows sorted by decreasing length
+        while batch_sizes[t] <= n:
+            t -= 1
+        last.append(t)
+    return last
+
+
+class _LMNScan(torch.autograd.Function):
+    """LMN recurrence over a time-major, length-sorted input.
+
+    Inputs: ``x`` (T, N, d); ``m0`` (N, M); the layer's weights (``bias_m``
+    may be None); ``batch_sizes`` (T non-increasing ints, or None for all N);
+    ``truncate`` (cut dh_t/dm_{t-1}).
+    Outputs: ``hs`` (T, N, H), ``ms`` (T, N, M), exactly zero at padded steps
+    (which receive no gradient), and the final states ``h_last``, ``m_last``
+    (N, H), (N, M) at each sequence's last valid step.
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: torch.autograd.function.FunctionCtx,
+        x: Tensor,
+        m0: Tensor,
+        weight_xh: Tensor,
+        bias_h: Tensor,
+        weight_mh: Tensor,
+        weight_hm: Tensor,
+        weight_mm: Tensor,
+        bias_m: Tensor | None,
+        batch_sizes: list[int] | None,
+        truncate: bool,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        T, N, d = x.shape
+        H, M = weight_xh.shape[0], m0.shape[1]
+        # Z_t = [W_xh x_t + b_h | b_m] for all steps in one matmul; then
+        # m_{t-1} (read by both W_mh and W_mm) adds m_{t-1} [W_mh; W_mm]^T.
+        w_in = torch.cat([weight_xh, weight_xh.new_zeros(M, d)], dim=0)
+        b_in = torch.cat([bias_h, bias_m if bias_m is not None else m0.new_zeros(M)])
+        x2 = x.reshape(T * N, d)
+        Z = torch.addmm(b_in, x2, w_in.t()).view(T, N, H + M)
+        w_read = torch.cat([weight_mh, weight_mm], dim=0).t()  # (M, H+M)
+        w_hm_t = weight_hm.t()  # (H, M)
+        hs = x.new_empty(T, N, H)
+        # m_t is accumulated in place in the last M columns of Z (one copy
+        # after the loop instead of one per step).
+        ms = Z[..., H:]
+        m_prev = m0
+        for t in range(T):
+            b = N if batch_sizes is None else batch_sizes[t]
+            z = Z[t, :b]
+            z.addmm_(m_prev[:b], w_read)
+            h = hs[t, :b]
+            torch.tanh(z[:, :H], out=h)
+            z[:, H:].addmm_(h, w_hm_t)
+            if b < N:
+                hs[t, b:] = 0.0
+                ms[t, b:] = 0.0
+            m_prev = ms[t]
+        ms = ms.contiguous()
+        last = _last_indices(batch_sizes, T, N)
+        rows = torch.arange(N, device=x.device)
+        last_t = torch.tensor(last, device=x.device)
+        ctx.save_for_backward(
+            x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm
+        )
+        ctx.batch_sizes = batch_sizes
+        ctx.truncate = truncate
+        ctx.has_bias_m = bias_m is not None
+        ctx.last = (last_t, rows)
+        ctx.set_materialize_grads(False)
+        return hs, ms, hs[last_t, rows], ms[last_t, rows]
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(  # type: ignore[override]
+        ctx: torch.autograd.function.FunctionCtx,
+        g_hs: Tensor | None,
+        g_ms: Tensor | None,
+        g_h_last: Tensor | None,
+        g_m_last: Tensor | None,
+    ) -> tuple[Tensor | None, ...]:
+        x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm = ctx.saved_tensors
+        batch_sizes, truncate = ctx.batch_sizes, ctx.truncate
+        T, N, H = hs.shape
+        M = m0.shape[1]
+        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H+M, M)
+        # G[t] = [dL/dpre_t | dL/dm_t]: initialized with the direct gradients
+        # of the outputs, completed backwards in time (BPTT).
+        G = hs.new_empty(T, N, H + M)
+        for part, grad in ((G[..., :H], g_hs), (G[..., H:], g_ms)):
+            if grad is None:
+                part.zero_()
+            else:
+                part.copy_(grad)
+        last_t, rows = ctx.last
+        if g_h_last is not None:
+            G[last_t, rows, :H] += g_h_last
+        if g_m_last is not None:
+            G[last_t, rows, H:] += g_m_last
+        tanh_backward = torch.ops.aten.tanh_backward.grad_input
+        g_m0 = None  # set at t = 0 (T >= 1)
+        for t in range(T - 1, -1, -1):
+            b = N if batch_sizes is None else batch_sizes[t]
+            if b < N:  # padded steps are constants: no gradient
+                G[t, b:] = 0.0
+            g = G[t, :b]
+            gm, gpre = g[:, H:], g[:, :H]
+            # dL/dh_t = g_h + g_m W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
+            gpre.addmm_(gm, weight_hm)
+            tanh_backward(gpre, hs[t, :b], grad_input=gpre)
+            # dL/dm_{t-1} += dL/dpre_t W_mh + dL/dm_t W_mm, accumulated in place
+            # into G[t-1] (b_{t-1} >= b_t); 003 §2 truncation drops W_mh.
+            w, src = (weight_mm, gm) if truncate else (w_read, g)
+            if t > 0:
+                G[t - 1, :b, H:].addmm_(src, w)
+            else:  # b_0 = N
+                g_m0 = src @ w
+        # Weight gradients: one matmul over all steps, m_{t-1} = [m0, ms[:-1]].
+        G2 = G.view(T * N, H + M)
+        g_pre = G2[:, :H]
+        g_read = G[0].t() @ m0
+        if T > 1:
+            g_read.addmm_(G2[N:].t(), ms[:-1].reshape((T - 1) * N, M))
+        g_hm = G2[:, H:].t() @ hs.reshape(T * N, H)
+        g_x = None
+        if ctx.needs_input_grad[0]:
+            g_x = (g_pre @ weight_xh).view(T, N, -1)
+        g_xh = g_pre.t() @ x2
+        g_bh = g_pre.sum(dim=0)
+        g_bm = G2[:, H:].sum(dim=0) if ctx.has_bias_m else None
+        return (
+            g_x,
+            g_m0,
+            g_xh,
+            g_bh,
+            g_read[:H],
+            g_hm,
+            g_read[H:],
+            g_bm,
+            None,
+            None,
+        )
+
+
+def lmn_scan(
+    x: Tensor,
+    m0: Tensor,
+    weight_xh: Tensor,
+    bias_h: Tensor,
+    weight_mh: Tensor,
+    weight_hm: Tensor,
+    weight_mm: Tensor,
+    bias_m: Tensor | None = None,
+    batch_sizes: Sequence[int] | None = None,
+    truncate_gradient: bool = False,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Run the LMN recurrence on a time-major batch.
+
+    Computes ``h_t = tanh(W_xh x_t + b_h + W_mh m_{t-1})`` and
+    ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)`` for ``t = 1..T`` with a
+    hand-written backward (fast BPTT). Differentiable (first order) with
+    respect to every tensor argument.
+
+    Parameters
+    ----------
+    x : Tensor of shape (T, N, d)
+        Time-major input.
+    m0 : Tensor of shape (N, M)
+        Initial memory.
+    weight_xh : Tensor of shape (H, d)
+    bias_h : Tensor of shape (H,)
+    weight_mh : Tensor of shape (H, M)
+    weight_hm : Tensor of shape (M, H)
+    weight_mm : Tensor of shape (M, M)
+    bias_m : Tensor of shape (M,), optional
+    batch_sizes : sequence of int of length T, optional
+        Number of sequences still running at each step; the batch must be
+        sorted by decreasing length (see :func:`sklmn.nn._base.sort_by_length`
+        and :func:`sklmn.nn._base.active_batch_sizes`).
+        ``None``: all sequences have length ``T``.
+    truncate_gradient : bool, default=False
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2).
+
+    Returns
+    -------
+    hs : Tensor of shape (T, N, H)
+        Hidden states, exactly zero at padded steps (which get no gradient).
+    ms : Tensor of shape (T, N, M)
+        Memory states, same convention.
+    h_last : Tensor of shape (N, H)
+        Hidden state at each sequence's last valid step.
+    m_last : Tensor of shape (N, M)
+        Memory at each sequence's last valid step.
+
+    Examples
+    --------
+    >>> x = torch.zeros(3, 2, 1)
+    >>> m0 = torch.ones(2, 2)
+    >>> w_xh, b_h, w_mh = torch.zeros(4, 1), torch.zeros(4), torch.zeros(4, 2)
+    >>> w_hm, w_mm = torch.zeros(2, 4), torch.eye(2)
+    >>> hs, ms, h_last, m_last = lmn_scan(
+    ...     x, m0, w_xh, b_h, w_mh, w_hm, w_mm, batch_sizes=[2, 2, 1]
+    ... )
+    >>> ms[:, :, 0]
+    tensor([[1., 1.],
+            [1., 1.],
+            [1., 0.]])
+    >>> m_last
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
+    T, N = x.shape[0], x.shape[1]
+    if batch_sizes is not None:
+        batch_sizes = [int(b) for b in batch_sizes]
+        if len(batch_sizes) != T:
+            raise ValueError(
+                f"batch_sizes must have length T={T}, got {len(batch_sizes)}"
+            )
+        if batch_sizes[0] != N or any(
+            b1 < b2 for b1, b2 in zip(batch_sizes, batch_sizes[1:], strict=False)
+        ):
+            raise ValueError(
+                f"batch_sizes must be non-increasing and start at N={N} (every "
+                f"sequence has at least one step), got {batch_sizes}"
+            )
+        if batch_sizes[-1] == N:
+            batch_sizes = None
+    return _LMNScan.apply(
+        x,
+        m0.contiguous(),
+        weight_xh,
+        bias_h,
+        weight_mh,
+        weight_hm,
+        weight_mm,
+        bias_m,
+        batch_sizes,
+        bool(truncate_gradient),
+    )
+
+
+def _as_matrix(
+    value: object, name: str, shape: tuple[int, ...], like: Tensor
+) -> Tensor:
+    """Convert ``value`` to a tensor of ``shape`` with ``like``'s dtype/device."""
+    tensor = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    if tuple(tensor.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(tensor.shape)}")
+    return tensor
+
+
+# --------------------------------------------------------------------------- #
+# One layer
+# --------------------------------------------------------------------------- #
+class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
+    """One unidirectional Linear Memory Network layer (paper 000 §3.1).
+
+    ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)``,
+    ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)``, zero initial memory.
+
+    Parameters
+    ----------
+    input_size : int
+        Number of input features ``d``.
+    hidden_size : int
+        Number of hidden (functional) units ``H``.
+    memory_size : int
+        Number of memory units ``M``.
+    output : {'memory', 'hidden'}, default='memory'
+        Output the memory sequence ``m_t`` or the hidden sequence ``h_t``.
+    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
+        ``'orthogonal'``: ``weight_mm`` is constrained orthogonal with
+        :func:`torch.nn.utils.parametrizations.orthogonal`; ``'spectral'``:
+        spectral radius normalized below one with
+        :func:`sklmn.nn.parametrizations.spectral_radius_normalization`.
+    memory_bias : bool, default=False
+        Add a memory bias ``b_m``.
+    truncate_gradient : bool, default=False
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2).
+
+    Attributes
+    ----------
+    weight_xh : Parameter of shape (H, d)
+    weight_mh : Parameter of shape (H, M)
+    bias_h : Parameter of shape (H,)
+    weight_hm : Parameter of shape (M, H)
+    weight_mm : Tensor of shape (M, M)
+        A parameter, or a parametrized tensor for ``'orthogonal'`` and
+        ``'spectral'``.
+    bias_m : Parameter of shape (M,) or None
+    output_size : int
+        ``M`` for ``output='memory'``, ``H`` for ``output='hidden'``.
+
+    Notes
+    -----
+    Penalties (soft orthogonality, norm stabilizer) are configured on
+    :class:`LMN`; ``LMNLayer.penalty()`` is zero.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> layer = LMNLayer(3, 5, 4)
+    >>> out, (h, m) = layer(torch.randn(2, 7, 3), lengths=torch.tensor([7, 2]))
+    >>> out.shape, h.shape, m.shape
+    (torch.Size([2, 7, 4]), torch.Size([2, 5]), torch.Size([2, 4]))
+    >>> bool((out[1, 2:] == 0).all()) and torch.equal(m[1], out[1, 1])
+    True
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        memory_size: int,
+        *,
+        output: str = "memory",
+        memory_matrix: str = "free",
+        memory_bias: bool = False,
+        truncate_gradient: bool = False,
+    ) -> None:
+        super().__init__()
+        self.input_size = check_positive_int("input_size", input_size)
+        self.hidden_size = check_positive_int("hidden_size", hidden_size)
+        self.memory_size = check_positive_int("memory_size", memory_size)
+        self.output = check_choice("output", output, _OUTPUTS)
+        self.memory_matrix = check_choice(
+            "memory_matrix", memory_matrix, _MEMORY_MATRICES
+        )
+        self.memory_bias = check_bool("memory_bias", memory_bias)
+        self.truncate_gradient = check_bool("truncate_gradient", truncate_gradient)
+        self.output_size = self.memory_size if output == "memory" else hidden_size
+        H, M, d = self.hidden_size, self.memory_size, self.input_size
+        self.weight_xh = nn.Parameter(torch.empty(H, d))
+        self.weight_mh = nn.Parameter(torch.empty(H, M))
+        self.bias_h = nn.Parameter(torch.empty(H))
+        self.weight_hm = nn.Parameter(torch.empty(M, H))
+        self.weight_mm = nn.Parameter(torch.empty(M, M))
+        if self.memory_bias:
+            self.bias_m = nn.Parameter(torch.empty(M))
+        else:
+            self.register_parameter("bias_m", None)
+        self.reset_parameters()
+        if self.memory_matrix == "orthogonal":
+            nn.utils.parametrizations.orthogonal(self, "weight_mm")
+        elif self.memory_matrix == "spectral":
+            spectral_radius_normalization(self, "weight_mm")
+
+    def reset_parameters(self) -> None:
+        """Re-initialize the parameters.
+
+        ``W_xh``, ``W_mh``, ``W_hm`` uniform in ``±1/sqrt(fan_in)`` (as
+        :class:`torch.nn.RNN`), ``W_mm`` random orthogonal (paper 003),
+        biases zero.
+        """
+        with torch.no_grad():
+            for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
+                bound = 1.0 / math.sqrt(weight.shape[1])
+                nn.init.uniform_(weight, -bound, bound)
+            nn.init.zeros_(self.bias_h)
+            if self.bias_m is not None:
+                nn.init.zeros_(self.bias_m)
+            q = nn.init.orthogonal_(torch.empty_like(self.weight_mm))
+            if parametrize.is_parametrized(self, "weight_mm"):
+                self.weight_mm = q
+            else:
+                self.weight_mm.copy_(q)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}, {self.memory_size}"
+        if self.output != "memory":
+            s += f", output={self.output!r}"
+        if self.memory_matrix != "free":
+            s += f", memory_matrix={self.memory_matrix!r}"
+        if self.memory_bias:
+            s += ", memory_bias=True"
+        if self.truncate_gradient:
+            s += ", truncate_gradient=True"
+        return s
+
+    # -- internal API shared with LMN ------------------------------------- #
+    def _scan(
+        self, x_tm: Tensor, m0: Tensor, batch_sizes: list[int] | None
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Recurrence on time-major sorted input ``x_tm`` (T, N, d).
+
+        Call inside ``parametrize.cached()``. Returns time-major ``hs``, ``ms``
+        and the final states (see :func:`lmn_scan`).
+        """
+        return lmn_scan(
+            x_tm,
+            m0,
+            self.weight_xh,
+            self.bias_h,
+            self.weight_mh,
+            self.weight_hm,
+            self.weight_mm,
+            self.bias_m,
+            batch_sizes,
+            self.truncate_gradient,
+        )
+
+    def _cell(self, x_t: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
+        """One step ``(x_t, m_{t-1}) -> (h_t, m_t)`` with plain autograd ops."""
+        h = torch.tanh(
+            F.linear(x_t, self.weight_xh, self.bias_h) + F.linear(m, self.weight_mh)
+        )
+        m = F.linear(h, self.weight_hm, self.bias_m) + F.linear(m, self.weight_mm)
+        return h, m
+
+    def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor:
+        m0 = state[1] if isinstance(state, tuple | list) else state
+        if m0 is None:
+            return like.new_zeros(n, self.memory_size)
+        if not isinstance(m0, Tensor) or m0.shape != (n, self.memory_size):
+            got = tuple(m0.shape) if isinstance(m0, Tensor) else type(m0).__name__
+            raise ValueError(
+                f"initial memory must have shape {(n, self.memory_size)}, got {got}"
+            )
+        return m0.to(like.dtype)
+
+    # -- protocol ---------------------------------------------------------- #
+    def forward(
+        self,
+        x: Tensor,
+        lengths: Tensor | None = None,
+        state: tuple[Tensor | None, Tensor] | Tensor | None = None,
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Run the layer over a batch of sequences.
+
+        Parameters
+        ----------
+        x : Tensor of shape (N, T, input_size)
+            Batch-first input.
+        lengths : Tensor of shape (N,), optional
+            Valid lengths (values in ``1..T``).
+        state : tuple (h0, m0) or Tensor m0, optional
+            Initial state; ``m0`` of shape (N, memory_size). ``h0`` is ignored
+            (``h_t`` does not depend on ``h_{t-1}``). Default zero.
+
+        Returns
+        -------
+        output : Tensor of shape (N, T, output_size)
+            Zero at padded steps.
+        state : tuple (h, m)
+            Final hidden (N, H) and memory (N, M) at each last valid step.
+        """
+        lengths, T = check_input(x, lengths, self.input_size)
+        n = x.shape[0]
+        m0 = self._initial_memory(state, n, x)
+        batch_sizes = None
+        if lengths is not None:
+            sorted_lengths, order, inverse = sort_by_length(lengths)
+            order, inverse = order.to(x.device), inverse.to(x.device)
+            x, m0 = x[order], m0[order]
+            batch_sizes = active_batch_sizes(sorted_lengths, T)
+        with parametrize.cached():
+            hs, ms, h_n, m_n = self._scan(x.transpose(0, 1), m0, batch_sizes)
+        out = (ms if self.output == "memory" else hs).transpose(0, 1)
+        if lengths is not None:
+            out, h_n, m_n = out[inverse], h_n[inverse], m_n[inverse]
+        # padded steps of hs / ms are exactly zero (see lmn_scan)
+        return out, (h_n, m_n)
+
+    def step(
+        self, x_t: Tensor, state: tuple[Tensor | None, Tensor] | Tensor | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Advance one time step (streaming inference).
+
+        Parameters
+        ----------
+        x_t : Tensor of shape (N, input_size)
+        state : tuple (h, m) or Tensor m, optional
+            Previous state (default zero).
+
+        Returns
+        -------
+        y_t : Tensor of shape (N, output_size)
+        state : tuple (h, m)
+        """
+        check_step_input(x_t, self.input_size)
+        m = self._initial_memory(state, x_t.shape[0], x_t)
+        with parametrize.cached():
+            h, m = self._cell(x_t, m)
+        return (m if self.output == "memory" else h), (h, m)
+
+    # -- weight setting ---------------------------------------------------- #
+    def init_from_laes_(
+        self, A: object, B: object, mean: object | None = None
+    ) -> LMNLayer:
+        """Initialize from a linear autoencoder for sequences (003 §3.2).
+
+        Sets ``W_xh = A``, ``W_mh = 0``, ``W_hm = I``, ``W_mm = B``,
+        ``b_h = -A mean`` (zero when ``mean`` is None) and ``b_m = 0``, so that
+        ``m_t = tanh(A (x_t - mean)) + B m_{t-1}``, the LAES encoding with the
+        nonlinearity on the input only.
+
+        Parameters
+        ----------
+        A : array-like of shape (p, input_size)
+            LAES input matrix.
+        B : array-like of shape (p, p)
+            LAES state matrix.
+        mean : array-like of shape (input_size,), optional
+            Feature mean used to center the LAES input.
+
+        Returns
+        -------
+        self : LMNLayer
+
+        Raises
+        ------
+        ValueError
+            If ``hidden_size``, ``memory_size`` and ``p`` differ, or shapes
+            mismatch.
+
+        Examples
+        --------
+        >>> layer = LMNLayer(2, 3, 3).init_from_laes_(torch.ones(3, 2), torch.eye(3))
+        >>> layer.weight_hm
+        Parameter containing:
+        tensor([[1., 0., 0.],
+                [0., 1., 0.],
+                [0., 0., 1.]], requires_grad=True)
+        """
+        like = self.weight_xh
+        p = torch.as_tensor(A).shape[0] if torch.as_tensor(A).dim() == 2 else -1
+        if not (self.hidden_size == self.memory_size == p):
+            raise ValueError(
+                f"LAES initialization needs hidden_size == memory_size == "
+                f"A.shape[0], got hidden_size={self.hidden_size}, "
+                f"memory_size={self.memory_size}, A of shape "
+                f"{tuple(torch.as_tensor(A).shape)}"
+            )
+        A_t = _as_matrix(A, "A", (p, self.input_size), like)
+        B_t = _as_matrix(B, "B", (p, p), like)
+        if self.memory_matrix == "orthogonal":
+            raise ValueError(
+                "init_from_laes_ cannot set an orthogonal memory_matrix to the "
+                "LAES matrix B; use memory_matrix='free' or 'spectral'"
+            )
+        with torch.no_grad():
+            self.weight_xh.copy_(A_t)
+            self.weight_mh.zero_()
+            self.weight_hm.copy_(torch.eye(p, dtype=like.dtype, device=like.device))
+            if mean is None:
+                self.bias_h.zero_()
+            else:
+                mu = _as_matrix(mean, "mean", (self.input_size,), like)
+                self.bias_h.copy_(-(A_t @ mu))
+            if self.bias_m is not None:
+                self.bias_m.zero_()
+            if parametrize.is_parametrized(self, "weight_mm"):
+                self.weight_mm = B_t
+            else:
+                self.weight_mm.copy_(B_t)
+        return self
+
+
+# --------------------------------------------------------------------------- #
+# Stacked / bidirectional LMN
+# --------------------------------------------------------------------------- #
+class LMN(RecurrentModule):
+    """Linear Memory Network: stacked, optionally bidirectional (000 §3.1).
+
+    Each layer computes ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` and
+    ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)`` from zero initial memory and
+    passes its output sequence (memory or hidden) to the next layer.
+
+    Parameters
+    ----------
+    input_size : int
+        Number of input features.
+    hidden_size : int
+        Hidden (functional) units per layer and direction.
+    memory_size : int
+        Memory units per layer and direction.
+    num_layers : int, default=1
+        Number of stacked layers.
+    output : {'memory', 'hidden'}, default='memory'
+        Sequence each layer outputs (LMN-m / LMN-h in paper 000).
+    bidirectional : bool, default=False
+        Add a reverse-direction layer at every level; outputs are concatenated
+        ``[forward, reverse]``. The reverse direction reads each sequence's
+        valid part backwards (padding stays padding).
+    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
+        Constraint on ``W_mm`` (see :class:`LMNLayer`).
+    memory_bias : bool, default=False
+        Add a memory bias ``b_m``.
+    orthogonality_penalty : float, default=0.0
+        lambda of the soft orthogonality penalty ``lambda ||W_mm^T W_mm - I||_F^2``
+        summed over layers (003 §2.1), returned by :meth:`penalty`.
+    norm_penalty : float, default=0.0
+        beta of the norm stabilizer ``beta mean_t (||m_t|| - ||m_{t-1}||)^2``
+        on every layer's memory (003 §2.1), summed over layers.
+    truncate_gradient : bool, default=False
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (003 §2).
+    dropout : float, default=0.0
+        Dropout on each layer's output except the last (training mode only).
+
+    Attributes
+    ----------
+    layers : nn.ModuleList of LMNLayer
+        Forward-direction layers.
+    layers_reverse : nn.ModuleList of LMNLayer or None
+        Reverse-direction layers when ``bidirectional``.
+    output_size : int
+        ``memory_size`` (or ``hidden_size``) times 2 if bidirectional.
+
+    Notes
+    -----
+    The state is a tuple ``(h, m)`` of tensors of shape
+    ``(num_layers * num_directions, N, hidden_size)`` and
+    ``(num_layers * num_directions, N, memory_size)``, ordered as in
+    :class:`torch.nn.RNN` (layer-major). Only ``m`` is read as initial state.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> lmn = LMN(3, 8, 4, num_layers=2, bidirectional=True, norm_penalty=0.1)
+    >>> x = torch.randn(5, 6, 3)
+    >>> out, (h, m) = lmn(x, lengths=torch.tensor([6, 6, 3, 2, 1]))
+    >>> out.shape, h.shape, m.shape
+    (torch.Size([5, 6, 8]), torch.Size([4, 5, 8]), torch.Size([4, 5, 4]))
+    >>> lmn.penalty().item() > 0
+    True
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        memory_size: int,
+        *,
+        num_layers: int = 1,
+        output: str = "memory",
+        bidirectional: bool = False,
+        memory_matrix: str = "free",
+        memory_bias: bool = False,
+        orthogonality_penalty: float = 0.0,
+        norm_penalty: float = 0.0,
+        truncate_gradient: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.input_size = check_positive_int("input_size", input_size)
+        self.hidden_size = check_positive_int("hidden_size", hidden_size)
+        self.memory_size = check_positive_int("memory_size", memory_size)
+        self.num_layers = check_positive_int("num_layers", num_layers)
+        self.output = check_choice("output", output, _OUTPUTS)
+        self.bidirectional = check_bool("bidirectional", bidirectional)
+        self.memory_matrix = check_choice(
+            "memory_matrix", memory_matrix, _MEMORY_MATRICES
+        )
+        self.memory_bias = check_bool("memory_bias", memory_bias)
+        self.orthogonality_penalty = check_nonnegative_float(
+            "orthogonality_penalty", orthogonality_penalty
+        )
+        self.norm_penalty = check_nonnegative_float("norm_penalty", norm_penalty)
+        self.truncate_gradient = check_bool("truncate_gradient", truncate_gradient)
+        self.dropout = check_dropout("dropout", dropout)
+        self.num_directions = 2 if self.bidirectional else 1
+        per_direction = memory_size if output == "memory" else hidden_size
+        self.output_size = per_direction * self.num_directions
+
+        def make(layer_input: int) -> LMNLayer:
+            return LMNLayer(
+                layer_input,
+                hidden_size,
+                memory_size,
+                output=output,
+                memory_matrix=memory_matrix,
+                memory_bias=memory_bias,
+                truncate_gradient=truncate_gradient,
+            )
+
+        sizes = [input_size] + [self.output_size] * (self.num_layers - 1)
+        self.layers = nn.ModuleList(make(s) for s in sizes)
+        if self.bidirectional:
+            self.layers_reverse = nn.ModuleList(make(s) for s in sizes)
+        else:
+            self.layers_reverse = None
+
+    def reset_parameters(self) -> None:
+        """Re-initialize every layer (see :meth:`LMNLayer.reset_parameters`)."""
+        for layer in self._all_layers():
+            layer.reset_parameters()
+
+    def _all_layers(self) -> list[LMNLayer]:
+        """Layers in state order: layer-major, forward before reverse."""
+        out = []
+        for i, layer in enumerate(self.layers):
+            out.append(layer)
+            if self.layers_reverse is not None:
+                out.append(self.layers_reverse[i])
+        return out
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, {self.memory_size}"
+
+    def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor | None:
+        m0 = state[1] if isinstance(state, tuple | list) else state
+        if m0 is None:
+            return None
+        shape = (self.num_layers * self.num_directions, n, self.memory_size)
+        if not isinstance(m0, Tensor) or tuple(m0.shape) != shape:
+            got = tuple(m0.shape) if isinstance(m0, Tensor) else type(m0).__name__
+            raise ValueError(f"initial memory must have shape {shape}, got {got}")
+        return m0.to(like.dtype)
+
+    def _penalty(self, memories: list[tuple[Tensor, Tensor]], lengths) -> Tensor:
+        total = None
+        if self.orthogonality_penalty > 0:
+            for layer in self._all_layers():
+                term = orthogonality_penalty(
+                    layer.weight_mm, scale=self.orthogonality_penalty
+                )
+                total = term if total is None else total + term
+        if self.norm_penalty > 0:
+            for ms, m0 in memories:
+                term = norm_stabilizer_penalty(
+                    ms.transpose(0, 1),
+                    lengths,
+                    initial_state=m0,
+                    scale=self.norm_penalty,
+                )
+                total = term if total is None else total + term
+        return total
+
+    def forward(
+        self,
+        x: Tensor,
+        lengths: Tensor | None = None,
+        state: tuple[Tensor | None, Tensor] | Tensor | None = None,
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Run the network over a batch of sequences.
+
+        Parameters
+        ----------
+        x : Tensor of shape (N, T, input_size)
+            Batch-first input.
+        lengths : Tensor of shape (N,), optional
+            Valid lengths (values in ``1..T``); default all ``T``.
+        state : tuple (h0, m0) or Tensor m0, optional
+            ``m0`` of shape (num_layers * num_directions, N, memory_size);
+            ``h0`` is ignored. Default zero.
+
+        Returns
+        -------
+        output : Tensor of shape (N, T, output_size)
+            Last layer's output sequence, zero at padded steps.
+        state : tuple (h, m)
+            Final hidden and memory states at each sequence's last valid step,
+            shapes (num_layers * num_directions, N, hidden_size / memory_size).
+        """
+        lengths, T = check_input(x, lengths, self.input_size)
+        n = x.shape[0]
+        m0_all = self._initial_memory(state, n, x)
+        batch_sizes, sorted_lengths = None, None
+        if lengths is not None:
+            sorted_lengths, order, inverse = sort_by_length(lengths)
+            order, inverse = order.to(x.device), inverse.to(x.device)
+            x = x[order]
+            if m0_all is not None:
+                m0_all = m0_all[:, order]
+            batch_sizes = active_batch_sizes(sorted_lengths, T)
+        inp = x.transpose(0, 1)  # time-major (T, N, d), sorted
+        h_last, m_last, memories = [], [], []
+        with parametrize.cached():
+            for i in range(self.num_layers):
+                directions = [self.layers[i]]
+                if self.layers_reverse is not None:
+                    directions.append(self.layers_reverse[i])
+                outs = []
+                for j, layer in enumerate(directions):
+                    k = i * self.num_directions + j
+                    if m0_all is None:
+                        m0 = inp.new_zeros(n, self.memory_size)
+                    else:
+                        m0 = m0_all[k]
+                    seq = inp if j == 0 else _reverse_tm(inp, sorted_lengths)
+                    hs, ms, h_n, m_n = layer._scan(seq, m0, batch_sizes)
+                    out = ms if self.output == "memory" else hs
+                    if j == 1:
+                        out = _reverse_tm(out, sorted_lengths)
+                    outs.append(out)
+                    h_last.append(h_n)
+                    m_last.append(m_n)
+                    memories.append((ms, m0))
+                inp = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
+                if self.dropout > 0 and i < self.num_layers - 1:
+                    inp = F.dropout(inp, self.dropout, self.training)
+            self._last_penalty = self._penalty(memories, sorted_lengths)
+        out = inp.transpose(0, 1)
+        h_n, m_n = torch.stack(h_last), torch.stack(m_last)
+        if lengths is not None:
+            out, h_n, m_n = out[inverse], h_n[:, inverse], m_n[:, inverse]
+        # padded steps are exactly zero (lmn_scan output, reversal keeps them)
+        return out, (h_n, m_n)
+
+    def step(
+        self, x_t: Tensor, state: tuple[Tensor | None, Tensor] | Tensor | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Advance one time step (streaming inference, unidirectional only).
+
+        Parameters
+        ----------
+        x_t : Tensor of shape (N, input_size)
+        state : tuple (h, m) or Tensor m, optional
+            Previous state as returned by ``forward`` or ``step``.
+
+        Returns
+        -------
+        y_t : Tensor of shape (N, output_size)
+        state : tuple (h, m)
+
+        Examples
+        --------
+        >>> _ = torch.manual_seed(0)
+        >>> lmn = LMN(2, 4, 3)
+        >>> x = torch.randn(1, 5, 2)
+        >>> out, _ = lmn(x)
+        >>> state = None
+        >>> for t in range(5):
+        ...     y, state = lmn.step(x[:, t], state)
+        >>> torch.allclose(y, out[:, -1], atol=1e-6)
+        True
+        """
+        if self.bidirectional:
+            raise RuntimeError(
+                "step() is not available for a bidirectional LMN: the reverse "
+                "direction needs the whole sequence"
+            )
+        check_step_input(x_t, self.input_size)
+        m_all = self._initial_memory(state, x_t.shape[0], x_t)
+        hs, ms = [], []
+        inp = x_t
+        with parametrize.cached():
+            for i, layer in enumerate(self.layers):
+                if m_all is None:
+                    m = x_t.new_zeros(x_t.shape[0], self.memory_size)
+                else:
+                    m = m_all[i]
+                h, m = layer._cell(inp, m)
+                hs.append(h)
+                ms.append(m)
+                inp = m if self.output == "memory" else h
+                if self.dropout > 0 and i < self.num_layers - 1:
+                    inp = F.dropout(inp, self.dropout, self.training)
+        return inp, (torch.stack(hs), torch.stack(ms))
+
+    # -- weight setting ---------------------------------------------------- #
+    @classmethod
+    def from_elman(cls, rnn: nn.Module) -> LMN:
+        """Build an LMN whose memory equals the hidden state of an Elman RNN.
+
+        With ``W_xh = V``, ``W_mh = U``, ``b_h`` = the RNN biases,
+        ``W_hm = I`` and ``W_mm = 0``, the LMN memory is ``m_t = h_rnn_t``
+        exactly (paper 003 §2.1, 000 §3.1), for every layer and direction.
+
+        Parameters
+        ----------
+        rnn : torch.nn.RNN or sklmn.nn.ElmanRNN
+            A tanh Elman RNN (``batch_first`` does not matter).
+
+        Returns
+        -------
+        lmn : LMN
+            With ``output='memory'``, ``memory_matrix='free'``, same sizes,
+            number of layers, direction, dtype and device as ``rnn``.
+
+        Examples
+        --------
+        >>> _ = torch.manual_seed(0)
+        >>> rnn = torch.nn.RNN(3, 4, batch_first=True)
+        >>> lmn = LMN.from_elman(rnn)
+        >>> x = torch.randn(2, 5, 3)
+        >>> torch.allclose(lmn(x)[0], rnn(x)[0], atol=1e-6)
+        True
+        """
+        inner = getattr(rnn, "rnn", rnn)
+        if not isinstance(inner, nn.RNN):
+            raise ValueError(
+                f"rnn must be a torch.nn.RNN or sklmn.nn.ElmanRNN, got "
+                f"{type(rnn).__name__}"
+            )
+        if inner.nonlinearity != "tanh":
+            raise ValueError(
+                f"rnn must use the tanh nonlinearity, got {inner.nonlinearity!r}"
+            )
+        if getattr(inner, "proj_size", 0):
+            raise ValueError(f"rnn must not use proj_size, got {inner.proj_size}")
+        ref = inner.weight_ih_l0
+        lmn = cls(
+            inner.input_size,
+            inner.hidden_size,
+            inner.hidden_size,
+            num_layers=inner.num_layers,
+            bidirectional=inner.bidirectional,
+            dropout=float(inner.dropout),
+        ).to(device=ref.device, dtype=ref.dtype)
+        eye = torch.eye(inner.hidden_size, dtype=ref.dtype, device=ref.device)
+        with torch.no_grad():
+            for i in range(inner.num_layers):
+                for j in range(lmn.num_directions):
+                    sfx = f"_l{i}" + ("_reverse" if j == 1 else "")
+                    layer = lmn.layers[i] if j == 0 else lmn.layers_reverse[i]
+                    layer.weight_xh.copy_(getattr(inner, "weight_ih" + sfx))
+                    layer.weight_mh.copy_(getattr(inner, "weight_hh" + sfx))
+                    bias = torch.zeros_like(layer.bias_h)
+                    if inner.bias:
+                        bias = getattr(inner, "bias_ih" + sfx)
+                        bias = bias + getattr(inner, "bias_hh" + sfx)
+                    layer.bias_h.copy_(bias)
+                    layer.weight_hm.copy_(eye)
+                    layer.weight_mm.zero_()
+        return lmn
+
+    def init_from_laes_(self, A: object, B: object, mean: object | None = None) -> LMN:
+        """Initialize the (single, unidirectional) layer from a LAES (003 §3.2).
+
+        See :meth:`LMNLayer.init_from_laes_`.
+
+        Parameters
+        ----------
+        A : array-like of shape (p, input_size)
+        B : array-like of shape (p, p)
+        mean : array-like of shape (input_size,), optional
+
+        Returns
+        -------
+        self : LMN
+
+        Examples
+        --------
+        >>> lmn = LMN(2, 3, 3).init_from_laes_(torch.ones(3, 2), torch.zeros(3, 3))
+        >>> lmn.layers[0].weight_mh.abs().sum().item()
+        0.0
+        """
+        if self.num_layers != 1 or self.bidirectional:
+            raise ValueError(
+                "init_from_laes_ needs a single unidirectional layer, got "
+                f"num_layers={self.num_layers}, bidirectional={self.bidirectional}; "
+                "use layers[i].init_from_laes_ for a specific layer"
+            )
+        self.layers[0].init_from_laes_(A, B, mean)
+        return self
+
+
+def _reverse_tm(x_tm: Tensor, lengths: Tensor | None) -> Tensor:
+    """Reverse the valid part of time-major sequences (T, N, ...)."""
+    return reverse_padded(x_tm.transpose(0, 1), lengths).transpose(0, 1)

@@ -1,0 +1,197 @@
+"""Tests of the ElmanRNN / LSTM / GRU wrappers against per-step references."""
+
+import numpy as np
+import pytest
+import torch
+
+from sklmn.nn import GRU, LSTM, ElmanRNN
+
+DTYPE = torch.float64
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _randomize(module, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+
+
+def _params(module, sfx="_l0"):
+    rnn = module.rnn
+    return [
+        getattr(rnn, name + sfx).detach().numpy()
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
+
+
+def ref_elman(module, x, h0=None):
+    Wi, Wh, bi, bh = _params(module)
+    h = np.zeros(Wh.shape[0]) if h0 is None else h0
+    out = []
+    for x_t in x:
+        h = np.tanh(Wi @ x_t + bi + Wh @ h + bh)
+        out.append(h)
+    return np.array(out), h
+
+
+def ref_lstm(module, x, h0=None):
+    # gates (i, f, g, o); c_t = f c + i g; h_t = o tanh(c_t)
+    Wi, Wh, bi, bh = _params(module)
+    H = Wh.shape[1]
+    h, c = (np.zeros(H), np.zeros(H)) if h0 is None else h0
+    out = []
+    for x_t in x:
+        z = Wi @ x_t + bi + Wh @ h + bh
+        i, f, g, o = (z[k * H : (k + 1) * H] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        out.append(h)
+    return np.array(out), (h, c)
+
+
+def ref_gru(module, x, h0=None):
+    # gates (r, z, n); n = tanh(W_in x + b_in + r (W_hn h + b_hn))
+    Wi, Wh, bi, bh = _params(module)
+    H = Wh.shape[1]
+    h = np.zeros(H) if h0 is None else h0
+    out = []
+    for x_t in x:
+        a, b = Wi @ x_t + bi, Wh @ h + bh
+        r = _sigmoid(a[:H] + b[:H])
+        z = _sigmoid(a[H : 2 * H] + b[H : 2 * H])
+        n = np.tanh(a[2 * H :] + r * b[2 * H :])
+        h = (1 - z) * n + z * h
+        out.append(h)
+    return np.array(out), h
+
+
+CASES = [(ElmanRNN, ref_elman), (LSTM, ref_lstm), (GRU, ref_gru)]
+
+
+@pytest.mark.parametrize(("cls", "ref"), CASES)
+def test_matches_reference_with_mixed_lengths(cls, ref):
+    torch.manual_seed(0)
+    module = cls(3, 4).double()
+    _randomize(module)
+    lengths = torch.tensor([5, 2, 4])
+    x = torch.randn(3, 5, 3, dtype=DTYPE)
+    out, state = module(x, lengths)
+    h_n = state[0] if cls is LSTM else state
+    for n, length in enumerate(lengths.tolist()):
+        expected, final = ref(module, x[n, :length].numpy())
+        np.testing.assert_allclose(
+            out[n, :length].detach(), expected, rtol=1e-10, atol=1e-12
+        )
+        assert torch.count_nonzero(out[n, length:]) == 0
+        h_final = final[0] if cls is LSTM else final
+        np.testing.assert_allclose(h_n[0, n].detach(), h_final, rtol=1e-10)
+        if cls is LSTM:
+            np.testing.assert_allclose(state[1][0, n].detach(), final[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize(("cls", "ref"), CASES)
+def test_step_equals_forward_and_state_passing(cls, ref):
+    torch.manual_seed(1)
+    module = cls(2, 3, num_layers=2)
+    x = torch.randn(2, 6, 2)
+    out, final = module(x)
+    state = None
+    for t in range(6):
+        y, state = module.step(x[:, t], state)
+        torch.testing.assert_close(y, out[:, t], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(state, final, rtol=1e-5, atol=1e-6)
+    out1, s1 = module(x[:, :4])
+    out2, s2 = module(x[:, 4:], state=s1)
+    torch.testing.assert_close(torch.cat([out1, out2], 1), out, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [ElmanRNN, LSTM, GRU])
+def test_bidirectional_lengths_match_unpadded(cls):
+    torch.manual_seed(2)
+    module = cls(2, 3, bidirectional=True).double()
+    assert module.output_size == 6
+    lengths = torch.tensor([3, 5])
+    x = torch.randn(2, 5, 2, dtype=DTYPE)
+    out, _ = module(x, lengths)
+    for n, length in enumerate(lengths.tolist()):
+        alone, _ = module(x[n : n + 1, :length])
+        torch.testing.assert_close(out[n, :length], alone[0])
+    with pytest.raises(RuntimeError, match="bidirectional"):
+        module.step(x[:, 0])
+
+
+@pytest.mark.parametrize("cls", [ElmanRNN, LSTM, GRU])
+def test_gradcheck_with_lengths(cls):
+    torch.manual_seed(3)
+    module = cls(2, 2).double()
+    x = torch.randn(2, 3, 2, dtype=DTYPE, requires_grad=True)
+    lengths = torch.tensor([3, 1])
+    assert torch.autograd.gradcheck(lambda x: module(x, lengths)[0], (x,))
+
+
+def test_initialization():
+    lstm = LSTM(3, 4, num_layers=2)
+    for name, p in lstm.rnn.named_parameters():
+        if name.startswith("bias_ih"):
+            expected = torch.zeros(16)
+            expected[4:8] = 1.0
+            torch.testing.assert_close(p.detach(), expected)
+        elif name.startswith("bias_hh"):
+            assert torch.count_nonzero(p) == 0
+    for cls in (ElmanRNN, GRU):
+        module = cls(3, 4)
+        _randomize(module)
+        module.reset_parameters()
+        assert all(
+            torch.count_nonzero(p) == 0
+            for name, p in module.rnn.named_parameters()
+            if name.startswith("bias")
+        )
+    assert ElmanRNN(2, 3).penalty().item() == 0.0
+
+
+@pytest.mark.parametrize("mean", [None, [1.0, -2.0]])
+def test_elman_init_from_laes(mean):
+    rng = np.random.default_rng(4)
+    A, B = rng.standard_normal((3, 2)), 0.3 * rng.standard_normal((3, 3))
+    rnn = ElmanRNN(2, 3).double().init_from_laes_(A, B, mean=mean)
+    mu = np.zeros(2) if mean is None else np.asarray(mean)
+    x = torch.randn(1, 4, 2, dtype=DTYPE)
+    out, _ = rnn(x)
+    h = np.zeros(3)
+    for t in range(4):  # Pasa & Sperduti 2014: h_t = tanh(A (x_t - mu) + B h)
+        h = np.tanh(A @ (x[0, t].numpy() - mu) + B @ h)
+        np.testing.assert_allclose(out[0, t].detach(), h, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="A must have shape"):
+        ElmanRNN(2, 4).init_from_laes_(A, B)
+    with pytest.raises(ValueError, match="single unidirectional"):
+        ElmanRNN(2, 3, num_layers=2).init_from_laes_(A, B)
+
+
+@pytest.mark.parametrize("cls", [ElmanRNN, LSTM, GRU])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"hidden_size": 0}, "hidden_size must be a positive int, got 0"),
+        ({"num_layers": 1.5}, "num_layers must be a positive int, got 1.5"),
+        ({"bidirectional": "no"}, "bidirectional must be a bool"),
+        ({"dropout": -0.1}, r"dropout must be a float in \[0, 1\), got -0.1"),
+    ],
+)
+def test_parameter_validation(cls, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        cls(**({"input_size": 2, "hidden_size": 3} | kwargs))
+
+
+def test_input_validation():
+    rnn = GRU(2, 3)
+    with pytest.raises(ValueError, match="expected input_size=2"):
+        rnn(torch.zeros(1, 3, 4))
+    with pytest.raises(ValueError, match=r"lengths must have shape \(2,\)"):
+        rnn(torch.zeros(2, 3, 2), lengths=torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="nonlinearity must be one of"):
+        ElmanRNN(2, 3, nonlinearity="sigmoid")
