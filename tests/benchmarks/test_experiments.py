@@ -1,0 +1,170 @@
+"""Runner and experiments of ``sklmn.benchmarks`` at tiny sizes.
+
+Every experiment module keeps a private ``'test'`` entry in its ``_SIZES``
+table; calling the registered function with ``preset='test'`` runs it in a
+second or two and must still write rows, claims and plots.
+"""
+
+import math
+
+import pytest
+
+from sklmn.benchmarks import (
+    EXPERIMENTS,
+    _experiments,  # noqa: F401  (registers them)
+    run_benchmarks,
+)
+from sklmn.benchmarks._exp_common import (
+    DIVERGED,
+    fit_timed,
+    ordering_holds,
+    sizes_for,
+)
+from sklmn.benchmarks._runner import (
+    Claim,
+    ExperimentResult,
+    Row,
+    format_markdown,
+    register,
+)
+
+MINE = [
+    "copy-task",
+    "adding-problem",
+    "sequential-digits",
+    "sequence-generation",
+    "chorales",
+    "common-suffix-words",
+]
+
+
+def test_all_experiments_registered():
+    assert set(MINE) | {"laes-reconstruction"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_experiment_writes_rows_claims_and_plots(name, tmp_path):
+    fn, _ = EXPERIMENTS[name]
+    messages = []
+    result = fn("test", tmp_path, messages.append)
+    assert isinstance(result, ExperimentResult)
+    assert result.name == name
+    assert result.rows and all(isinstance(r, Row) for r in result.rows)
+    # every model row names the paper's figure or explains why it has none
+    assert any(r.paper for r in result.rows)
+    assert all(
+        math.isfinite(r.value) or r.note.startswith("pretraining not available")
+        for r in result.rows
+    )
+    assert result.claims and all(isinstance(c, Claim) for c in result.claims)
+    assert all(c.reproduced in (True, False, None) for c in result.claims)
+    assert all(c.detail for c in result.claims)
+    assert messages, "the experiment must log its progress"
+    for path in result.plots:
+        assert path.parent == tmp_path
+        assert path.suffix == ".png"
+        assert path.stat().st_size > 1000
+    text = format_markdown([result], "test")
+    assert all(r.model in text for r in result.rows)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_experiment_sizes_cover_the_presets(name):
+    module = __import__(EXPERIMENTS[name][0].__module__, fromlist=["_SIZES"])
+    assert {"test", "quick", "full"} <= set(module._SIZES)
+    with pytest.raises(ValueError, match="'huge'"):
+        EXPERIMENTS[name][0]("huge", None, print)
+
+
+def test_run_benchmarks_writes_report(tmp_path, monkeypatch):
+    calls = []
+
+    @register("tiny-demo", "writes one row")
+    def _tiny(preset, output_dir, log):
+        calls.append(preset)
+        log("working")
+        return ExperimentResult(
+            "tiny-demo",
+            rows=[Row("task", "model", "metric", 0.25, "0.3")],
+            claims=[Claim("claim", False, "why not")],
+        )
+
+    try:
+        lines = []
+        results = run_benchmarks(
+            "quick", only=["tiny-demo"], output_dir=tmp_path, log=lines.append
+        )
+    finally:
+        del EXPERIMENTS["tiny-demo"]
+    assert calls == ["quick"]
+    assert len(results) == 1 and results[0].seconds >= 0
+    report = (tmp_path / "results.md").read_text()
+    assert "| task | model | metric | 0.25 | 0.3 |  |" in report
+    assert "| claim | **no** | why not |" in report
+    assert any("tiny-demo: working" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("scores", "higher", "expected"),
+    [
+        ([3, 2, 1], True, True),
+        ([1, 2, 3], True, False),
+        ([1, 2, 3], False, True),
+        ([1, float("nan")], True, False),
+    ],
+)
+def test_ordering_holds(scores, higher, expected):
+    assert ordering_holds(scores, higher_is_better=higher) is expected
+
+
+def test_sizes_for_copies_the_entry():
+    table = {"quick": {"n": 1}}
+    sizes = sizes_for(table, "quick")
+    sizes["n"] = 2
+    assert table["quick"]["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("sequential-digits", "LMN (LAES init.)"),
+        ("chorales", "pretrained LMN"),
+        ("common-suffix-words", "MS-LMN + incremental training"),
+    ],
+)
+def test_experiment_without_pretraining_degrades_gracefully(
+    name, model, tmp_path, monkeypatch
+):
+    fn, _ = EXPERIMENTS[name]
+    module = __import__(fn.__module__, fromlist=["pretraining_or_reason"])
+    reason = "pretraining not available (simulated)"
+    monkeypatch.setattr(module, "pretraining_or_reason", lambda *names: (None, reason))
+    result = fn("test", tmp_path, lambda msg: None)
+    rows = [r for r in result.rows if r.model == model]
+    assert len(rows) == 1
+    assert math.isnan(rows[0].value) and rows[0].note == reason
+    assert any(c.reproduced is None and c.detail == reason for c in result.claims)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_experiment_reports_diverged_models(name, tmp_path, monkeypatch):
+    fn, _ = EXPERIMENTS[name]
+    module = __import__(fn.__module__, fromlist=["fit_timed"])
+    monkeypatch.setattr(module, "fit_timed", lambda *args: (None, 0.0))
+    result = fn("test", tmp_path, lambda msg: None)
+    diverged = [r for r in result.rows if r.note == DIVERGED]
+    assert diverged and all(math.isnan(r.value) for r in diverged)
+    # no claim can be confirmed without a trained model
+    assert not any(c.reproduced for c in result.claims)
+
+
+class _Diverging:
+    def fit(self, X, y):
+        raise FloatingPointError("loss is nan")
+
+
+def test_fit_timed_returns_none_on_divergence():
+    lines = []
+    est, seconds = fit_timed(_Diverging(), None, None, lines.append, "M")
+    assert est is None and seconds >= 0
+    assert lines == [lines[0]] and "M: training diverged" in lines[0]
