@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+
 from ..datasets import load_bach_chorales
 from ..estimators import LMNClassifier, RNNClassifier
 from ..metrics import frame_level_accuracy
@@ -49,6 +51,26 @@ _SIZES = {
 _PAPER = {"pretrained LMN": "34.49", "LMN": "33.98", "LSTM": "32.64", "RNN": "31.00"}
 
 
+def _tuned_accuracy(est, X_valid, y_valid, X_test, y_test) -> tuple[float, float]:
+    """Frame-level accuracy on the test split at a threshold tuned on validation.
+
+    A classifier predicts a key when its probability exceeds 0.5; with about
+    4 of 88 keys sounding per frame the best frame-level accuracy is reached
+    at a lower threshold, so it is picked on the validation split (as a
+    decision threshold usually is) and then applied to the test split.
+    """
+    grid = np.round(np.arange(0.05, 0.55, 0.05), 2)
+    p_valid = est.predict_proba(X_valid)
+    scores = [
+        frame_level_accuracy(y_valid, [(p > t).astype(int) for p in p_valid])
+        for t in grid
+    ]
+    best = float(grid[int(np.argmax(scores))])
+    p_test = est.predict_proba(X_test)
+    test = frame_level_accuracy(y_test, [(p > best).astype(int) for p in p_test])
+    return float(test), best
+
+
 @register(
     "chorales",
     "Bach chorales piano-roll next-step prediction: pretrained LMN vs LMN vs "
@@ -60,7 +82,9 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
 
     88-key binary frames (one per quarter note), multilabel per-step targets
     (``target='timestep'``, binary cross-entropy), scored with the
-    frame-level accuracy of the classifiers' ``score`` on the test split.
+    frame-level accuracy on the test split, with the decision threshold
+    tuned on the validation split (the accuracy at the default 0.5 is in the
+    row's note).
     Models: LMN pretrained with the unrolled RNN (000 Alg. 1,
     :class:`~sklmn.pretraining.UnrolledPretrainer`, tape length ``k``), LMN
     (random init), LSTM and Elman RNN, all with the same number of hidden
@@ -125,9 +149,15 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
                 Row(task, name, metric, math.nan, _PAPER[name], DIVERGED)
             )
             continue
-        acc[name] = float(est.score(X_test, y_test))
+        at_half = float(est.score(X_test, y_test))
+        acc[name], threshold = _tuned_accuracy(
+            est, data.X_valid, data.y_valid, X_test, y_test
+        )
         curves[name] = list(est.validation_scores_ or [])
-        log(f"{name}: test frame-level accuracy {acc[name]:.4f}")
+        log(
+            f"{name}: test frame-level accuracy {acc[name]:.4f} at threshold "
+            f"{threshold} ({at_half:.4f} at 0.5)"
+        )
         result.rows.append(
             Row(
                 "JSB chorales, next step (test)",
@@ -135,7 +165,8 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
                 "frame-level accuracy (%)",
                 100 * acc[name],
                 _PAPER[name],
-                f"{h} units, {est.n_iter_} epochs",
+                f"{h} units, {est.n_iter_} epochs; threshold {threshold} tuned on "
+                f"validation ({100 * at_half:.2f} at 0.5)",
             )
         )
     result.rows.append(
