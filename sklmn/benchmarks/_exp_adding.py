@@ -10,7 +10,7 @@ import numpy as np
 from ..datasets import make_adding_problem
 from ..estimators import ENRNNRegressor, RNNRegressor
 from ._exp_common import DIVERGED, fit_timed, single_threaded, sizes_for
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 _SIZES = {
@@ -115,20 +115,13 @@ def adding_problem(preset: str, output_dir: Path, log) -> ExperimentResult:
             f"{sizes['epochs']} epochs (LSTM {mse['LSTM']:.4f})",
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, curve in curves.items():
-            ax.plot(np.arange(1, len(curve) + 1), curve, label=name)
-        ax.axhline(_BASELINE, color="0.5", ls="--", label="baseline (predict 1)")
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("training MSE")
-        ax.set_title(f"Adding problem, T = {T}")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend()
-        fig.tight_layout()
-        path = output_dir / "adding_problem_loss.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "adding_problem_loss.png",
+        curves,
+        ylabel="training MSE",
+        title=f"Adding problem, T = {T}",
+        hline=(_BASELINE, "baseline (predict 1)"),
+    )
+    if path is not None:
         result.plots.append(path)
     return result

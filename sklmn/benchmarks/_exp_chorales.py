@@ -18,7 +18,7 @@ from ._exp_common import (
     single_threaded,
     sizes_for,
 )
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 _SIZES = {
@@ -207,19 +207,12 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, curve in curves.items():
-            ax.plot(range(1, len(curve) + 1), curve, label=name)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("validation frame-level accuracy")
-        ax.set_title("JSB chorales (held-out 10% of train)")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend()
-        fig.tight_layout()
-        path = output_dir / "chorales_validation.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "chorales_validation.png",
+        curves,
+        ylabel="validation frame-level accuracy",
+        title="JSB chorales (held-out 10% of train)",
+    )
+    if path is not None:
         result.plots.append(path)
     return result

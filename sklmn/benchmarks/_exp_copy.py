@@ -10,7 +10,7 @@ import numpy as np
 from ..datasets import make_copy_task
 from ..estimators import LMNClassifier, RNNClassifier
 from ._exp_common import DIVERGED, fit_timed, single_threaded, sizes_for
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 # S = 10 symbols from K = 8 classes, as in 003 §5.1. ``delays`` are the T of
@@ -166,19 +166,12 @@ def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
             "for many more iterations",
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5.5, 3.5))
-        for label, curve in curves.items():
-            ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("training cross-entropy per step")
-        ax.set_title("Copy task: training loss")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = output_dir / "copy_task_loss.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "copy_task_loss.png",
+        curves,
+        ylabel="training cross-entropy per step",
+        title="Copy task: training loss",
+    )
+    if path is not None:
         result.plots.append(path)
     return result

@@ -17,7 +17,7 @@ from ._exp_common import (
     single_threaded,
     sizes_for,
 )
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 _SIZES = {
@@ -141,19 +141,13 @@ def sequential_digits(preset: str, output_dir: Path, log) -> ExperimentResult:
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, curve in curves.items():
-            ax.plot(range(1, len(curve) + 1), curve, "o-", ms=3, label=name)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("validation accuracy")
-        ax.set_title("Sequential digits: accuracy vs epochs")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend()
-        fig.tight_layout()
-        path = output_dir / "sequential_digits_accuracy.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "sequential_digits_accuracy.png",
+        curves,
+        ylabel="validation accuracy",
+        title="Sequential digits: accuracy vs epochs",
+        style="o-",
+    )
+    if path is not None:
         result.plots.append(path)
     return result

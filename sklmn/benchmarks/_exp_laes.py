@@ -8,7 +8,7 @@ import numpy as np
 
 from ..datasets import load_sequential_digits
 from ..laes import LAESTransformer
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 
@@ -62,18 +62,15 @@ def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
             "also charges the padded lags",
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot(sizes, svd_err, "o-", label="SVD of Ξ (best rank-p)")
-        ax.plot(sizes, laes_err, "s--", label="LAES encode/decode")
-        ax.set_xlabel("memory size p")
-        ax.set_ylabel("relative reconstruction error")
-        ax.set_title(f"LAES on {n} digits (8 steps x 8 features)")
-        ax.legend()
-        fig.tight_layout()
-        path = output_dir / "laes_reconstruction.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "laes_reconstruction.png",
+        {"SVD of Ξ (best rank-p)": svd_err, "LAES encode/decode": laes_err},
+        x=sizes,
+        xlabel="memory size p",
+        ylabel="relative reconstruction error",
+        title=f"LAES on {n} digits (8 steps x 8 features)",
+        style="o-",
+    )
+    if path is not None:
         result.plots.append(path)
     return result

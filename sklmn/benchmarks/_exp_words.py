@@ -15,7 +15,7 @@ from ._exp_common import (
     single_threaded,
     sizes_for,
 )
-from ._plotting import pyplot
+from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
 _SIZES = {
@@ -163,19 +163,12 @@ def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )
     )
-    plt = pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, curve in curves.items():
-            ax.plot(range(1, len(curve) + 1), curve, label=name)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("training cross-entropy")
-        ax.set_title("Common-suffix words")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = output_dir / "common_suffix_words_loss.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    path = plot_curves(
+        output_dir / "common_suffix_words_loss.png",
+        curves,
+        ylabel="training cross-entropy",
+        title="Common-suffix words",
+    )
+    if path is not None:
         result.plots.append(path)
     return result
