@@ -262,6 +262,36 @@ class SequenceLoss(nn.Module):
         return torch.where(mask, elementwise, 0.0).sum() / mask.sum()
 
 
+def valid_entries(
+    per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths
+) -> tuple[np.ndarray, np.ndarray]:
+    """Targets and outputs restricted to valid entries (steps or sequences).
+
+    Per-step arrays ``(n, T, ...)`` become ``(n_valid_steps, ...)``; padded
+    steps are dropped. Sequence-level arrays are returned as they are.
+    """
+    if not per_step:
+        return y_true, outputs
+    mask = np.arange(outputs.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    return y_true[:, : outputs.shape[1]][mask], outputs[mask]
+
+
+def score_valid_entries(problem: str, per_step: bool, y_true, outputs) -> float:
+    """Natural score of raw outputs at valid entries (see :func:`score_outputs`)."""
+    from sklearn.metrics import r2_score
+
+    from ..metrics import _frame_level_accuracy_counts
+
+    if problem == "multiclass":
+        return float(np.mean(outputs.argmax(axis=-1) == y_true))
+    if problem == "multilabel":
+        pred = (outputs > 0).astype(np.float32)
+        if per_step:
+            return _frame_level_accuracy_counts(y_true, pred)
+        return float(np.mean(np.all(pred == y_true, axis=1)))
+    return float(r2_score(y_true, outputs))
+
+
 def score_outputs(
     problem: str, per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths
 ) -> float:
@@ -271,22 +301,8 @@ def score_outputs(
     accuracy over valid steps, frame-level accuracy for multilabel per-step
     targets, R^2 over valid steps for regression.
     """
-    from sklearn.metrics import r2_score
-
-    from ..metrics import _frame_level_accuracy_counts
-
-    if per_step:
-        mask = np.arange(outputs.shape[1])[None, :] < np.asarray(lengths)[:, None]
-        y_true = y_true[:, : outputs.shape[1]][mask]
-        outputs = outputs[mask]
-    if problem == "multiclass":
-        return float(np.mean(outputs.argmax(axis=-1) == y_true))
-    if problem == "multilabel":
-        pred = (outputs > 0).astype(np.float32)
-        if per_step:
-            return _frame_level_accuracy_counts(y_true, pred)
-        return float(np.mean(np.all(pred == y_true, axis=1)))
-    return float(r2_score(y_true, outputs))
+    y_valid, out_valid = valid_entries(per_step, y_true, outputs, lengths)
+    return score_valid_entries(problem, per_step, y_valid, out_valid)
 
 
 class SequenceNeuralNet(NeuralNet):
@@ -434,16 +450,32 @@ class ValidationScore(Callback):
         self.problem = problem
         self.per_step = per_step
 
-    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
-        if dataset_valid is None:
+    def on_epoch_begin(self, net, **kwargs):
+        self._y, self._out = [], []
+
+    def on_batch_end(self, net, batch=None, training=False, y_pred=None, **kwargs):
+        # score the predictions skorch already made for the validation loss
+        # instead of running the validation set through the module again
+        if training or y_pred is None:
             return
-        outputs = net.predict_outputs(dataset_valid)
-        score = score_outputs(
+        Xb, yb = batch
+        y_valid, out_valid = valid_entries(
+            self.per_step,
+            yb.cpu().numpy(),
+            y_pred.detach().to(device="cpu", dtype=torch.float64).numpy(),
+            Xb["lengths"].cpu().numpy(),
+        )
+        self._y.append(y_valid)
+        self._out.append(out_valid)
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if dataset_valid is None or not self._out:
+            return
+        score = score_valid_entries(
             self.problem,
             self.per_step,
-            dataset_valid.y.numpy(),
-            outputs,
-            dataset_valid.lengths.numpy(),
+            np.concatenate(self._y),
+            np.concatenate(self._out),
         )
         net.history.record("valid_score", score)
 
