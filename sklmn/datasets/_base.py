@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from importlib import resources
 from pathlib import Path
@@ -60,3 +61,14 @@ def _check_bool(name: str, value) -> bool:
             f"{name} must be a bool, got {type(value).__name__}: {value!r}."
         )
     return value
+
+
+def check_int(name: str, value, minimum: int) -> int:
+    """Validate an integer parameter of a loader or generator (>= ``minimum``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int, got {type(value).__name__}: {value!r}."
+        )
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}.")
+    return int(value)

@@ -15,6 +15,8 @@ import numpy as np
 from scipy.fft import dct, rfft
 from scipy.sparse import csc_array
 
+from ._base import check_int
+
 __all__ = ["hz_to_mel", "mel_to_hz", "mel_filterbank", "mfcc"]
 
 
@@ -81,8 +83,8 @@ def mel_filterbank(
     >>> bool((fb >= 0).all() and (fb <= 1).all())
     True
     """
-    n_mels = _check_int("n_mels", n_mels, 1)
-    n_fft = _check_int("n_fft", n_fft, 2)
+    n_mels = check_int("n_mels", n_mels, 1)
+    n_fft = check_int("n_fft", n_fft, 2)
     if not sample_rate > 0:
         raise ValueError(f"sample_rate must be > 0, got {sample_rate!r}.")
     nyquist = sample_rate / 2.0
@@ -98,16 +100,6 @@ def mel_filterbank(
     rising = (freqs - lower) / (centre - lower)
     falling = (upper - freqs) / (upper - centre)
     return np.clip(np.minimum(rising, falling), 0.0, None)
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be an int, got {type(value).__name__}: {value!r}."
-        )
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def _check_positive(name: str, value) -> float:
@@ -199,8 +191,8 @@ def mfcc(
     sample_rate = _check_positive("sample_rate", sample_rate)
     window_ms = _check_positive("window_ms", window_ms)
     hop_ms = _check_positive("hop_ms", hop_ms)
-    n_mels = _check_int("n_mels", n_mels, 1)
-    n_mfcc = _check_int("n_mfcc", n_mfcc, 1)
+    n_mels = check_int("n_mels", n_mels, 1)
+    n_mfcc = check_int("n_mfcc", n_mfcc, 1)
     if n_mfcc > n_mels:
         raise ValueError(f"n_mfcc must be <= n_mels={n_mels}, got {n_mfcc!r}.")
     if not isinstance(energy, bool | np.bool_):
@@ -211,7 +203,7 @@ def mfcc(
     hop = max(1, round(hop_ms * sample_rate / 1000.0))
     if n_fft is None:
         n_fft = 1 << max(1, (win - 1).bit_length())
-    n_fft = _check_int("n_fft", n_fft, 2)
+    n_fft = check_int("n_fft", n_fft, 2)
     if n_fft < win:
         raise ValueError(f"n_fft must be >= the frame length {win}, got {n_fft!r}.")
 

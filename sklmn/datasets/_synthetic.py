@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._base import check_int
+
 __all__ = ["make_copy_task", "make_adding_problem"]
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be an int, got {type(value).__name__}: {value!r}."
-        )
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def make_copy_task(
@@ -74,10 +64,10 @@ def make_copy_task(
     >>> y[0].tolist()
     [5, 5, 5, 5, 5, 5, 5, 4, 0, 3]
     """
-    n_samples = _check_int("n_samples", n_samples, 1)
-    S = _check_int("n_symbols", n_symbols, 1)
-    T = _check_int("delay", delay, 1)
-    K = _check_int("n_classes", n_classes, 2)
+    n_samples = check_int("n_samples", n_samples, 1)
+    S = check_int("n_symbols", n_symbols, 1)
+    T = check_int("delay", delay, 1)
+    K = check_int("n_classes", n_classes, 2)
     rng = check_random_state(random_state)
     length = 2 * S + T
     blank, delimiter = K, K + 1
@@ -133,8 +123,8 @@ def make_adding_problem(
     >>> bool(np.allclose(y, (X[:, :, 0] * X[:, :, 1]).sum(axis=1)))
     True
     """
-    n_samples = _check_int("n_samples", n_samples, 1)
-    T = _check_int("length", length, 2)
+    n_samples = check_int("n_samples", n_samples, 1)
+    T = check_int("length", length, 2)
     rng = check_random_state(random_state)
     half = T // 2
     values = rng.uniform(0.0, 1.0, size=(n_samples, T))
