@@ -1,11 +1,13 @@
 """sklmn: Linear Memory Networks and recurrent sequence models for scikit-learn.
 
-The estimators (``LMNClassifier``, ``MultiScaleLMNRegressor``, ...) and the
-linear autoencoder for sequences (``LAESTransformer``) are importable from the
-top level; the subpackages hold the rest:
+The estimators (``LMNClassifier``, ``MultiScaleLMNRegressor``, ...), the
+linear autoencoder for sequences (``LAESTransformer``) and the sequence
+standardizer (``SequenceStandardScaler``) are importable from the top level;
+the subpackages hold the rest:
 
 * :mod:`sklmn.nn` — the PyTorch modules (no scikit-learn inside);
 * :mod:`sklmn.laes` — the LAES math and transformer;
+* :mod:`sklmn.preprocessing` — sequence-aware standardization;
 * :mod:`sklmn.estimators` — the scikit-learn estimators;
 * :mod:`sklmn.pretraining` — LAES initialization, unrolled pretraining,
   incremental multi-scale training;
@@ -27,6 +29,7 @@ from .estimators import (
     RNNRegressor,
 )
 from .laes import LAESTransformer
+from .preprocessing import SequenceStandardScaler
 from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
 
 __all__ = [
@@ -42,5 +45,6 @@ __all__ = [
     "MultiScaleLMNRegressor",
     "RNNClassifier",
     "RNNRegressor",
+    "SequenceStandardScaler",
     "UnrolledPretrainer",
 ]

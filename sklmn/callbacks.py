@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import torch
 from skorch.callbacks import Callback
 
@@ -40,19 +39,22 @@ class RestoreOnDivergence(Callback):
     :class:`FloatingPointError` that names the epoch, the batch and the cause.
     With it, training stops at the first non-finite loss or at the end of an
     epoch whose parameters are not finite; the module gets back the
-    parameters of the best epoch (lowest training loss) or of the last
-    completed epoch (the initial parameters if no epoch completed), and a
-    :class:`DivergenceWarning` repeats the cause. The estimator is then
-    fitted with the completed epochs (``n_iter_``, ``loss_curve_``).
+    parameters of the best epoch or of the last completed epoch (the initial
+    parameters if no epoch completed), and a :class:`DivergenceWarning`
+    repeats the cause. The estimator is then fitted with the completed epochs
+    (``n_iter_``, ``loss_curve_``).
 
-    The parameters are copied once per epoch (best: only when the loss
-    improves), which costs one copy of the model in memory.
+    "Best" is the estimators' own best-weights record (the weights with the
+    lowest monitored loss, measured on those weights after their epoch: see
+    the estimators' ``best_loss_``), so recovery and the normal end of
+    training keep the same weights. ``'last'`` copies the parameters at the
+    end of every epoch, which costs one copy of the model in memory.
 
     Parameters
     ----------
     restore : {'best', 'last'}, default='best'
-        Restore the parameters of the epoch with the lowest training loss, or
-        those of the last completed epoch.
+        Restore the parameters of the best epoch, or those of the last
+        completed epoch.
 
     Attributes
     ----------
@@ -95,7 +97,6 @@ class RestoreOnDivergence(Callback):
         self.diverged_ = False
         self.message_ = None
         self.restored_epoch_ = None
-        self._best_loss = np.inf
         self._state = self._snapshot(net)
         self._state_epoch = 0
 
@@ -113,9 +114,8 @@ class RestoreOnDivergence(Callback):
                 f"Training diverged at epoch {row['epoch']}: parameter {bad!r} "
                 "is not finite after the last update.",
             )
-        loss = float(row.get("train_loss", np.nan))
-        if self.restore == "last" or loss < self._best_loss:
-            self._best_loss = min(self._best_loss, loss)
+        if self.restore == "last" or not hasattr(net, "restore_best_weights"):
+            # (a plain skorch net keeps no best weights: fall back to "last")
             self._state = self._snapshot(net)
             self._state_epoch = int(row["epoch"])
 
@@ -136,7 +136,17 @@ class RestoreOnDivergence(Callback):
         message : str
             Cause of the divergence.
         """
-        net.module_.load_state_dict(self._state)
+        epoch = None
+        if self.restore == "best" and hasattr(net, "restore_best_weights"):
+            epoch = net.restore_best_weights()
+        if epoch is None:
+            net.module_.load_state_dict(self._state)
+            epoch = self._state_epoch
+            for _, callback in getattr(net, "callbacks_", []):
+                hold = getattr(callback, "hold", None)  # keep these weights
+                if hold is not None:
+                    hold()
+        self._state_epoch = epoch
         self.diverged_ = True
         self.message_ = message
         self.restored_epoch_ = self._state_epoch

@@ -67,7 +67,12 @@ class UntrustedTypeError(ValueError):
 def _public_classes() -> dict[str, type]:
     """Public name (``'sklmn.estimators.LMNClassifier'``) -> class."""
     classes = {}
-    for module_name in ("sklmn.estimators", "sklmn.laes", "sklmn.pretraining"):
+    for module_name in (
+        "sklmn.estimators",
+        "sklmn.laes",
+        "sklmn.pretraining",
+        "sklmn.preprocessing",
+    ):
         try:
             module = importlib.import_module(module_name)
         except ImportError:  # pragma: no cover - optional subpackage
@@ -183,6 +188,11 @@ class _Writer:
             if key == "net_":
                 net = self.net(est, value, where)
                 continue
+            if "." in where and isinstance(value, torch.nn.Module):
+                # a nested estimator's diagnostic network (the trained
+                # unrolled RNN of a fitted UnrolledPretrainer): not needed
+                # to predict, and modules are stored only as ``net_``
+                continue
             try:
                 attributes[key] = self.value(value, f"{where}.{key}")
             except TypeError:
@@ -233,10 +243,12 @@ def save(
         File to write (overwritten).
     skip_unsupported : bool, default=False
         Leave out (with a :class:`UserWarning` naming them) the fitted
-        attributes that cannot be stored safely instead of raising, e.g. the
-        diagnostic ``urnn_net_`` module of a fitted
-        :class:`~sklmn.pretraining.UnrolledPretrainer`. Parameters are never
-        left out, and the network ``net_`` is always saved.
+        attributes that cannot be stored safely instead of raising.
+        Parameters are never left out, and the network ``net_`` is always
+        saved. The torch modules that nested estimators keep for diagnosis
+        (the ``urnn_net_`` of a fitted
+        :class:`~sklmn.pretraining.UnrolledPretrainer`) are always left out:
+        they are not needed to predict.
 
     Raises
     ------
@@ -402,6 +414,7 @@ class _Reader:
             batch_size=1,
             valid_dataset=None,
             shuffle_seed=0,
+            lr=float(est.learning_rate_init),
         )
         net.initialize()
         est.net_ = net

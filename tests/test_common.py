@@ -14,6 +14,7 @@ from sklmn.estimators import (
     RNNClassifier,
     RNNRegressor,
 )
+from sklmn.preprocessing import SequenceStandardScaler
 
 # Small, quick instances: a few units, few epochs, a large learning rate and
 # minibatches of 50 so that check_regressors_train (200 sequences) reaches its
@@ -37,6 +38,9 @@ ESTIMATORS = [
         RNNRegressor(cell=cell, hidden_size=8, n_modules=2, tape_length=2, **_FAST)
         for cell in ("elman", "lstm", "gru", "clockwork", "unrolled")
     ],
+    SequenceStandardScaler(),
+    SequenceStandardScaler(with_mean=False),
+    SequenceStandardScaler(with_std=False),
 ]
 
 # A 2-D X is a batch of univariate sequences (n_samples, n_timesteps): its
@@ -59,7 +63,25 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
+# Transformers (as LAESTransformer, tests/laes/test_laes_common.py): the same
+# two n_features_in_ checks, and check_transformer_general, which expects
+# transform(X[:, :-1]) to raise; for 2-D X that is the same univariate
+# sequences one step shorter, which transform must accept.
+TRANSFORMER_EXPECTED_FAILED_CHECKS = {
+    "check_n_features_in": EXPECTED_FAILED_CHECKS["check_n_features_in"],
+    "check_n_features_in_after_fitting": EXPECTED_FAILED_CHECKS[
+        "check_n_features_in_after_fitting"
+    ],
+    "check_transformer_general": (
+        "transform(X[:, :-1]) must not raise: a 2-D X with one column less holds "
+        "univariate sequences one step shorter, which is valid input"
+    ),
+}
+
+
 def _expected_failed_checks(estimator):
+    if isinstance(estimator, SequenceStandardScaler):
+        return TRANSFORMER_EXPECTED_FAILED_CHECKS
     return EXPECTED_FAILED_CHECKS
 
 

@@ -1,33 +1,163 @@
-"""Command line of the experiment runner (``python -m sklmn.benchmarks``)."""
+"""Command line of the experiment runner (``python -m sklmn.benchmarks``).
+
+Two suites: ``--suite papers`` (default) runs the papers' experiments;
+``--suite timeseries`` fits the library's models on UCR/UEA/TSER datasets and
+reports them next to published baselines (see
+:mod:`sklmn.benchmarks._suite_timeseries`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+SUITES = ("papers", "timeseries")
+_TIMESERIES_OPTIONS = (
+    "datasets",
+    "models",
+    "seeds",
+    "seed_list",
+    "jobs",
+    "tuning",
+    "max_fit_seconds",
+    "force",
+)
+_PAPERS_OPTIONS = ("preset", "only")
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments and run the experiments; returns the exit status."""
-    from . import _experiments  # noqa: F401  (registers the experiments)
-    from ._runner import EXPERIMENTS, PRESETS, run_benchmarks
 
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sklmn.benchmarks",
-        description="Run the papers' experiments on bundled data and write a "
-        "Markdown report with plots.",
+        description="Run the papers' experiments on bundled data (--suite papers, "
+        "the default) or the time-series suite (--suite timeseries), and write a "
+        "Markdown report.",
     )
-    parser.add_argument("--preset", choices=PRESETS, default="quick")
+    parser.add_argument("--suite", choices=SUITES, default="papers")
+    parser.add_argument("--output-dir", default="benchmark_results")
     parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the experiments (or datasets and models)",
+    )
+    papers = parser.add_argument_group("papers suite")
+    papers.add_argument("--preset", choices=("quick", "full"), default=None)
+    papers.add_argument(
         "--only", nargs="+", metavar="NAME", help="run only these experiments"
     )
-    parser.add_argument("--output-dir", default="benchmark_results")
-    parser.add_argument("--list", action="store_true", help="list experiments")
+    ts = parser.add_argument_group("timeseries suite")
+    ts.add_argument("--datasets", nargs="+", metavar="NAME", help="default: all")
+    ts.add_argument(
+        "--models",
+        nargs="+",
+        metavar="NAME[:PARAM=VALUE,...]",
+        help="registry names, optionally with parameter overrides, e.g. "
+        "lmn:learning_rate_init=0.003 (default: all)",
+    )
+    seeds = ts.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seeds", type=int, metavar="N", help="seeds 0..N-1 (default 5)"
+    )
+    seeds.add_argument("--seed-list", nargs="+", type=int, metavar="SEED")
+    ts.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="parallel fits, 1 thread each (default 2)",
+    )
+    ts.add_argument(
+        "--tuning",
+        action="store_true",
+        help="the tuning subset: BasicMotions, ItalyPowerDemand, ArrowHead, 2 seeds "
+        "(explicit --datasets/--seeds win); report timeseries_tuning.md",
+    )
+    ts.add_argument(
+        "--max-fit-seconds",
+        type=float,
+        default=None,
+        help="flag fits slower than this in the report (not stopped; default 300)",
+    )
+    ts.add_argument(
+        "--force", action="store_true", help="refit results already in the JSON file"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments and run the selected suite; returns the exit status."""
+    parser = _parser()
     args = parser.parse_args(argv)
+    given = {k for k, v in vars(args).items() if v not in (None, False)}
+    if args.suite == "papers":
+        wrong = sorted(given & set(_TIMESERIES_OPTIONS))
+    else:
+        wrong = sorted(given & set(_PAPERS_OPTIONS))
+    if wrong:
+        flags = ", ".join("--" + w.replace("_", "-") for w in wrong)
+        other = SUITES[1 - SUITES.index(args.suite)]
+        parser.error(f"{flags}: only with --suite {other}")
+    if args.suite == "timeseries":
+        return _main_timeseries(args, parser)
+
+    from . import _experiments  # noqa: F401  (registers the experiments)
+    from ._runner import EXPERIMENTS, run_benchmarks
+
     if args.list:
         for name, (_, description) in EXPERIMENTS.items():
             print(f"{name:24s} {description}")
         return 0
-    run_benchmarks(args.preset, only=args.only, output_dir=args.output_dir)
+    run_benchmarks(args.preset or "quick", only=args.only, output_dir=args.output_dir)
+    return 0
+
+
+def _main_timeseries(args, parser) -> int:
+    from ._suite_timeseries import (
+        DATASETS,
+        MODELS,
+        TUNING_DATASETS,
+        TUNING_SEEDS,
+        run_timeseries_suite,
+    )
+
+    if args.list:
+        print("datasets:")
+        for name, ds in DATASETS.items():
+            print(f"  {name:18s} {ds.task:15s} {ds.description}")
+        print("models:")
+        for name, factories in MODELS.items():
+            print(f"  {name:18s} {', '.join(factories)}")
+        return 0
+    datasets = args.datasets
+    seeds = args.seed_list if args.seed_list else args.seeds
+    name = "timeseries"
+    if args.tuning:
+        datasets = datasets or list(TUNING_DATASETS)
+        seeds = seeds or TUNING_SEEDS
+        name = "timeseries_tuning"
+    from ._suite_timeseries import _seed_list, _select_datasets, _select_models
+
+    seeds = 5 if seeds is None else seeds
+    try:  # argument errors are usage errors; the run itself never raises them
+        _select_datasets(datasets, DATASETS)
+        _select_models(args.models, MODELS)
+        _seed_list(seeds)
+        if args.jobs is not None and args.jobs < 1:
+            raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+        if args.max_fit_seconds is not None and not args.max_fit_seconds > 0:
+            raise ValueError(
+                f"--max-fit-seconds must be > 0, got {args.max_fit_seconds}"
+            )
+    except (ValueError, TypeError) as exc:
+        parser.error(str(exc))
+    run_timeseries_suite(
+        datasets=datasets,
+        models=args.models,
+        seeds=seeds,
+        jobs=2 if args.jobs is None else args.jobs,
+        output_dir=args.output_dir,
+        name=name,
+        force=args.force,
+        max_fit_seconds=300.0 if args.max_fit_seconds is None else args.max_fit_seconds,
+    )
     return 0
 
 

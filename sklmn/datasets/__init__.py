@@ -5,6 +5,8 @@ from ._chorales import load_bach_chorales
 from ._digits import load_sequential_digits
 from ._generation import load_generation_signal
 from ._synthetic import make_adding_problem, make_copy_task
+from ._ts import load_ts_file
+from ._ucr import load_timeseries_dataset
 from ._words import load_common_suffix_words
 
 __all__ = ["make_copy_task", "make_adding_problem", "load_sequential_digits"]
@@ -13,4 +15,6 @@ __all__ += [
     "load_generation_signal",
     "load_bach_chorales",
     "load_common_suffix_words",
+    "load_ts_file",
+    "load_timeseries_dataset",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import threading
 import warnings
 from numbers import Integral, Real
@@ -38,6 +39,7 @@ from skorch.callbacks import GradientNormClipping
 from skorch.helper import predefined_split
 
 from ..metrics import _frame_level_accuracy_counts
+from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, format_like_input, validate_sequences
 from ._net import (
     ConvergenceMonitor,
@@ -81,6 +83,15 @@ TRAINING_PARAMETERS_DOC = """\
         or a list of ``(T_i[, k])`` arrays; predictions come back in the
         layout of ``X`` (a list for a list, else a padded array whose padded
         steps are NaN, or None for non-numeric labels).
+    standardize : bool, default=True
+        Standardize every input feature by its mean and standard deviation
+        over all valid time steps of the training sequences (padding
+        ignored; constant features are only centered), and for regressors
+        every target output too (predictions are transformed back). The
+        statistics are fitted attributes (``input_mean_``, ``input_scale_``,
+        ``target_mean_``, ``target_scale_``); ``loss_curve_`` is then in
+        standardized units. The same transformation as
+        :class:`sklmn.preprocessing.SequenceStandardScaler`.
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int or 'auto', default='auto'
@@ -92,28 +103,40 @@ TRAINING_PARAMETERS_DOC = """\
         computation on padding when lengths vary widely, at the price of less
         random batch compositions.
     learning_rate_init : float, default=0.001
-        Learning rate of the optimizer.
+        Learning rate of the optimizer (multiplied by the pretrainer's
+        ``learning_rate_scale`` when a pretrainer initialized the model).
+    learning_rate : {'constant', 'adaptive'}, default='constant'
+        ``'adaptive'`` divides the learning rate by 5 each time
+        ``ceil(n_iter_no_change / 2)`` consecutive epochs bring no
+        improvement of the monitored loss (a reduce-on-plateau schedule).
     alpha : float, default=1e-4
-        Strength of the L2 penalty, scaled as in scikit-learn's MLP
-        (``0.5 * alpha * ||W||² / batch_size`` per minibatch): the optimizer's
-        ``weight_decay`` is ``alpha / batch_size`` (applied to all
-        parameters; not included in ``loss_curve_``).
+        Strength of the L2 penalty on the weights, scaled as in
+        scikit-learn's MLP (``0.5 * alpha * ||W||² / batch_size`` per
+        minibatch): the optimizer's ``weight_decay`` is ``alpha /
+        batch_size``, applied to weights but not to biases; not included in
+        ``loss_curve_``.
     optimizer : {'adam', 'adamw', 'sgd', 'rmsprop'}, default='adam'
         torch optimizer (``'sgd'`` uses Nesterov momentum 0.9, like
         scikit-learn's MLP).
-    gradient_clipping : float or None, default=None
-        Maximum L2 norm of the gradient of all parameters (no clipping when
-        None).
-    early_stopping : bool, default=False
+    gradient_clipping : float or None, default=1.0
+        Maximum L2 norm of the gradient of all parameters (None: no
+        clipping).
+    early_stopping : bool or 'auto', default='auto'
         Hold out ``validation_fraction`` of the sequences (stratified for
-        single-label sequence classification), stop when the validation score
-        has not improved by ``tol`` for more than ``n_iter_no_change`` epochs,
-        and restore the parameters of the best epoch.
+        single-label sequence classification) and monitor the validation
+        loss (see ``validation_metric``) instead of the training loss.
+        ``'auto'``: on when the training set has more than 1000 sequences
+        (or when ``X_val`` is passed to ``fit``). Whatever monitors it,
+        ``fit`` ends with the weights of the best epoch.
+    validation_metric : {'loss', 'score'}, default='loss'
+        What early stopping monitors: the validation loss (the training
+        criterion), or the estimator's natural score (accuracy, frame-level
+        accuracy, R²).
     validation_fraction : float, default=0.1
-        Fraction of the sequences held out when ``early_stopping=True``.
+        Fraction of the sequences held out for early stopping.
     n_iter_no_change : int, default=10
-        Epochs without improvement (training loss, or validation score with
-        early stopping) after which training is considered converged.
+        Epochs without improvement of the monitored quantity after which
+        training is considered converged.
     tol : float, default=1e-4
         Minimum improvement of the monitored quantity.
     warm_start : bool, default=False
@@ -144,13 +167,23 @@ FITTED_ATTRIBUTES_DOC = """\
     n_iter_ : int
         Number of epochs run (accumulated over warm starts).
     loss_curve_ : list of float
-        Mean training loss (data loss + the module's penalty) of every epoch.
-    best_loss_ : float or None
-        Lowest training loss of the last ``fit`` (None with early stopping).
+        Mean training loss (data loss + the module's penalty) of every epoch,
+        averaged over the epoch's minibatches while the weights changed.
+    best_loss_ : float
+        Monitored loss of the weights the estimator ends with, measured on
+        those weights: the validation loss with early stopping, else the
+        training loss recomputed after the epoch (or the starting weights'
+        loss when no epoch improved on it). With
+        ``validation_metric='score'`` the validation loss of the kept epoch.
+    best_epoch_ : int
+        Epoch whose weights were kept (0: the weights before training, e.g.
+        a pretrained model that fine-tuning did not improve).
+    validation_loss_curve_ : list of float or None
+        Validation loss of every epoch when early stopping is on.
     validation_scores_ : list of float or None
-        Validation score of every epoch when ``early_stopping=True``.
+        Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
-        Best validation score (the restored epoch) when ``early_stopping=True``.
+        Validation score of the kept weights when early stopping is on.
     net_ : skorch.NeuralNet
         The trained skorch net; ``net_.module_`` is the
         :class:`torch.nn.Module` (``.recurrent`` and ``.readout``) and
@@ -176,6 +209,10 @@ def fill_doc(model_parameters_doc: str):
 
     return decorate
 
+
+#: ``early_stopping='auto'`` holds out a validation set above this many
+#: training sequences (see docs/training.md for the measurement).
+_AUTO_EARLY_STOPPING = 1000
 
 # torch's global RNG is shared by all threads: fits running concurrently in
 # threads (joblib's threading backend, dask thread workers) would interleave
@@ -213,6 +250,7 @@ class _BaseSequenceEstimator(BaseEstimator):
 
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep"})],
+        "standardize": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [
             StrOptions({"auto"}),
@@ -220,10 +258,12 @@ class _BaseSequenceEstimator(BaseEstimator):
         ],
         "bucket_by_length": ["boolean"],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [StrOptions({"constant", "adaptive"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions(set(_OPTIMIZERS))],
         "gradient_clipping": [None, Interval(Real, 0, None, closed="neither")],
-        "early_stopping": ["boolean"],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
+        "validation_metric": [StrOptions({"loss", "score"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -238,14 +278,17 @@ class _BaseSequenceEstimator(BaseEstimator):
         self,
         *,
         target="sequence",
+        standardize=True,
         max_iter=200,
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
+        learning_rate="constant",
         alpha=1e-4,
         optimizer="adam",
-        gradient_clipping=None,
-        early_stopping=False,
+        gradient_clipping=1.0,
+        early_stopping="auto",
+        validation_metric="loss",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -256,14 +299,17 @@ class _BaseSequenceEstimator(BaseEstimator):
         callbacks=None,
     ):
         self.target = target
+        self.standardize = standardize
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.bucket_by_length = bucket_by_length
         self.learning_rate_init = learning_rate_init
+        self.learning_rate = learning_rate
         self.alpha = alpha
         self.optimizer = optimizer
         self.gradient_clipping = gradient_clipping
         self.early_stopping = early_stopping
+        self.validation_metric = validation_metric
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
@@ -343,7 +389,7 @@ class _BaseSequenceEstimator(BaseEstimator):
         return subset(train_idx), subset(valid_idx)
 
     def _make_net(
-        self, module, *, device, batch_size, valid_dataset, shuffle_seed
+        self, module, *, device, batch_size, valid_dataset, shuffle_seed, lr
     ) -> SequenceNeuralNet:
         per_step = self.target == "timestep"
         optimizer, optimizer_kwargs = _OPTIMIZERS[self.optimizer]
@@ -358,11 +404,19 @@ class _BaseSequenceEstimator(BaseEstimator):
         sink = print if self.verbose else None
         if self.verbose:
             callbacks.append(("progress", ProgressLogger(sink=print)))
+        if valid_dataset is None:
+            monitor = "train_loss"
+        else:
+            monitor = "valid_score" if self.validation_metric == "score" else "valid_loss"
         callbacks.append(
             (
                 "convergence",
                 ConvergenceMonitor(
-                    self.tol, self.n_iter_no_change, self.early_stopping, sink=sink
+                    self.tol,
+                    self.n_iter_no_change,
+                    monitor=monitor,
+                    learning_rate=self.learning_rate,
+                    sink=sink,
                 ),
             )
         )
@@ -372,11 +426,12 @@ class _BaseSequenceEstimator(BaseEstimator):
             criterion__problem=self._problem,
             criterion__per_step=per_step,
             optimizer=optimizer,
-            lr=self.learning_rate_init,
+            lr=lr,
             # scikit-learn's MLP adds 0.5 * alpha * ||W||^2 / batch_size to
             # each minibatch loss, whose gradient is (alpha / batch_size) * W
             optimizer__weight_decay=self.alpha / batch_size,
             **{f"optimizer__{k}": v for k, v in optimizer_kwargs.items()},
+            decay_biases=False,
             max_epochs=self.max_iter,
             batch_size=batch_size,
             iterator_train__shuffle=True,
@@ -393,8 +448,56 @@ class _BaseSequenceEstimator(BaseEstimator):
             bucket_by_length=self.bucket_by_length,
         )
 
+    # ------------------------------------------------------- standardization
+    def _fit_standardization(self, seqs: Sequences, y_encoded: np.ndarray) -> None:
+        """Fit ``input_mean_``/``input_scale_`` (and the regressors' target
+        statistics) when ``standardize=True``; None otherwise."""
+        self.input_mean_ = self.input_scale_ = None
+        self.target_mean_ = self.target_scale_ = None
+        if not self.standardize:
+            return
+        mean, var, count = _sequence_moments(seqs.data, seqs.lengths)
+        self.input_mean_, self.input_scale_ = mean, _scale_from_var(var, mean, count)
+        if self._problem == "continuous":
+            if self.target == "timestep":
+                values = y_encoded[seqs.mask]
+            else:
+                values = y_encoded
+            values = values.astype(np.float64)
+            mean = values.mean(axis=0)
+            var = values.var(axis=0)
+            self.target_mean_ = mean
+            self.target_scale_ = _scale_from_var(var, mean, len(values))
+
+    def _standardized_inputs(self, seqs: Sequences) -> Sequences:
+        """``seqs`` with standardized valid steps (padding stays zero); the
+        caller's arrays are not modified."""
+        if getattr(self, "input_mean_", None) is None:
+            return seqs
+        data = (seqs.data - self.input_mean_) / self.input_scale_
+        data = np.where(seqs.mask[..., None], data, 0.0).astype(seqs.data.dtype)
+        return dataclasses.replace(seqs, data=data)
+
+    def _standardized_target(self, y_encoded: np.ndarray, seqs: Sequences):
+        if getattr(self, "target_mean_", None) is None:
+            return y_encoded
+        y = (y_encoded - self.target_mean_) / self.target_scale_
+        if self.target == "timestep":
+            y = np.where(seqs.mask[..., None], y, 0.0)
+        return y.astype(np.float32)
+
+    def _unstandardized_outputs(self, outputs: np.ndarray) -> np.ndarray:
+        if getattr(self, "target_mean_", None) is None:
+            return outputs
+        return outputs * self.target_scale_ + self.target_mean_
+
+    def _use_validation(self, n_samples: int, has_validation_data: bool) -> bool:
+        if self.early_stopping == "auto":
+            return has_validation_data or n_samples > _AUTO_EARLY_STOPPING
+        return bool(self.early_stopping)
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, X_val=None, y_val=None):
         """Train the model on sequences ``X`` and targets ``y``.
 
         Parameters
@@ -405,51 +508,77 @@ class _BaseSequenceEstimator(BaseEstimator):
             trailing all-NaN time steps are padding.
         y : array-like or list of array-like
             Targets in the layout selected by ``target``.
+        X_val : array-like or list of array-like, default=None
+            Validation sequences monitored instead of a split of ``X``
+            (like ``X_val`` of scikit-learn's
+            :class:`~sklearn.ensemble.HistGradientBoostingClassifier`);
+            requires ``early_stopping`` True or ``'auto'``.
+        y_val : array-like or list of array-like, default=None
+            Targets of ``X_val``.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        if (X_val is None) != (y_val is None):
+            raise ValueError("X_val and y_val must be given together.")
+        if X_val is not None and self.early_stopping is False:
+            raise ValueError(
+                "X_val and y_val are monitored for early stopping: use "
+                "early_stopping=True or 'auto', got early_stopping=False."
+            )
         warm = bool(self.warm_start) and hasattr(self, "net_")
         if warm:
             self._check_warm_start()
         seqs = validate_sequences(self, X, reset=not warm, dtype=np.float32)
         y_encoded = self._encode_target(y, seqs, reset=not warm)
+        if not warm:
+            self._fit_standardization(seqs, y_encoded)
         device = self._resolve_device()
         rng = check_random_state(self.random_state)
         torch_seed, shuffle_seed, split_seed = (
             int(s) for s in rng.randint(np.iinfo(np.int32).max, size=3)
         )
-        per_step = self.target == "timestep"
-        dataset = SequenceDataset(
-            torch.from_numpy(seqs.data),
-            torch.from_numpy(seqs.lengths),
-            torch.from_numpy(y_encoded),
-            per_step=per_step,
-        )
+        seqs = self._standardized_inputs(seqs)
+        y_model = self._standardized_target(y_encoded, seqs)
+        dataset = self._dataset(seqs, y_model)
         valid_dataset = None
-        if self.early_stopping:
+        if X_val is not None:
+            val_seqs = validate_sequences(self, X_val, reset=False, dtype=np.float32)
+            val_y = self._encode_target(y_val, val_seqs, reset=False)
+            val_seqs = self._standardized_inputs(val_seqs)
+            valid_dataset = self._dataset(
+                val_seqs, self._standardized_target(val_y, val_seqs)
+            )
+        elif self._use_validation(seqs.n_samples, False):
             dataset, valid_dataset = self._split(dataset, y_encoded, split_seed)
         n_train = len(dataset)
         batch_size = (
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
 
+        lr = float(self.learning_rate_init)
         with _seeded_torch(torch_seed):
             if warm:
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             else:
                 recurrent = self._build_module(seqs.n_features)
-                module = SequenceNet(recurrent, self.n_outputs_, per_step=per_step)
-                self._initialize_module(module, seqs, y_encoded)
+                module = SequenceNet(
+                    recurrent, self.n_outputs_, per_step=self.target == "timestep"
+                )
+                self._initialize_module(module, seqs, y_model)
+                pretrainer = getattr(self, "pretrainer_", None)
+                if pretrainer is not None:
+                    lr *= float(getattr(pretrainer, "learning_rate_scale", 1.0))
             net = self._make_net(
                 module,
                 device=device,
                 batch_size=batch_size,
                 valid_dataset=valid_dataset,
                 shuffle_seed=shuffle_seed,
+                lr=lr,
             )
             net.initialize()
             net.partial_fit(dataset)
@@ -457,28 +586,12 @@ class _BaseSequenceEstimator(BaseEstimator):
         self._check_finite_parameters(net)
         # do not keep (and pickle) the validation sequences with the model
         net.train_split = None
-        history = net.history
-        # an epoch interrupted mid-way (KeyboardInterrupt, a divergence
-        # recovered by a callback) has no loss: count completed epochs only
-        losses = _completed(history, "train_loss")
-        previous = list(self.loss_curve_) if warm else []
-        self.loss_curve_ = previous + losses
-        self.n_iter_ = len(self.loss_curve_)
-        monitor = dict(net.callbacks_)["convergence"]
-        if self.early_stopping:
-            scores = _completed(history, "valid_score")
-            previous = list(self.validation_scores_ or []) if warm else []
-            self.validation_scores_ = previous + scores
-            self.best_validation_score_ = float(max(scores)) if scores else None
-            self.best_loss_ = None
-        else:
-            self.validation_scores_ = None
-            self.best_validation_score_ = None
-            self.best_loss_ = float(min(losses)) if losses else None
+        self._record_history(net, warm)
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
         self._record_fit(net)
-        if not monitor.converged_ and len(history) == self.max_iter:
+        monitor = dict(net.callbacks_)["convergence"]
+        if not monitor.converged_ and len(net.history) == self.max_iter:
             warnings.warn(
                 f"Maximum iterations ({self.max_iter}) reached and the "
                 "optimization hasn't converged yet.",
@@ -486,6 +599,50 @@ class _BaseSequenceEstimator(BaseEstimator):
                 stacklevel=3,  # fit <- _fit_context wrapper <- caller
             )
         return self
+
+    def _dataset(self, seqs: Sequences, y_encoded: np.ndarray) -> SequenceDataset:
+        return SequenceDataset(
+            torch.from_numpy(seqs.data),
+            torch.from_numpy(seqs.lengths),
+            torch.from_numpy(y_encoded),
+            per_step=self.target == "timestep",
+        )
+
+    def _record_history(self, net, warm: bool) -> None:
+        """Set ``loss_curve_``, ``n_iter_``, ``best_loss_``, ``best_epoch_``
+        and the validation curves from the net's history."""
+        history = net.history
+        monitor = dict(net.callbacks_)["convergence"]
+        # an epoch interrupted mid-way (KeyboardInterrupt, a divergence
+        # recovered by a callback) has no loss: count completed epochs only
+        losses = _completed(history, "train_loss")
+        previous = list(self.loss_curve_) if warm else []
+        self.loss_curve_ = previous + losses
+        self.n_iter_ = len(self.loss_curve_)
+        self.best_epoch_ = int(monitor.best_epoch_) + len(previous)
+        if monitor.monitor == "train_loss":
+            self.validation_loss_curve_ = None
+            self.validation_scores_ = None
+            self.best_validation_score_ = None
+            self.best_loss_ = float(monitor.best_)
+            return
+        scores = _completed(history, "valid_score")
+        vlosses = _completed(history, "valid_loss")
+        self.validation_scores_ = scores
+        self.validation_loss_curve_ = vlosses
+        kept = monitor.best_epoch_ - 1  # index of the kept epoch in this fit
+        if monitor.monitor == "valid_loss":
+            self.best_loss_ = float(monitor.best_)
+            # None when the starting weights were kept (their score is not
+            # measured)
+            self.best_validation_score_ = (
+                scores[kept] if 0 <= kept < len(scores) else None
+            )
+        else:
+            self.best_validation_score_ = float(monitor.best_)
+            self.best_loss_ = (
+                vlosses[kept] if 0 <= kept < len(vlosses) else monitor.start_loss_
+            )
 
     def _record_fit(self, net) -> None:
         """Set model-specific fitted attributes after training (hook)."""
@@ -522,16 +679,17 @@ class _BaseSequenceEstimator(BaseEstimator):
         """Raw readout outputs (float64) and the validated ``X``."""
         check_is_fitted(self)
         seqs = validate_sequences(self, X, reset=False, dtype=np.float32)
+        model_seqs = self._standardized_inputs(seqs)
         # sort by length so that batches hold sequences of similar lengths
         order = np.argsort(-seqs.lengths, kind="stable")
         dataset = SequenceDataset(
-            torch.from_numpy(seqs.data[order]),
+            torch.from_numpy(model_seqs.data[order]),
             torch.from_numpy(seqs.lengths[order]),
             per_step=self.target == "timestep",
         )
         outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
-        restored[order] = outputs
+        restored[order] = self._unstandardized_outputs(outputs)
         return restored, seqs
 
     def __sklearn_tags__(self):

@@ -29,7 +29,7 @@ _LMN_CONSTRAINTS = {
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
     "dropout": [Interval(Real, 0, 1, closed="left")],
-    "pretrainer": [None, HasMethods(["initialize"])],
+    "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
 }
 
 LMN_PARAMETERS_DOC = """\
@@ -59,14 +59,19 @@ LMN_PARAMETERS_DOC = """\
         Cut the gradient from ``h_t`` to ``m_{t−1}`` (paper 003 §2.1).
     dropout : float, default=0.0
         Dropout between stacked layers.
-    pretrainer : object or None, default=None
+    pretrainer : 'auto', object or None, default='auto'
         Initialization from the data before training, e.g.
         :class:`~sklmn.pretraining.LAESInitializer` (LAES initialization,
-        003 §3.2) or :class:`~sklmn.pretraining.UnrolledPretrainer` (000
-        Alg. 1): an object with a method ``initialize(module, sequences,
-        y_encoded, *, estimator)``, cloned in ``fit`` into ``pretrainer_``
-        (not on warm starts); grid searches reach its parameters as
-        ``pretrainer__<name>``."""
+        Carta, Sperduti & Bacciu) or
+        :class:`~sklmn.pretraining.UnrolledPretrainer` (unrolled pretraining,
+        Bacciu, Carta & Sperduti 2019): an object with a method
+        ``initialize(module, sequences, y_encoded, *, estimator)``, cloned in
+        ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
+        reach its parameters as ``pretrainer__<name>``. ``'auto'``:
+        ``UnrolledPretrainer(random_state=random_state)`` for a one-layer,
+        unidirectional LMN with ``output='memory'`` and a non-orthogonal
+        memory (what unrolled pretraining supports; chosen by measurement,
+        see ``docs/training.md``), no pretraining otherwise. None: random (stable) initialization."""
 
 
 class _LMNMixin:
@@ -77,10 +82,27 @@ class _LMNMixin:
         **_LMN_CONSTRAINTS,
     }
 
+    def _resolved_pretrainer(self):
+        if not (isinstance(self.pretrainer, str) and self.pretrainer == "auto"):
+            return self.pretrainer
+        if (
+            self.num_layers == 1
+            and not self.bidirectional
+            and self.output == "memory"
+            and self.memory_matrix != "orthogonal"
+        ):
+            from ..pretraining import UnrolledPretrainer
+
+            # seeded by the estimator's random_state (two seeded fits agree)
+            return UnrolledPretrainer(random_state=self.random_state)
+        return None
+
     def _initialize_module(self, module, sequences, y_encoded) -> None:
         # pretraining (sklmn.pretraining) plugs in here, on a clone
-        if self.pretrainer is not None:
-            self.pretrainer_ = clone(self.pretrainer)
+        pretrainer = self._resolved_pretrainer()
+        self.pretrainer_ = None
+        if pretrainer is not None:
+            self.pretrainer_ = clone(pretrainer)
             self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
 
     def _build_module(self, input_size: int) -> LMN:
@@ -120,8 +142,9 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
-    pretrainer_ : object
-        The clone of ``pretrainer`` that initialized the model (when given).
+    pretrainer_ : object or None
+        The clone of the pretrainer that initialized the model (None without
+        pretraining).
     %(fitted_attributes)s
 
     See Also
@@ -162,14 +185,17 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         truncate_gradient=False,
         dropout=0.0,
         target="sequence",
+        standardize=True,
         max_iter=200,
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
+        learning_rate="constant",
         alpha=1e-4,
         optimizer="adam",
-        gradient_clipping=None,
-        early_stopping=False,
+        gradient_clipping=1.0,
+        early_stopping="auto",
+        validation_metric="loss",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -178,18 +204,21 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         callbacks=None,
-        pretrainer=None,
+        pretrainer="auto",
     ):
         super().__init__(
             target=target,
+            standardize=standardize,
             max_iter=max_iter,
             batch_size=batch_size,
             bucket_by_length=bucket_by_length,
             learning_rate_init=learning_rate_init,
+            learning_rate=learning_rate,
             alpha=alpha,
             optimizer=optimizer,
             gradient_clipping=gradient_clipping,
             early_stopping=early_stopping,
+            validation_metric=validation_metric,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
@@ -230,8 +259,9 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
 
     Attributes
     ----------
-    pretrainer_ : object
-        The clone of ``pretrainer`` that initialized the model (when given).
+    pretrainer_ : object or None
+        The clone of the pretrainer that initialized the model (None without
+        pretraining).
     %(fitted_attributes)s
 
     See Also
@@ -270,14 +300,17 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         truncate_gradient=False,
         dropout=0.0,
         target="sequence",
+        standardize=True,
         max_iter=200,
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
+        learning_rate="constant",
         alpha=1e-4,
         optimizer="adam",
-        gradient_clipping=None,
-        early_stopping=False,
+        gradient_clipping=1.0,
+        early_stopping="auto",
+        validation_metric="loss",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -286,18 +319,21 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         callbacks=None,
-        pretrainer=None,
+        pretrainer="auto",
     ):
         super().__init__(
             target=target,
+            standardize=standardize,
             max_iter=max_iter,
             batch_size=batch_size,
             bucket_by_length=bucket_by_length,
             learning_rate_init=learning_rate_init,
+            learning_rate=learning_rate,
             alpha=alpha,
             optimizer=optimizer,
             gradient_clipping=gradient_clipping,
             early_stopping=early_stopping,
+            validation_metric=validation_metric,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,

@@ -28,6 +28,8 @@ __all__ = [
     "SequenceNeuralNet",
     "ConvergenceMonitor",
     "ProgressLogger",
+    "dataset_loss",
+    "snapshot_state",
     "ValidationScore",
     "score_outputs",
 ]
@@ -320,6 +322,9 @@ class SequenceNeuralNet(NeuralNet):
       with ``bucket_by_length`` draws batches of similar lengths
       (:class:`LengthBucketBatchSampler`);
     * no default ``PrintLog`` (the estimators print their own progress);
+    * with ``decay_biases=False`` the optimizer's ``weight_decay`` applies to
+      weights only: parameters whose name starts with ``bias`` (``bias_h``,
+      ``bias_ih_l0``, the readout's ``bias``...) form a group without decay;
     * the ``module`` parameter (an instance) is pickled with the torch-aware
       part of the state, so a net trained on a GPU unpickles on a CPU.
     """
@@ -328,11 +333,41 @@ class SequenceNeuralNet(NeuralNet):
     cuda_dependent_attributes_ = ["module"]
 
     def __init__(
-        self, *args, shuffle_seed: int = 0, bucket_by_length: bool = False, **kwargs
+        self,
+        *args,
+        shuffle_seed: int = 0,
+        bucket_by_length: bool = False,
+        decay_biases: bool = True,
+        **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.shuffle_seed = shuffle_seed
         self.bucket_by_length = bucket_by_length
+        self.decay_biases = decay_biases
+
+    def initialize_optimizer(self, triggered_directly=None):
+        named = list(self.get_all_learnable_params())
+        (params,), kwargs = self.get_params_for_optimizer("optimizer", named)
+        if not self.decay_biases and kwargs.get("weight_decay"):
+            names = {id(p): n for n, p in named}
+            if params and isinstance(params[0], dict):  # user param groups
+                groups = params
+            else:
+                groups = [{"params": list(params)}]
+            split = []
+            for group in groups:
+                rest = {k: v for k, v in group.items() if k != "params"}
+                weights, biases = [], []
+                for p in group["params"]:
+                    leaf = names.get(id(p), "").rsplit(".", 1)[-1]
+                    (biases if leaf.startswith("bias") else weights).append(p)
+                if weights:
+                    split.append({**rest, "params": weights})
+                if biases:
+                    split.append({**rest, "params": biases, "weight_decay": 0.0})
+            params = split
+        self.optimizer_ = self.optimizer(params, **kwargs)
+        return self
 
     @property
     def _default_callbacks(self):
@@ -394,14 +429,40 @@ class SequenceNeuralNet(NeuralNet):
             "smaller learning_rate_init, gradient_clipping, or scaled inputs "
             "and targets."
         )
-        # a callback with an ``on_divergence(net, message)`` method (e.g.
-        # sklmn.callbacks.RestoreOnDivergence) may restore finite weights and
-        # stop training by raising KeyboardInterrupt instead
+        self.diverged(message)
+
+    def diverged(self, message: str) -> None:
+        """Report a divergence: callbacks may recover, else raise.
+
+        A callback with an ``on_divergence(net, message)`` method (e.g.
+        :class:`sklmn.callbacks.RestoreOnDivergence`) may restore finite
+        weights and stop training by raising ``KeyboardInterrupt``;
+        otherwise :class:`FloatingPointError` is raised with ``message``.
+        """
         for _, callback in self.callbacks_:
             handler = getattr(callback, "on_divergence", None)
             if handler is not None:
                 handler(self, message)
         raise FloatingPointError(message)
+
+    def restore_best_weights(self) -> int | None:
+        """Load the best weights kept by the stopping rule into the module.
+
+        Every callback with a ``restore_best(net)`` method (the estimators'
+        :class:`ConvergenceMonitor`) is asked in turn.
+
+        Returns
+        -------
+        epoch : int or None
+            Epoch of the restored weights (0: the starting weights), or None
+            when no callback keeps best weights.
+        """
+        epoch = None
+        for _, callback in self.callbacks_:
+            restore = getattr(callback, "restore_best", None)
+            if restore is not None:
+                epoch = restore(self)
+        return epoch
 
     def predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
         """Raw module outputs for a whole dataset, as a float64 array.
@@ -503,14 +564,30 @@ class ProgressLogger(Callback):
 
 
 class ConvergenceMonitor(Callback):
-    """scikit-learn MLP stopping rule (``n_iter_no_change`` epochs within ``tol``).
+    """Stopping rule, best-weights restore and learning-rate schedule.
 
-    Without early stopping the monitored quantity is the training loss (an
-    epoch improves when ``loss < best_loss - tol``); with early stopping it is
-    the validation score (``score > best_score + tol``), and the module's
-    parameters of the best epoch are restored when training ends. Training
-    stops (converged) after more than ``n_iter_no_change`` epochs without
-    improvement.
+    At the end of every epoch the monitored loss is measured **on the weights
+    of that moment** (never a running average taken while they changed):
+
+    * ``'valid_loss'``: the loss on the validation set (computed by skorch
+      after the epoch's updates);
+    * ``'valid_score'``: the natural validation score (higher is better);
+    * ``'train_loss'``: the loss on the whole training set, recomputed in
+      evaluation mode after the epoch's updates (one forward pass, recorded as
+      ``'train_eval_loss'`` in the history).
+
+    The starting weights are a candidate too (epoch 0, measured in
+    :meth:`on_train_begin`), so a pretrained model never ends worse than it
+    started. An epoch improves when the value beats the best by more than
+    ``tol``; training stops (converged) after more than ``n_iter_no_change``
+    epochs without improvement, and ends with the best weights whatever
+    stopped it (convergence, ``max_iter``, an interruption, a divergence
+    recovered by :class:`sklmn.callbacks.RestoreOnDivergence`, which
+    restores the same weights through :meth:`restore_best`).
+
+    With ``learning_rate='adaptive'`` the learning rate of every parameter
+    group is divided by 5 each time ``ceil(n_iter_no_change / 2)`` epochs in a
+    row bring no improvement.
 
     Parameters
     ----------
@@ -518,59 +595,186 @@ class ConvergenceMonitor(Callback):
         Minimum improvement.
     n_iter_no_change : int
         Patience in epochs.
-    early_stopping : bool
-        Monitor ``valid_score`` instead of ``train_loss``.
+    monitor : {'valid_loss', 'valid_score', 'train_loss'}
+        Monitored quantity.
+    learning_rate : {'constant', 'adaptive'}, default='constant'
+        Learning-rate schedule.
     sink : callable or None
         Receives the stopping message (None: silent).
+
+    Attributes
+    ----------
+    converged_ : bool
+        Whether the stopping rule ended training.
+    best_ : float
+        Best monitored value (a loss, or a score for ``'valid_score'``).
+    best_epoch_ : int
+        Epoch of the best weights (0: the starting weights).
+    start_ : float
+        Monitored value of the starting weights.
     """
 
-    def __init__(self, tol, n_iter_no_change, early_stopping, sink=None):
+    MONITORS = ("valid_loss", "valid_score", "train_loss")
+
+    def __init__(
+        self, tol, n_iter_no_change, monitor="train_loss", learning_rate="constant",
+        sink=None,
+    ):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
-        self.early_stopping = early_stopping
+        self.monitor = monitor
+        self.learning_rate = learning_rate
         self.sink = sink
 
-    def on_train_begin(self, net, **kwargs):
+    def initialize(self):
+        if self.monitor not in self.MONITORS:
+            raise ValueError(
+                f"monitor must be one of {self.MONITORS}, got {self.monitor!r}"
+            )
+        return super().initialize()
+
+    @property
+    def _higher_is_better(self) -> bool:
+        return self.monitor == "valid_score"
+
+    def _measure_start(self, net) -> float:
+        """Monitored value of the current weights, before any update."""
+        if self.monitor == "train_loss":
+            return dataset_loss(net, self._train)
+        if self.monitor == "valid_loss":
+            return dataset_loss(net, self._valid)
+        outputs = predict_dataset(net, self._valid)
+        return score_outputs(
+            net.criterion_.problem,
+            net.criterion_.per_step,
+            self._valid.y.numpy(),
+            outputs,
+            self._valid.lengths.numpy(),
+        )
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        if X is not None:
+            self._train = X
+            self._valid = (
+                net.get_split_datasets(X, y)[1] if net.train_split is not None else None
+            )
+        self.restart(net)
+
+    def restart(self, net) -> None:
+        """Forget the best weights and measure the current ones as epoch 0.
+
+        Called at the start of training, and by callbacks that change the
+        module's shape (incremental growth of a multi-scale memory).
+        """
         self.converged_ = False
         self.no_improvement_count_ = 0
-        self.best_ = -np.inf if self.early_stopping else np.inf
-        self.best_epoch_ = None
-        self._best_state = None
+        self.best_ = self.start_ = self._measure_start(net)
+        # the loss of the starting weights when the score is monitored (the
+        # estimators report the loss of whichever weights they keep)
+        self.start_loss_ = (
+            dataset_loss(net, self._valid) if self.monitor == "valid_score" else None
+        )
+        if not np.isfinite(self.best_):
+            self.best_ = -np.inf if self._higher_is_better else np.inf
+        self.best_epoch_ = len(net.history)
+        self._best_state = snapshot_state(net.module_)
+        self._hold = False
+
+    def _value(self, net, row) -> float:
+        if self.monitor == "train_loss":
+            value = dataset_loss(net, self._train)
+            net.history.record("train_eval_loss", value)
+            return value
+        return float(row[self.monitor])
 
     def on_epoch_end(self, net, **kwargs):
         row = net.history[-1]
-        if self.early_stopping:
-            value = row["valid_score"]
-            if not np.isfinite(value):
-                raise FloatingPointError(
-                    f"Training diverged at epoch {row['epoch']}: the validation "
-                    f"score is {value}."
-                )
-            improved = value >= self.best_ + self.tol
-            if value > self.best_:
-                self.best_ = value
-                self.best_epoch_ = row["epoch"]
-                self._best_state = {
-                    k: v.detach().clone() for k, v in net.module_.state_dict().items()
-                }
-        else:
-            value = row["train_loss"]
-            improved = value <= self.best_ - self.tol
-            if value < self.best_:
-                self.best_ = value
-                self.best_epoch_ = row["epoch"]
+        value = self._value(net, row)
+        if not np.isfinite(value):
+            net.diverged(
+                f"Training diverged at epoch {row['epoch']}: the monitored "
+                f"{self.monitor} of the weights after the epoch is {value}."
+            )
+        sign = -1.0 if self._higher_is_better else 1.0
+        improved = sign * value <= sign * self.best_ - self.tol
+        if sign * value < sign * self.best_:
+            self.best_ = value
+            self.best_epoch_ = int(row["epoch"])
+            self._best_state = snapshot_state(net.module_)
         self.no_improvement_count_ = 0 if improved else self.no_improvement_count_ + 1
         if self.no_improvement_count_ > self.n_iter_no_change:
             self.converged_ = True
             if self.sink is not None:
-                what = "Validation score" if self.early_stopping else "Training loss"
                 self.sink(
-                    f"{what} did not improve more than tol={self.tol} for "
-                    f"{self.n_iter_no_change} consecutive epochs. Stopping."
+                    f"The monitored {self.monitor} did not improve more than "
+                    f"tol={self.tol} for {self.n_iter_no_change} consecutive "
+                    "epochs. Stopping."
                 )
             raise KeyboardInterrupt
+        lr_patience = -(-self.n_iter_no_change // 2)
+        if (
+            self.learning_rate == "adaptive"
+            and self.no_improvement_count_
+            and self.no_improvement_count_ % lr_patience == 0
+        ):
+            for group in net.optimizer_.param_groups:
+                group["lr"] /= 5.0
+            if self.sink is not None:
+                self.sink(f"Learning rate divided by 5 at epoch {row['epoch']}.")
+
+    def restore_best(self, net) -> int:
+        """Load the best weights seen so far into ``net.module_``.
+
+        Returns
+        -------
+        epoch : int
+            Epoch of the restored weights (0: the starting weights).
+        """
+        if getattr(self, "_best_state", None) is not None:
+            net.module_.load_state_dict(self._best_state)
+        return self.best_epoch_
+
+    def hold(self) -> None:
+        """End this training with the module's current weights, not the best
+        (used by :class:`sklmn.callbacks.RestoreOnDivergence` with
+        ``restore='last'``)."""
+        self._hold = True
 
     def on_train_end(self, net, **kwargs):
-        if self._best_state is not None:
-            net.module_.load_state_dict(self._best_state)
+        if not self._hold:
+            self.best_epoch_ = self.restore_best(net)
+        # do not keep (and pickle) the copy and the datasets with the model
         self._best_state = None
+        self._train = self._valid = None
+
+
+def snapshot_state(module: nn.Module) -> dict:
+    """Detached copy of a module's ``state_dict``."""
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def dataset_loss(net, dataset) -> float:
+    """Mean loss (data loss + penalty) of the current weights on a dataset.
+
+    Evaluation mode, no gradient; batch losses weighted by batch size, like
+    skorch's ``valid_loss``.
+    """
+    total, count = 0.0, 0
+    for batch in net.get_iterator(dataset, training=False):
+        loss = net.validation_step(batch)["loss"]
+        n = len(batch[0]["lengths"])
+        total += float(loss) * n
+        count += n
+    return total / max(count, 1)
+
+
+def predict_dataset(net, dataset) -> np.ndarray:
+    """float64 outputs of the current module (training dtype) on a dataset."""
+    chunks = []
+    T = int(dataset.X.shape[1])
+    for batch in net.get_iterator(dataset, training=False):
+        yp = net.validation_step(batch)["y_pred"]
+        if yp.dim() == 3 and yp.shape[1] < T:
+            yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+        chunks.append(yp.to(device="cpu", dtype=torch.float64))
+    return torch.cat(chunks).numpy()

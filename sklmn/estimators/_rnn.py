@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
 import torch
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -43,6 +44,11 @@ RNN_PARAMETERS_DOC = """\
     dropout : float, default=0.0
         Dropout between stacked layers (``'elman'``, ``'lstm'``, ``'gru'``
         only).
+    forget_bias : float, default=1.0
+        Initial forget-gate bias of ``cell='lstm'`` (see
+        :class:`~sklmn.nn.LSTM`): 1 is Keras' ``unit_forget_bias``
+        (Jozefowicz et al. 2015), 0 torch's expected value, 5 Carta et al.'s
+        choice for sequence generation; ignored by the other cells.
     n_modules : int, default=4
         Number of clock modules of ``cell='clockwork'``; ignored by the
         other cells.
@@ -67,6 +73,7 @@ class _RNNMixin:
         "num_layers": [Interval(Integral, 1, None, closed="left")],
         "bidirectional": ["boolean"],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "forget_bias": [Interval(Real, -np.inf, np.inf, closed="neither")],
         "n_modules": [Interval(Integral, 1, None, closed="left")],
         "tape_length": [Interval(Integral, 1, None, closed="left")],
         "pretrainer": [None, HasMethods(["initialize"])],
@@ -80,12 +87,16 @@ class _RNNMixin:
 
     def _build_module(self, input_size: int) -> torch.nn.Module:
         if self.cell in _STACKED_CELLS:
+            extra = {}
+            if self.cell == "lstm":  # ElmanRNN and GRU have no forget gate
+                extra["forget_bias"] = float(self.forget_bias)
             return _STACKED_CELLS[self.cell](
                 input_size,
                 self.hidden_size,
                 num_layers=self.num_layers,
                 bidirectional=self.bidirectional,
                 dropout=float(self.dropout),
+                **extra,
             )
         unsupported = {
             name: getattr(self, name)
@@ -166,17 +177,21 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         num_layers=1,
         bidirectional=False,
         dropout=0.0,
+        forget_bias=1.0,
         n_modules=4,
         tape_length=4,
         target="sequence",
+        standardize=True,
         max_iter=200,
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
+        learning_rate="constant",
         alpha=1e-4,
         optimizer="adam",
-        gradient_clipping=None,
-        early_stopping=False,
+        gradient_clipping=1.0,
+        early_stopping="auto",
+        validation_metric="loss",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -189,14 +204,17 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
     ):
         super().__init__(
             target=target,
+            standardize=standardize,
             max_iter=max_iter,
             batch_size=batch_size,
             bucket_by_length=bucket_by_length,
             learning_rate_init=learning_rate_init,
+            learning_rate=learning_rate,
             alpha=alpha,
             optimizer=optimizer,
             gradient_clipping=gradient_clipping,
             early_stopping=early_stopping,
+            validation_metric=validation_metric,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
@@ -211,6 +229,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         self.num_layers = num_layers
         self.bidirectional = bidirectional
         self.dropout = dropout
+        self.forget_bias = forget_bias
         self.n_modules = n_modules
         self.tape_length = tape_length
         self.pretrainer = pretrainer
@@ -264,17 +283,21 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         num_layers=1,
         bidirectional=False,
         dropout=0.0,
+        forget_bias=1.0,
         n_modules=4,
         tape_length=4,
         target="sequence",
+        standardize=True,
         max_iter=200,
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
+        learning_rate="constant",
         alpha=1e-4,
         optimizer="adam",
-        gradient_clipping=None,
-        early_stopping=False,
+        gradient_clipping=1.0,
+        early_stopping="auto",
+        validation_metric="loss",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -287,14 +310,17 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
     ):
         super().__init__(
             target=target,
+            standardize=standardize,
             max_iter=max_iter,
             batch_size=batch_size,
             bucket_by_length=bucket_by_length,
             learning_rate_init=learning_rate_init,
+            learning_rate=learning_rate,
             alpha=alpha,
             optimizer=optimizer,
             gradient_clipping=gradient_clipping,
             early_stopping=early_stopping,
+            validation_metric=validation_metric,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
@@ -309,6 +335,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         self.num_layers = num_layers
         self.bidirectional = bidirectional
         self.dropout = dropout
+        self.forget_bias = forget_bias
         self.n_modules = n_modules
         self.tape_length = tape_length
         self.pretrainer = pretrainer

@@ -13,7 +13,9 @@ here implement the parts of that protocol that do not depend on the recurrence:
   sorting a batch by decreasing length (:func:`sort_by_length`,
   :func:`active_batch_sizes`) and reversing only the valid part of each
   sequence (:func:`reverse_padded`);
-- :class:`RecurrentModule`, a base class with the default ``penalty()``.
+- :class:`RecurrentModule`, a base class with the default ``penalty()``;
+- the stable initialization of a linear memory (:func:`memory_map_radius`,
+  :func:`stabilize_memory_`).
 
 Conventions: ``x`` is ``(N, T, d)`` (batch first); ``lengths`` is an int64
 tensor ``(N,)`` with values in ``1..T``; time step ``t`` of sequence ``n`` is
@@ -40,10 +42,18 @@ __all__ = [
     "check_step_input",
     "gather_last",
     "mask_from_lengths",
+    "memory_map_radius",
     "reverse_padded",
     "sort_by_length",
+    "stabilize_memory_",
     "zero_padded",
 ]
+
+
+#: Spectral radius of the linearized memory map that a freshly initialized
+#: LMN or MS-LMN layer is scaled to (when it would exceed it); see
+#: :func:`stabilize_memory_` and ``docs/training.md`` for the measurement.
+DEFAULT_INIT_RADIUS = 0.95
 
 
 # --------------------------------------------------------------------------- #
@@ -606,3 +616,107 @@ class RecurrentModule(nn.Module):
         raise NotImplementedError(
             f"{type(self).__name__} does not implement step(x_t, state)"
         )
+
+
+# --------------------------------------------------------------------------- #
+# Stable initialization of a linear memory
+# --------------------------------------------------------------------------- #
+def memory_map_radius(weight_mm: Tensor, weight_hm: Tensor, weight_mh: Tensor) -> float:
+    """Spectral radius of the linearized memory map ``W_mm + W_hm W_mh``.
+
+    Around the zero state (where ``tanh' = 1``) one LMN step maps the memory
+    as ``m_t ≈ (W_mm + W_hm W_mh) m_{t-1} + W_hm W_xh x_t``: with a radius
+    above one the memory of a fresh network grows with ``t`` before training
+    has started.
+
+    Parameters
+    ----------
+    weight_mm : Tensor of shape (M, M)
+        Effective memory recurrence (after any parametrization or mask).
+    weight_hm : Tensor of shape (M, H)
+        Hidden-to-memory weights.
+    weight_mh : Tensor of shape (H, M)
+        Memory-to-hidden weights.
+
+    Returns
+    -------
+    radius : float
+        ``max |eig(W_mm + W_hm W_mh)|``, computed in float64.
+
+    Examples
+    --------
+    >>> W = torch.diag(torch.tensor([0.5, -0.2]))
+    >>> memory_map_radius(W, torch.eye(2), 0.1 * torch.eye(2))
+    0.6
+    """
+    with torch.no_grad():
+        J = weight_mm.detach().double() + weight_hm.detach().double() @ (
+            weight_mh.detach().double()
+        )
+        return round(float(torch.linalg.eigvals(J.cpu()).abs().max()), 12)
+
+
+def _check_init_radius(value: object) -> float | None:
+    """Validate an ``init_radius`` argument: None or a float in ``(0, 1]``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"init_radius must be a float in (0, 1] or None, got {value!r}")
+    value = float(value)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"init_radius must be a float in (0, 1] or None, got {value!r}")
+    return value
+
+
+def stabilize_memory_(
+    weight_mm: Tensor,
+    weight_hm: Tensor,
+    weight_mh: Tensor,
+    radius: float,
+) -> float:
+    """Scale ``W_mm`` and ``W_mh`` in place so the memory map has radius ``radius``.
+
+    When :func:`memory_map_radius` exceeds ``radius``, both ``W_mm`` and
+    ``W_mh`` are multiplied by ``radius / rho``: the linearized map
+    ``W_mm + W_hm W_mh`` is then scaled by exactly that factor, so its
+    eigenvectors (the directions the memory keeps) are unchanged and its
+    spectral radius becomes ``radius``. A map already inside the radius is
+    left as it is.
+
+    Parameters
+    ----------
+    weight_mm : Tensor of shape (M, M)
+        The memory recurrence to scale in place (the raw tensor; entries that
+        a mask zeroes stay zero).
+    weight_hm : Tensor of shape (M, H)
+        Hidden-to-memory weights (read only).
+    weight_mh : Tensor of shape (H, M)
+        Memory-to-hidden weights, scaled in place.
+    radius : float
+        Target spectral radius, in ``(0, 1]``.
+
+    Returns
+    -------
+    radius : float
+        Spectral radius of the map after scaling.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> W_mm = torch.nn.init.orthogonal_(torch.empty(8, 8))
+    >>> W_hm, W_mh = torch.rand(8, 8) - 0.5, torch.rand(8, 8) - 0.5
+    >>> memory_map_radius(W_mm, W_hm, W_mh) > 1
+    True
+    >>> stabilize_memory_(W_mm, W_hm, W_mh, 0.9)
+    0.9
+    """
+    radius = float(radius)
+    if not 0.0 < radius <= 1.0:
+        raise ValueError(f"radius must be in (0, 1], got {radius!r}")
+    rho = memory_map_radius(weight_mm, weight_hm, weight_mh)
+    if rho > radius:
+        with torch.no_grad():
+            weight_mm.mul_(radius / rho)
+            weight_mh.mul_(radius / rho)
+        rho = memory_map_radius(weight_mm, weight_hm, weight_mh)
+    return rho

@@ -28,7 +28,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._base import (
+    DEFAULT_INIT_RADIUS,
     RecurrentModule,
+    _check_init_radius,
     active_batch_sizes,
     check_bool,
     check_choice,
@@ -39,6 +41,7 @@ from ._base import (
     gather_last,
     mask_from_lengths,
     sort_by_length,
+    stabilize_memory_,
     zero_padded,
 )
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
@@ -316,6 +319,11 @@ class MultiScaleLMN(RecurrentModule):
     truncate_gradient : bool, default=False
         Stop the gradient from ``h_t`` to ``m_{t-1}`` (the memory is then
         trained only through its own recurrence and the output).
+    init_radius : float or None, default=0.95
+        Stable initialization: ``W_mm`` and ``W_mh`` are scaled by one factor
+        so that the linearized memory map with all modules active,
+        ``W_mm + W_hm W_mh``, has at most this spectral radius (see
+        :func:`sklmn.nn._base.stabilize_memory_`). None keeps the raw draw.
     device : torch.device, optional
         Device of the parameters.
     dtype : torch.dtype, optional
@@ -380,10 +388,12 @@ class MultiScaleLMN(RecurrentModule):
         orthogonality_penalty: float = 0.0,
         norm_penalty: float = 0.0,
         truncate_gradient: bool = False,
+        init_radius: float | None = DEFAULT_INIT_RADIUS,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
+        self.init_radius = _check_init_radius(init_radius)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -471,7 +481,9 @@ class MultiScaleLMN(RecurrentModule):
         ``W_xh``, ``W_mh``, ``W_hm`` uniform in ``±1/sqrt(fan_in)`` (as
         :class:`torch.nn.RNN`); ``W_mm`` block diagonal with random orthogonal
         diagonal blocks (so it is orthogonal, like the LMN's, paper 003) and
-        zero off-diagonal blocks; bias zero.
+        zero off-diagonal blocks; bias zero. Then ``W_mm`` and ``W_mh`` are
+        scaled so that the linearized memory map (all modules active) has
+        spectral radius at most ``init_radius``.
         """
         with torch.no_grad():
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
@@ -482,6 +494,10 @@ class MultiScaleLMN(RecurrentModule):
                 rows = self.module_slice(k)
                 nn.init.orthogonal_(self.weight_mm[rows, rows])
             self.bias_h.zero_()
+            if self.init_radius is not None:
+                stabilize_memory_(
+                    self.weight_mm, self.weight_hm, self.weight_mh, self.init_radius
+                )
 
     def extra_repr(self) -> str:
         s = (

@@ -1,11 +1,22 @@
 """Memory training algorithms as scikit-learn objects.
 
 - :class:`LAESInitializer`: LAES initialization of the LMN and of the Elman
-  RNN (paper 003 §3.2), ``LMNClassifier(pretrainer=LAESInitializer())``.
-- :class:`UnrolledPretrainer`: unrolled-RNN pretraining of the LMN (paper 000
-  Alg. 1), ``LMNClassifier(pretrainer=UnrolledPretrainer(tape_length=k))``.
-- :class:`IncrementalTraining`: incremental multi-scale LMN training (000
-  Alg. 2, 001 §4.1), ``MultiScaleLMNClassifier(incremental=IncrementalTraining())``.
+  RNN (Carta, Sperduti & Bacciu 2020, "Autoencoder-based initialization for
+  recurrent neural networks with a linear memory", §3.2),
+  ``LMNClassifier(pretrainer=LAESInitializer())``.
+- :class:`UnrolledPretrainer`: unrolled-RNN pretraining of the LMN (Carta,
+  Sperduti & Bacciu 2021, "Encoding-based memory modules for recurrent neural
+  networks", Alg. 1),
+  ``LMNClassifier(pretrainer=UnrolledPretrainer(tape_length=k))``.
+- :class:`IncrementalTraining`: incremental multi-scale LMN training (ibid.
+  Alg. 2; Carta, Sperduti & Bacciu 2020, "Incremental training of a recurrent
+  neural network exploiting a multi-scale dynamic memory", §4.1),
+  ``MultiScaleLMNClassifier(incremental=IncrementalTraining())``.
+
+The pretrainers adapt to the data: a number of LAES components that the
+training sequences cannot support (more than ``min(total steps, longest
+length x features)``) is reduced, and what was reduced is listed in the
+fitted pretrainer's ``notes_``.
 """
 
 from ._incremental import IncrementalTraining, grow_multiscale_

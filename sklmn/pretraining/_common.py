@@ -10,7 +10,11 @@ import numpy as np
 import torch
 from scipy import linalg
 from scipy.special import expit, softmax
+from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
+from torch.nn.utils import parametrize
+
+from ..laes import LAESTransformer
 
 __all__: list[str] = []
 
@@ -73,9 +77,9 @@ def ridge_readout(
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Ridge least squares ``min_W ||F W^T + b - Y||^2 + alpha ||W||^2``.
 
-    With ``alpha = 0`` the minimum-norm solution (pseudoinverse, 001 §4.1).
-    Features and targets are centered when ``fit_intercept`` so that the
-    intercept is not penalized.
+    With ``alpha = 0`` the minimum-norm solution (pseudoinverse, as in
+    Carta, Sperduti & Bacciu 2020, §4.1). Features and targets are centered
+    when ``fit_intercept`` so that the intercept is not penalized.
 
     Returns
     -------
@@ -168,14 +172,172 @@ def row_loss(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:
     return float(np.mean((outputs - targets) ** 2))
 
 
-def pad_laes(A: np.ndarray, B: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Embed a LAES with ``p <= size`` components in ``size`` memory units.
+#: ``solver='auto'`` of the pretrainers never uses the Gram solver above this
+#: many columns ``L * a`` (its ``(L a)^2`` matrix: 512 MiB at 8192).
+GRAM_MAX_COLUMNS = 8192
 
-    Extra rows of ``A`` and rows/columns of ``B`` are zero: the extra units
-    start at zero and stay there until training moves them.
+
+def laes_rank_bound(lengths: np.ndarray, n_features: int) -> int:
+    """Most LAES components the data support: ``min(n_steps, L * a)``.
+
+    The rank of the LAES data matrix Ξ (one row per valid step, ``L * a``
+    columns) is at most this.
     """
-    p = A.shape[0]
-    A_pad = np.zeros((size, A.shape[1]))
-    B_pad = np.zeros((size, size))
-    A_pad[:p], B_pad[:p, :p] = A, B
-    return A_pad, B_pad
+    lengths = np.asarray(lengths)
+    return int(min(int(lengths.sum()), int(lengths.max()) * int(n_features)))
+
+
+#: Power iterations of the matrix-free LAES solver in the pretrainers. Two
+#: capture the energy of the transformer's default (4 or 7) to within 3e-4
+#: (explained variance ratio) on the data tried, at about half the cost: an
+#: initialization needs the leading subspace only roughly.
+MATRIX_FREE_N_ITER = 2
+
+
+def resolve_solver(
+    solver: str, lengths: np.ndarray, n_features: int, n_components: int
+) -> str:
+    """The LAES solver for ``solver='auto'``; other values are returned as is.
+
+    Picks the cheaper of the two by a cost model measured on one CPU thread
+    (seconds; the fits of sklmn often share the cores)::
+
+        gram        = 1e-10 (L a)^3 + 1e-9 n_steps L a^2   (eigh + lag moments)
+        matrix_free = 1.2e-5 n_steps (p + 10) / 42 (n_iter + 1) / 3
+
+    e.g. ``'gram'`` for 500 sequences x 300 steps x 1 feature (0.05 s against
+    about 2 s) and for univariate series up to a few thousand steps,
+    ``'matrix_free'`` for many features (hidden sequences, stacked layers:
+    0.8 s against 6 s at 500 x 128 x 32), never ``'gram'`` above
+    :data:`GRAM_MAX_COLUMNS` columns.
+    """
+    if solver != "auto":
+        return solver
+    lengths = np.asarray(lengths)
+    L, a, n_steps = int(lengths.max()), int(n_features), int(lengths.sum())
+    m = L * a
+    if m > GRAM_MAX_COLUMNS:
+        return "matrix_free"
+    gram = 1e-10 * m**3 + 1e-9 * n_steps * L * a * a
+    matrix_free = (
+        1.2e-5 * n_steps * (n_components + 10) / 42 * (MATRIX_FREE_N_ITER + 1) / 3
+    )
+    return "gram" if gram <= matrix_free else "matrix_free"
+
+
+def make_laes(
+    n_components: int,
+    solver: str,
+    lengths: np.ndarray,
+    n_features: int,
+    **params,
+) -> LAESTransformer:
+    """An unfitted :class:`~sklmn.laes.LAESTransformer` for a pretrainer.
+
+    ``solver='auto'`` is resolved by :func:`resolve_solver`; the matrix-free
+    solver runs :data:`MATRIX_FREE_N_ITER` power iterations. ``params`` are
+    passed on (``center``, ``return_sequences``, ``random_state``). Fit it
+    with :func:`fit_laes`.
+    """
+    solver = resolve_solver(solver, lengths, n_features, n_components)
+    if solver == "matrix_free":
+        params.setdefault("n_iter", MATRIX_FREE_N_ITER)
+    return LAESTransformer(n_components, solver=solver, **params)
+
+
+def fit_laes(laes: LAESTransformer, sequences: list[np.ndarray]) -> LAESTransformer:
+    """Fit ``laes`` with one BLAS thread.
+
+    The pretrainers' eigendecompositions and factorizations are small (the
+    cost model of :func:`resolve_solver` keeps them so); threaded BLAS gains
+    little on them and, on cores shared with other fits, waits for its
+    threads: a 300 x 300 ``eigh`` took 1 s with two OpenBLAS threads on a
+    busy 2-core machine and 0.01 s with one.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return laes.fit(sequences)
+
+
+def reduce_components(
+    requested: int | None,
+    default: int,
+    limits: list[tuple[int, str]],
+    notes: list[str],
+    prefix: str = "",
+) -> int:
+    """``min(requested or default, *limits)``, with a note for every reduction.
+
+    ``limits`` are ``(bound, reason)`` pairs applied in order; every bound
+    that lowers the number of components appends ``"{prefix}n_components
+    reduced from {p} to {bound}: {reason}"`` to ``notes``.
+    """
+    p = int(default if requested is None else requested)
+    for bound, reason in limits:
+        if bound < p:
+            notes.append(f"{prefix}n_components reduced from {p} to {bound}: {reason}")
+            p = int(bound)
+    return p
+
+
+def data_limit(
+    lengths: np.ndarray, n_features: int, what: str = "features"
+) -> tuple[int, str]:
+    """``(bound, reason)`` of :func:`laes_rank_bound` for :func:`reduce_components`.
+
+    ``what`` names the columns of a step in the reason (``"features"``, or
+    ``"hidden units"`` for a LAES of hidden sequences).
+    """
+    lengths = np.asarray(lengths)
+    bound = laes_rank_bound(lengths, n_features)
+    reason = (
+        f"the data support at most {bound} (min(total steps, longest length x "
+        f"{what}) = min({int(lengths.sum())}, {int(lengths.max())} x "
+        f"{int(n_features)}))"
+    )
+    return bound, reason
+
+
+def reverse_valid(data: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Reverse the valid part of every sequence in time (padding stays zero).
+
+    ``out[i, t] = data[i, lengths[i] - 1 - t]`` for ``t < lengths[i]``; its own
+    inverse, as the reverse direction of a bidirectional network reads it.
+    """
+    lengths = np.asarray(lengths)
+    src = lengths[:, None] - 1 - np.arange(data.shape[1])[None, :]
+    valid = src >= 0
+    out = np.take_along_axis(data, np.clip(src, 0, None)[:, :, None], axis=1)
+    out[~valid] = 0.0
+    return out
+
+
+def pad_sequences(states: list[np.ndarray], T: int) -> np.ndarray:
+    """Stack ``(T_i, k)`` arrays into a zero-padded ``(n, T, k)`` array."""
+    k = states[0].shape[1] if states else 0
+    out = np.zeros((len(states), T, k))
+    for i, st in enumerate(states):
+        out[i, : len(st)] = st
+    return out
+
+
+def spectral_radius(M: np.ndarray) -> float:
+    """Largest eigenvalue modulus of a square matrix (0 for an empty one)."""
+    if M.size == 0:
+        return 0.0
+    return float(np.abs(np.linalg.eigvals(M)).max())
+
+
+@torch.no_grad()
+def set_weight_mm_(layer: nn.Module, W: np.ndarray) -> None:
+    """Set an LMN layer's ``weight_mm`` (plain or parametrized) to ``W``."""
+    like = layer.weight_mm
+    value = torch.as_tensor(W, dtype=like.dtype, device=like.device)
+    if parametrize.is_parametrized(layer, "weight_mm"):
+        layer.weight_mm = value
+    else:
+        layer.weight_mm.copy_(value)
+
+
+def numpy_weight(tensor: Tensor) -> np.ndarray:
+    """A float64 numpy copy of a weight."""
+    return tensor.detach().to("cpu", torch.float64).numpy().copy()

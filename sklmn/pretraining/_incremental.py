@@ -1,5 +1,9 @@
-"""Incremental training of the multi-scale LMN (paper 000 Alg. 2, §4.4;
-paper 001 §4.1, §5.3)."""
+"""Incremental training of the multi-scale LMN.
+
+Carta, Sperduti & Bacciu (2021), "Encoding-based memory modules for recurrent
+neural networks", Alg. 2, §4.4; Carta, Sperduti & Bacciu (2020), "Incremental
+training of a recurrent neural network exploiting a multi-scale dynamic
+memory", §4.1, §5.3 (cited below as 2021 and 2020)."""
 
 from __future__ import annotations
 
@@ -13,9 +17,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import Callback
 from torch import Tensor, nn
 
-from ..laes import LAESTransformer
 from ..nn import MultiScaleLMN
 from ._common import (
+    fit_laes,
+    make_laes,
     module_sequences,
     output_residual,
     readout_targets,
@@ -30,7 +35,7 @@ __all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
 
 def _subsample(h_seq: np.ndarray, lengths: np.ndarray, stride: int):
     """Steps ``0, stride, 2 stride, ...`` of every sequence (the clock phase of
-    a module of period ``stride``, 000 Alg. 2) and their lengths."""
+    a module of period ``stride``, 2021 Alg. 2) and their lengths."""
     sub = h_seq[:, ::stride]
     sub_lengths = (np.asarray(lengths) - 1) // stride + 1
     return sub, sub_lengths
@@ -50,7 +55,7 @@ def grow_multiscale_(
     solver: str = "auto",
     fit_readout: bool = True,
 ) -> dict:
-    r"""Add the next slower memory module to a ``SequenceNet`` (000 Alg. 2).
+    r"""Add the next slower memory module to a ``SequenceNet`` (2021 Alg. 2).
 
     With ``g`` modules, module ``g`` (0-based, period ``2**g``) is appended
     (:meth:`~sklmn.nn.MultiScaleLMN.grow_`, all new weights zero) and
@@ -65,7 +70,7 @@ def grow_multiscale_(
        layer does not read the new module: its ``W_mh`` columns are zero);
     3. with ``fit_readout``, the new readout columns (and a bias correction)
        are the ridge least-squares fit (pseudoinverse for ``alpha = 0``,
-       001 §4.1) of the new module's states to the residual, i.e. the
+       2020 §4.1) of the new module's states to the residual, i.e. the
        negative gradient of the loss with respect to the outputs: ``y - ŷ``
        for the squared error, ``onehot(y) - softmax(ŷ)`` for the
        cross-entropy, ``y - sigmoid(ŷ)`` for multilabel targets. For the
@@ -93,7 +98,8 @@ def grow_multiscale_(
     alpha : float, default=1e-6
         Relative ridge penalty of the readout fit.
     solver : str, default='auto'
-        LAES solver.
+        LAES solver; ``'auto'`` picks the cheaper of ``'gram'`` and
+        ``'matrix_free'`` by a cost model.
     fit_readout : bool, default=True
         Fit the new readout columns (else they stay zero).
 
@@ -154,7 +160,8 @@ def grow_multiscale_(
     sub, sub_lengths = _subsample(h_seq, lengths_np, period)
     bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
     q = min(N_m if n_components is None else int(n_components), N_m, bound)
-    laes = LAESTransformer(q, solver=solver).fit(sequence_list(sub, sub_lengths))
+    laes = make_laes(q, solver, sub_lengths, H)
+    fit_laes(laes, sequence_list(sub, sub_lengths))
     A = np.zeros((N_m, H))
     B = np.zeros((N_m, N_m))
     A[:q], B[:q, :q] = laes.A_, laes.B_
@@ -199,7 +206,7 @@ def grow_multiscale_(
 
 
 class IncrementalTraining(BaseEstimator):
-    r"""Incremental training of a multi-scale LMN (000 Alg. 2, 001 §4.1).
+    r"""Incremental training of a multi-scale LMN (2021 Alg. 2, 2020 §4.1).
 
     Plugged into ``MultiScaleLMNClassifier/Regressor(incremental=...)``:
     training starts with one memory module; at the end of every stage (after
@@ -211,11 +218,11 @@ class IncrementalTraining(BaseEstimator):
     (the maximum) is reached.
 
     The monitored score is the validation score when the estimator uses
-    ``early_stopping=True`` (recommended, as in 001 §5.3), else the negative
+    ``early_stopping=True`` (recommended, as in 2020 §5.3), else the negative
     training loss. When a stage's best score does not beat the best score of
     the previous stages by more than ``min_improvement``, growth stops, the
     model of the best stage is restored (with its number of modules) and
-    training ends: the model picks its own number of modules (001 §5.3). The
+    training ends: the model picks its own number of modules (2020 §5.3). The
     estimator's stopping rule (``n_iter_no_change``) restarts at every new
     module; keep it longer than a stage.
 
@@ -241,9 +248,10 @@ class IncrementalTraining(BaseEstimator):
         ``memory_size``; at most ``memory_size``).
     alpha : float, default=1e-6
         Relative ridge penalty of the least-squares readout fit (0: the
-        pseudoinverse of 001 §4.1).
+        pseudoinverse of 2020 §4.1).
     solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
-        LAES solver.
+        LAES solver; ``'auto'`` picks the cheaper of ``'gram'`` and
+        ``'matrix_free'`` by a cost model.
 
     See Also
     --------

@@ -1,4 +1,9 @@
-"""LAES initialization of the LMN and of the Elman RNN (paper 003 §3.2)."""
+"""LAES initialization of the LMN and of the Elman RNN.
+
+Carta, Sperduti & Bacciu (2020), "Autoencoder-based initialization for
+recurrent neural networks with a linear memory", §3.2; Pasa & Sperduti (2014),
+"Pre-training of recurrent neural networks via linear autoencoders".
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,27 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..laes import LAESTransformer
 from ..nn import LMN, ElmanRNN
 from ._common import (
-    pad_laes,
+    data_limit,
+    fit_laes,
+    make_laes,
+    module_sequences,
+    numpy_weight,
+    pad_sequences,
     problem_of,
     readout_targets,
+    reduce_components,
+    reverse_valid,
     ridge_readout,
     rows,
     sequence_list,
     set_linear_,
+    set_weight_mm_,
+    spectral_radius,
 )
 
 __all__ = ["LAESInitializer"]
@@ -30,63 +44,126 @@ class LAESInitializer(BaseEstimator):
     Plugged into an estimator as ``LMNClassifier(pretrainer=LAESInitializer())``
     (also the LMN regressor and ``RNNClassifier/RNNRegressor(cell='elman')``):
     ``fit`` clones it into ``pretrainer_`` and calls :meth:`initialize` on the
-    freshly built network before any gradient step. It
+    freshly built network before any gradient step. For every layer (and
+    direction) it
 
-    1. fits a :class:`~sklmn.laes.LAESTransformer` with ``p`` components on
-       the training input sequences;
-    2. sets the LMN to ``W_xh = s A``, ``W_mh = 0``, ``W_hm = I / s``,
-       ``W_mm = B``, ``b_h = -s A mu`` (003 §3.2), so that
-       ``m_t = tanh(s A (x_t - mu)) / s + B m_{t-1}``: the LAES encoding with a
-       tanh on the input projection, exactly linear in the limit ``s -> 0``;
-       the Elman RNN to ``W_ih = s A``, ``W_hh = B``, ``b_ih = -s A mu``
-       (Pasa & Sperduti 2014), whose state is ``s`` times the LAES state only
-       while the tanh stays linear;
+    1. fits a :class:`~sklmn.laes.LAESTransformer` with ``p`` components
+       (``A``, ``B``, input mean ``mu``) on the layer's training input
+       sequences: the data for the first layer, the outputs of the
+       initialized previous layer for the next ones, each sequence read
+       backwards for the reverse direction of a bidirectional network;
+    2. sets the first ``p`` memory units of the LMN layer to the LAES
+       encoding (Carta, Sperduti & Bacciu 2020, §3.2): with ``hidden_size >=
+       p``, ``W_xh = s A``, ``b_h = -s A mu``, ``W_mh = 0``, ``W_hm = I / s``
+       and ``W_mm = B`` on the first ``p`` hidden and memory units, so that
+       ``m_t = tanh(s A (x_t - mu)) / s + B m_{t-1}``, exactly the LAES
+       encoding in the limit ``s -> 0``. With ``hidden_size < p`` the input
+       matrix is factored, ``A = U S Vᵀ`` (thin SVD, ``r = min(p,
+       n_features)`` columns), and the first ``r`` hidden units carry the
+       input directions, ``W_xh = s Vᵀ``, ``b_h = -s Vᵀ mu``, ``W_hm = U S /
+       s``: again ``m_t -> A (x_t - mu) + B m_{t-1}`` as ``s -> 0``. For the
+       Elman RNN: ``W_ih = s A``, ``W_hh = B``, ``b_ih = -s A mu`` on the first
+       ``p`` units (Pasa & Sperduti 2014), whose state is ``s`` times the LAES
+       state only while the tanh stays linear;
     3. fits the linear readout by ridge least squares on the (linear) LAES
-       states: the final state of each sequence for sequence targets, every
-       valid step for per-step targets; one-hot targets for multiclass
-       classification, ±1 indicators for multilabel targets (the estimators
-       predict a label where the output is positive), the raw values for
-       regression. For the Elman RNN the readout weight is
-       divided by ``s``.
+       states of the last layer (both directions): the final state of each
+       sequence for sequence targets, every valid step for per-step targets;
+       one-hot targets for multiclass classification, ±1 indicators for
+       multilabel targets (the estimators predict a label where the output is
+       positive), the raw values for regression. For the Elman RNN the
+       readout weight is divided by ``s``.
 
     Right after step 3 the LMN predicts almost like the linear model (LAES
     states + the same readout), while the Elman RNN loses most of the
-    linear model's accuracy (003 Table 4).
+    linear model's accuracy (Carta, Sperduti & Bacciu 2020, Table 4).
+
+    **Sizes the data or the network cannot hold are reduced, never an
+    error.** The number of components of a layer is
+    ``p = min(n_components or memory_size, memory_size, n_steps, L * a)``
+    (``hidden_size`` instead of ``memory_size`` for the Elman RNN), where
+    ``n_steps`` is the total number of valid training steps, ``L`` the longest
+    length and ``a`` the layer's input features: ``min(n_steps, L * a)``
+    bounds the rank of the LAES data matrix, so more components would only
+    encode noise. An LMN layer with ``hidden_size < min(p, a)`` uses ``p =
+    hidden_size``. Every reduction is recorded in :attr:`notes_`.
+
+    **Units beyond the LAES keep the network's random initialization.** The
+    other ``memory_size - p`` memory units and the hidden units not used by
+    the LAES keep their random weights, the LAES units do not read them
+    (zero ``W_mh`` rows of the LAES hidden units, zero ``W_hm`` and ``W_mm``
+    blocks from the other units into the LAES memory) and the other hidden
+    units do not read the (large) LAES memory states, so the network is the
+    LAES network side by side with a smaller random network whose memory
+    units still read all hidden units. The random block is rescaled so that
+    its linearized memory map ``W_mm + W_hm W_mh`` has spectral radius at
+    most the layer's ``init_radius`` (the LAES block ``B`` has norm at most
+    one); the Elman RNN's other units keep their random rows. The readout
+    columns of the other units are zero: the network's outputs at
+    initialization are those of the LAES units alone, while the other units
+    receive gradients from the first training step.
 
     Parameters
     ----------
     n_components : int, default=None
-        Number ``p`` of LAES components. None uses the network's memory size
-        (LMN: ``memory_size``, which must equal ``hidden_size`` since
-        ``W_hm = I``; Elman: ``hidden_size``). A smaller ``p`` fills the
-        first ``p`` units; the weights and readout columns of the other units
-        are zero (they start at zero and are trained with the rest).
+        Requested number ``p`` of LAES components per layer and direction;
+        None uses the memory size (LMN) or the hidden size (Elman). Reduced as
+        described above when the network or the data cannot hold it.
     center : bool, default=True
         Center the inputs on their mean ``mu`` (the bias absorbs it).
     solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
         Solver of the LAES (see :class:`~sklmn.laes.LAESTransformer`).
+        ``'auto'`` picks the cheaper of ``'gram'`` and ``'matrix_free'`` by
+        a cost model (Gram for short sequences of few features, e.g. 500
+        sequences x 300 steps x 1 feature, matrix-free for many features or
+        very long sequences).
     alpha : float, default=1e-6
         Ridge penalty of the readout, relative to the mean squared state
         (``0``: minimum-norm least squares).
     input_scale : float, default=1.0
         ``s`` above. ``1`` is the initialization of the paper; a smaller ``s``
         keeps the tanh in its linear range (the linear limit stays exact for
-        the LMN because ``W_hm = I / s`` undoes the scale).
+        the LMN because ``W_hm`` divides by ``s``).
     random_state : int, RandomState instance or None, default=None
         Seeds the ``'matrix_free'`` LAES solver.
 
     Attributes
     ----------
     laes_ : LAESTransformer
-        The fitted autoencoder (set by :meth:`initialize`).
+        The autoencoder of the first layer's forward direction (the only one
+        of a single-layer unidirectional network).
+    laes_layers_ : list of list of LAESTransformer
+        One autoencoder per layer and direction (forward, then reverse).
+    n_components_ : int
+        Number ``p`` of LAES components used by the first layer (both
+        directions use the same ``p``; see ``laes_layers_`` for the others).
+    notes_ : list of str
+        What was adapted to the data and the network, e.g.
+        ``"n_components reduced from 32 to 24: the data support at most 24
+        (...)"``; empty when everything was used as requested.
     linear_score_ : float
-        Training score of the linear model (LAES states + readout):
-        accuracy for classification, R² for regression.
+        Training score of the linear model (LAES states of the last layer +
+        readout): accuracy for classification, R² for regression.
 
     See Also
     --------
-    UnrolledPretrainer : Pretraining from an unrolled RNN (000 Alg. 1).
-    sklmn.nn.LMN.init_from_laes_ : The weight transfer.
+    UnrolledPretrainer : Pretraining from an unrolled RNN.
+    sklmn.laes.LAESTransformer : The autoencoder.
+
+    Notes
+    -----
+    Supported networks: :class:`~sklmn.nn.LMN` with ``output='memory'`` and
+    ``memory_matrix`` ``'free'`` or ``'spectral'`` (an orthogonal ``W_mm``
+    cannot hold ``B``), any number of layers, uni- or bidirectional; and
+    :class:`~sklmn.nn.ElmanRNN` with the tanh nonlinearity, any number of
+    layers, uni- or bidirectional. Other networks raise a ``ValueError``
+    naming the unsupported option.
+
+    References
+    ----------
+    A. Carta, A. Sperduti, D. Bacciu (2020), "Autoencoder-based initialization
+    for recurrent neural networks with a linear memory", §3.2.
+    L. Pasa, A. Sperduti (2014), "Pre-training of recurrent neural networks
+    via linear autoencoders".
 
     Examples
     --------
@@ -102,10 +179,22 @@ class LAESInitializer(BaseEstimator):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")  # one epoch: not converged
     ...     clf = clf.fit(X, y)
-    >>> clf.pretrainer_.laes_.n_components_, clf.pretrainer_.linear_score_
+    >>> clf.pretrainer_.n_components_, clf.pretrainer_.linear_score_
     (10, 1.0)
     >>> clf.score(X, y) > 0.9
     True
+
+    Five univariate steps support at most five components:
+
+    >>> X1 = rng.randn(60, 5, 1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clf = clf.fit(X1, (X1[:, 0, 0] > 0).astype(int))
+    >>> clf.pretrainer_.n_components_
+    5
+    >>> print(clf.pretrainer_.notes_[0])  # doctest: +NORMALIZE_WHITESPACE
+    n_components reduced from 10 to 5: the data support at most 5
+    (min(total steps, longest length x features) = min(300, 5 x 1))
     """
 
     _parameter_constraints: dict = {
@@ -134,24 +223,28 @@ class LAESInitializer(BaseEstimator):
         self.input_scale = input_scale
         self.random_state = random_state
 
-    def _memory_size(self, recurrent: torch.nn.Module) -> int:
+    @staticmethod
+    def _check_network(recurrent: torch.nn.Module) -> None:
         if isinstance(recurrent, LMN):
-            if recurrent.num_layers != 1 or recurrent.bidirectional:
+            if recurrent.output != "memory":
                 raise ValueError(
-                    "LAESInitializer needs a single-layer unidirectional LMN, got "
-                    f"num_layers={recurrent.num_layers}, "
-                    f"bidirectional={recurrent.bidirectional}"
+                    "LAESInitializer needs an LMN with output='memory' (the "
+                    f"readout reads the LAES memory), got output={recurrent.output!r}"
                 )
-            layer = recurrent.layers[0]
-            if layer.hidden_size != layer.memory_size:
+            if recurrent.memory_matrix == "orthogonal":
                 raise ValueError(
-                    "LAESInitializer needs hidden_size == memory_size (W_hm = I), "
-                    f"got hidden_size={layer.hidden_size}, "
-                    f"memory_size={layer.memory_size}"
+                    "LAESInitializer cannot set an orthogonal memory matrix to "
+                    "the LAES matrix B: use memory_matrix='free' or 'spectral', "
+                    "got memory_matrix='orthogonal'"
                 )
-            return int(layer.memory_size)
+            return
         if isinstance(recurrent, ElmanRNN):
-            return int(recurrent.hidden_size)
+            if recurrent.rnn.nonlinearity != "tanh":
+                raise ValueError(
+                    "LAESInitializer needs an Elman RNN with nonlinearity='tanh', "
+                    f"got nonlinearity={recurrent.rnn.nonlinearity!r}"
+                )
+            return
         raise ValueError(
             "LAESInitializer initializes an LMN or an Elman RNN, got "
             f"{type(recurrent).__name__}"
@@ -179,59 +272,207 @@ class LAESInitializer(BaseEstimator):
         self._validate_params()
         problem, per_step = problem_of(estimator)
         recurrent = module.recurrent
-        if isinstance(recurrent, LMN) and recurrent.output != "memory":
-            raise ValueError(
-                f"LAESInitializer needs an LMN with output='memory', got "
-                f"output={recurrent.output!r}"
-            )
-        size = self._memory_size(recurrent)
-        if self.n_components is not None and self.n_components > size:
-            raise ValueError(
-                f"n_components={self.n_components} must be at most the network's "
-                f"memory size {size}"
-            )
-        p = size if self.n_components is None else int(self.n_components)
-        seq_list = sequence_list(seqs.data, seqs.lengths)
-        laes = LAESTransformer(
-            p,
-            solver=self.solver,
-            center=self.center,
-            return_sequences=True,
-            random_state=self.random_state,
-        )
-        try:
-            laes.fit(seq_list)
-        except ValueError as exc:
-            raise ValueError(
-                f"LAESInitializer could not fit a LAES with {p} components: {exc} "
-                "Use a smaller memory."
-            ) from None
+        self._check_network(recurrent)
+        is_lmn = isinstance(recurrent, LMN)
+        n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
+        lengths = np.asarray(seqs.lengths)
         s = float(self.input_scale)
-        mean = laes.mean_ if self.center else None
-        A, B = pad_laes(laes.A_, laes.B_, size)
-        recurrent.init_from_laes_(s * A, B, mean)
-        if isinstance(recurrent, LMN):
-            with torch.no_grad():
-                recurrent.layers[0].weight_hm.mul_(1.0 / s)
-        states = laes.transform(seq_list)  # list of (T_i, p)
-        padded = np.zeros((len(states), seqs.data.shape[1], p))
-        for i, st in enumerate(states):
-            padded[i, : len(st)] = st
-        features = rows(padded, seqs.lengths, per_step)
+        rng = check_random_state(self.random_state)
+        notes: list[str] = []
+        inputs = np.asarray(seqs.data, dtype=np.float64)
+        laes_layers, last_states = [], []
+        for i in range(n_layers):
+            prefix = f"layer {i}: " if n_layers > 1 else ""
+            p = self._n_components(recurrent, inputs.shape[2], lengths, notes, prefix)
+            laes_dirs = []
+            for j in range(n_dirs):
+                data = inputs if j == 0 else reverse_valid(inputs, lengths)
+                seq_list = sequence_list(data, lengths)
+                laes = make_laes(
+                    p,
+                    self.solver,
+                    lengths,
+                    data.shape[2],
+                    center=self.center,
+                    return_sequences=True,
+                    random_state=int(rng.randint(np.iinfo(np.int32).max)),
+                )
+                fit_laes(laes, seq_list)
+                mean = laes.mean_ if self.center else np.zeros(data.shape[2])
+                if is_lmn:
+                    layer = _lmn_layer(recurrent, i, j)
+                    r = _init_lmn_layer_(layer, laes.A_, laes.B_, mean, s)
+                    if r < p and j == 0:
+                        notes.append(
+                            f"{prefix}hidden_size={layer.hidden_size} < n_components="
+                            f"{p}: the LAES input matrix is factored, A = U S Vᵀ, "
+                            f"W_xh = s Vᵀ on {r} hidden units and W_hm = U S / s"
+                        )
+                else:
+                    _init_elman_layer_(recurrent.rnn, i, j, laes.A_, laes.B_, mean, s)
+                laes_dirs.append(laes)
+                if i == n_layers - 1:
+                    st = pad_sequences(laes.transform(seq_list), data.shape[1])
+                    last_states.append(st if j == 0 else reverse_valid(st, lengths))
+            laes_layers.append(laes_dirs)
+            if i < n_layers - 1:
+                inputs = _layer_outputs(recurrent, i, inputs, lengths)
+        features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
         targets = readout_targets(
-            y_encoded, problem, module.readout.out_features, seqs.lengths, per_step
+            y_encoded, problem, module.readout.out_features, lengths, per_step
         )
         if problem == "multilabel":
             # the estimators predict a label where the output (logit) is > 0
             targets = 2.0 * targets - 1.0
         W, b = ridge_readout(features, targets, float(self.alpha))
         self.linear_score_ = _score(features @ W.T + b, targets, problem)
-        if isinstance(recurrent, ElmanRNN):
+        if not is_lmn:
             W = W / s
-        W = np.hstack([W, np.zeros((W.shape[0], size - p))])
-        set_linear_(module.readout, W, b)
-        self.laes_ = laes
+        # LAES units of direction j are the first p of its block of outputs
+        unit = recurrent.memory_size if is_lmn else recurrent.hidden_size
+        p_last = laes_layers[-1][0].n_components_
+        W_full = np.zeros((W.shape[0], unit * n_dirs))
+        for j in range(n_dirs):
+            W_full[:, j * unit : j * unit + p_last] = W[
+                :, j * p_last : (j + 1) * p_last
+            ]
+        set_linear_(module.readout, W_full, b)
+        self.laes_layers_ = laes_layers
+        self.laes_ = laes_layers[0][0]
+        self.n_components_ = int(self.laes_.n_components_)
+        self.notes_ = notes
         return self
+
+    def _n_components(self, recurrent, n_features, lengths, notes, prefix) -> int:
+        """Components of one layer (see the class docstring), with notes."""
+        if isinstance(recurrent, LMN):
+            size, name = recurrent.memory_size, "memory_size"
+        else:
+            size, name = recurrent.hidden_size, "hidden_size"
+        limits = [
+            (size, f"the network has {name}={size}"),
+            data_limit(lengths, n_features),
+        ]
+        p = reduce_components(self.n_components, size, limits, notes, prefix)
+        if isinstance(recurrent, LMN):
+            H = recurrent.hidden_size
+            if H < min(p, n_features):
+                reason = (
+                    f"hidden_size={H} is below both n_components and the "
+                    f"{n_features} input features (the LAES input A = U S Vᵀ "
+                    "needs min(p, features) hidden units)"
+                )
+                p = reduce_components(p, p, [(H, reason)], notes, prefix)
+        return p
+
+
+def _lmn_layer(recurrent: LMN, i: int, j: int):
+    return recurrent.layers[i] if j == 0 else recurrent.layers_reverse[i]
+
+
+@torch.no_grad()
+def _init_lmn_layer_(layer, A: np.ndarray, B: np.ndarray, mu: np.ndarray, s: float):
+    """LAES initialization of one LMN layer (see :class:`LAESInitializer`).
+
+    The first ``p`` memory units and first ``r`` hidden units hold the LAES;
+    the others keep their random weights, decoupled as documented. Returns
+    ``r``, the number of hidden units used.
+    """
+    p = A.shape[0]
+    H, M = layer.hidden_size, layer.memory_size
+    if H >= p:  # the paper's W_xh = s A, W_hm = I / s
+        r, W_in, W_out = p, A, np.eye(p)
+    else:  # A = U S Vᵀ: the hidden units carry the input directions
+        U, S, Vt = np.linalg.svd(A, full_matrices=False)
+        r, W_in, W_out = S.shape[0], Vt, U * S
+    W_xh, b_h = numpy_weight(layer.weight_xh), numpy_weight(layer.bias_h)
+    W_mh, W_hm = numpy_weight(layer.weight_mh), numpy_weight(layer.weight_hm)
+    W_mm = numpy_weight(layer.weight_mm)
+    W_xh[:r] = s * W_in
+    b_h[:r] = -s * (W_in @ mu)
+    W_mh[:r] = 0.0  # LAES hidden units read no memory
+    W_mh[r:, :p] = 0.0  # the other hidden units do not read the LAES memory
+    W_hm[:p] = 0.0
+    W_hm[:p, :r] = W_out / s
+    W_mm[:p, :] = 0.0
+    W_mm[p:, :p] = 0.0
+    W_mm[:p, :p] = B
+    radius = getattr(layer, "init_radius", None)
+    if radius is not None and p < M:
+        # the map is block triangular: eig(B) and eig of the random block
+        rho = spectral_radius(W_mm[p:, p:] + W_hm[p:, r:] @ W_mh[r:, p:])
+        if rho > radius:
+            W_mm[p:, p:] *= radius / rho
+            W_mh[r:, p:] *= radius / rho
+    for param, value in (
+        (layer.weight_xh, W_xh),
+        (layer.bias_h, b_h),
+        (layer.weight_mh, W_mh),
+        (layer.weight_hm, W_hm),
+    ):
+        param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
+    set_weight_mm_(layer, W_mm)
+    if layer.bias_m is not None:
+        layer.bias_m[:p] = 0.0
+    return r
+
+
+@torch.no_grad()
+def _init_elman_layer_(rnn, i, j, A, B, mu, s) -> None:
+    """LAES initialization of the first ``p`` units of one ``torch.nn.RNN``
+    layer and direction (Pasa & Sperduti 2014); the other units keep their
+    random rows, the LAES units do not read them."""
+    p = A.shape[0]
+    sfx = f"_l{i}" + ("_reverse" if j == 1 else "")
+    w_ih, w_hh = getattr(rnn, "weight_ih" + sfx), getattr(rnn, "weight_hh" + sfx)
+
+    def as_like(value):
+        return torch.as_tensor(value, dtype=w_ih.dtype, device=w_ih.device)
+
+    w_ih[:p] = as_like(s * A)
+    w_hh[:p] = 0.0
+    w_hh[:p, :p] = as_like(B)
+    if rnn.bias:
+        getattr(rnn, "bias_ih" + sfx)[:p] = as_like(-s * (A @ mu))
+        getattr(rnn, "bias_hh" + sfx)[:p] = 0.0
+
+
+@torch.no_grad()
+def _layer_outputs(recurrent, i: int, inputs: np.ndarray, lengths: np.ndarray):
+    """Output sequences of layer ``i`` (all directions) of the initialized
+    network: the inputs of layer ``i + 1``, float64, zero-padded."""
+    if isinstance(recurrent, LMN):
+        directions = [
+            _lmn_layer(recurrent, i, j) for j in range(recurrent.num_directions)
+        ]
+        like = directions[0].weight_xh
+    else:
+        rnn = recurrent.rnn
+        with torch.random.fork_rng(devices=[]):  # leave the seeded stream alone
+            single = ElmanRNN(
+                inputs.shape[2],
+                recurrent.hidden_size,
+                bidirectional=recurrent.bidirectional,
+            )
+        like = getattr(rnn, f"weight_ih_l{i}")
+        single = single.to(dtype=like.dtype, device=like.device)
+        for name, param in single.rnn.named_parameters():
+            param.copy_(getattr(rnn, name.replace("_l0", f"_l{i}")))
+        directions = [single]
+    X = torch.as_tensor(inputs, dtype=like.dtype, device=like.device)
+    L = torch.as_tensor(lengths)
+    outs = []
+    for j, layer in enumerate(directions):
+        data = (
+            X
+            if j == 0
+            else torch.as_tensor(
+                reverse_valid(inputs, lengths), dtype=like.dtype, device=like.device
+            )
+        )
+        (out,) = module_sequences(lambda Xb, lb, m=layer: (m(Xb, lb)[0],), data, L)
+        outs.append(out if j == 0 else reverse_valid(out, lengths))
+    return np.concatenate(outs, axis=2)
 
 
 def _score(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:

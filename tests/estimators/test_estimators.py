@@ -261,7 +261,8 @@ def test_sequence_net_reads_the_last_valid_step():
     out = net(x, lengths=torch.tensor([5, 2, 4]))
     for i, s in enumerate(seqs):  # each sequence alone, unpadded
         expected = net.readout(rnn(s[None])[0][0, -1])
-        assert_allclose(out[i].detach(), expected.detach(), rtol=1e-6, atol=1e-6)
+        # float32, batch of 3 vs batch of 1: other BLAS paths, float32 rounding
+        assert_allclose(out[i].detach(), expected.detach(), rtol=1e-5, atol=1e-5)
 
 
 def test_predictions_do_not_depend_on_padding_or_batch():
@@ -348,7 +349,10 @@ def test_random_state_reproducible_and_global_rng_untouched():
     assert torch.equal(torch.get_rng_state(), state)
     assert_array_equal(np.random.get_state()[1], np_state)  # noqa: NPY002
     c = _lmn_clf(max_iter=5, random_state=1).fit(seqs, y)
-    assert not np.array_equal(a.predict_proba(seqs), c.predict_proba(seqs))
+    # another seed gives another model (not just other rounding)
+    assert not np.allclose(
+        a.predict_proba(seqs), c.predict_proba(seqs), rtol=0, atol=1e-3
+    )
 
 
 def test_warm_start_continues_training():
@@ -363,7 +367,10 @@ def test_warm_start_continues_training():
     assert est.n_iter_ == 8
     assert est.loss_curve_[:4] == last_curve
     trained = est.net_.module_.state_dict()
-    assert any(not torch.equal(weights[k], v) for k, v in trained.items())
+    assert any(
+        not torch.allclose(weights[k], v, rtol=0, atol=1e-3)
+        for k, v in trained.items()
+    )
     # continuing from the trained weights: the 5th epoch is better than a new
     # model's last epoch
     assert est.loss_curve_[4] < cold.loss_curve_[0]
@@ -390,11 +397,14 @@ def test_early_stopping_restores_best_epoch():
     seqs = _ragged(n=60)
     y = _sequence_targets(seqs, "multiclass")
     est = _lmn_clf(
-        early_stopping=True, max_iter=60, n_iter_no_change=3, learning_rate_init=0.1
+        early_stopping=True, max_iter=60, n_iter_no_change=3, learning_rate_init=0.1,
+        validation_metric="score",
     ).fit(seqs, y)
     assert len(est.validation_scores_) == est.n_iter_ < 60
     assert est.best_validation_score_ == max(est.validation_scores_)
-    assert est.best_loss_ is None
+    if est.best_epoch_ > 0:
+        assert est.best_loss_ == est.validation_loss_curve_[est.best_epoch_ - 1]
+    assert np.isfinite(est.best_loss_)
     # the restored parameters give the best validation score again; rebuild
     # the validation set from the seeds fit draws from random_state=0
     seeds = np.random.RandomState(0).randint(np.iinfo(np.int32).max, size=3)
@@ -421,10 +431,10 @@ def test_convergence_warning_and_converged_stop():
         _lmn_clf(max_iter=2).fit(seqs, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        # a huge tol: no epoch after the last counts as an improvement, so
-        # training stops once n_iter_no_change + 1 epochs did not improve
+        # a huge tol: no epoch improves on the starting weights, so training
+        # stops once n_iter_no_change + 1 epochs did not improve
         est = _lmn_clf(max_iter=50, tol=1e3, n_iter_no_change=2).fit(seqs, y)
-    assert est.n_iter_ == 4
+    assert est.n_iter_ == 3
 
 
 def test_verbose_prints_progress(capsys):
@@ -433,7 +443,7 @@ def test_verbose_prints_progress(capsys):
     _lmn_clf(max_iter=50, tol=1e3, n_iter_no_change=1, verbose=1).fit(seqs, y)
     out = capsys.readouterr().out
     assert re.search(r"Epoch 1: loss = \d+\.\d+", out)
-    assert "Epoch 3:" in out and "Epoch 4:" not in out
+    assert "Epoch 2:" in out and "Epoch 3:" not in out
     assert "did not improve more than tol=1000.0 for 1 consecutive epochs" in out
     _lmn_clf(max_iter=2).fit(seqs, y)
     assert capsys.readouterr().out == ""
@@ -442,7 +452,7 @@ def test_verbose_prints_progress(capsys):
 def test_non_finite_loss_raises():
     seqs = _ragged(n=20)
     y = np.full(20, 1e30)  # squared error overflows float32
-    est = _lmn_reg(max_iter=3)
+    est = _lmn_reg(max_iter=3, standardize=False)
     with pytest.raises(FloatingPointError, match="diverged at epoch 1.*data loss"):
         est.fit(seqs, y)
     assert not hasattr(est, "net_")
@@ -683,5 +693,6 @@ def test_bucket_by_length_training_is_reproducible():
     b = _lmn_reg(max_iter=3, batch_size=8, bucket_by_length=True).fit(seqs, y)
     c = _lmn_reg(max_iter=3, batch_size=8).fit(seqs, y)
     assert a.loss_curve_ == b.loss_curve_
-    assert a.loss_curve_ != c.loss_curve_
+    # other batches: a different training, not just other rounding
+    assert not np.allclose(a.loss_curve_, c.loss_curve_, rtol=1e-3, atol=0)
     assert_array_equal(a.predict(seqs), b.predict(seqs))

@@ -88,9 +88,11 @@ def test_matches_reference_with_mixed_lengths(cls, ref):
         )
         assert torch.count_nonzero(out[n, length:]) == 0
         h_final = final[0] if cls is LSTM else final
-        np.testing.assert_allclose(h_n[0, n].detach(), h_final, rtol=1e-10)
+        np.testing.assert_allclose(h_n[0, n].detach(), h_final, rtol=1e-10, atol=1e-12)
         if cls is LSTM:
-            np.testing.assert_allclose(state[1][0, n].detach(), final[1], rtol=1e-10)
+            np.testing.assert_allclose(
+                state[1][0, n].detach(), final[1], rtol=1e-10, atol=1e-12
+            )
 
 
 @pytest.mark.parametrize(("cls", "ref"), CASES)
@@ -100,13 +102,16 @@ def test_step_equals_forward_and_state_passing(cls, ref):
     x = torch.randn(2, 6, 2)
     out, final = module(x)
     state = None
+    # float32, step vs whole-sequence kernels (and split sequences): other
+    # summation orders, so float32 rounding is allowed
+    tol = dict(rtol=1e-5, atol=1e-5)
     for t in range(6):
         y, state = module.step(x[:, t], state)
-        torch.testing.assert_close(y, out[:, t], rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(state, final, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(y, out[:, t], **tol)
+    torch.testing.assert_close(state, final, **tol)
     out1, s1 = module(x[:, :4])
     out2, s2 = module(x[:, 4:], state=s1)
-    torch.testing.assert_close(torch.cat([out1, out2], 1), out, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(torch.cat([out1, out2], 1), out, **tol)
 
 
 @pytest.mark.parametrize("cls", [ElmanRNN, LSTM, GRU])
@@ -195,3 +200,120 @@ def test_input_validation():
         rnn(torch.zeros(2, 3, 2), lengths=torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="nonlinearity must be one of"):
         ElmanRNN(2, 3, nonlinearity="sigmoid")
+
+
+# --------------------------------------------------------------------------- #
+# LSTM forget-gate bias
+# --------------------------------------------------------------------------- #
+def _lstm_biases(lstm):
+    """(layer, direction suffix) -> (bias_ih, bias_hh), numpy copies."""
+    rnn = lstm.rnn
+    out = {}
+    for layer in range(lstm.num_layers):
+        for sfx in ("", "_reverse")[: lstm.num_directions]:
+            out[layer, sfx] = tuple(
+                getattr(rnn, f"{name}_l{layer}{sfx}").detach().numpy().copy()
+                for name in ("bias_ih", "bias_hh")
+            )
+    return out
+
+
+@pytest.mark.parametrize("forget_bias", [0.0, 1.0, 5.0, -2.5])
+@pytest.mark.parametrize(("num_layers", "bidirectional"), [(1, False), (3, True)])
+def test_lstm_forget_bias_every_layer_and_direction(
+    forget_bias, num_layers, bidirectional
+):
+    H = 4
+    lstm = LSTM(
+        3,
+        H,
+        num_layers=num_layers,
+        bidirectional=bidirectional,
+        forget_bias=forget_bias,
+    )
+    assert lstm.forget_bias == forget_bias
+    biases = _lstm_biases(lstm)
+    assert len(biases) == num_layers * (2 if bidirectional else 1)
+    for b_ih, b_hh in biases.values():
+        # total forget-gate bias (gate order i, f, g, o) is forget_bias
+        np.testing.assert_array_equal(b_ih[H : 2 * H] + b_hh[H : 2 * H], forget_bias)
+        np.testing.assert_array_equal(b_hh[H : 2 * H], 0.0)
+        # the input, cell and output gate biases are untouched (zero)
+        for gate in (0, 2, 3):
+            np.testing.assert_array_equal(b_ih[gate * H : (gate + 1) * H], 0.0)
+            np.testing.assert_array_equal(b_hh[gate * H : (gate + 1) * H], 0.0)
+
+
+def test_lstm_forget_bias_leaves_weights_and_default_unchanged():
+    torch.manual_seed(5)
+    default = LSTM(3, 4, num_layers=2, bidirectional=True)
+    torch.manual_seed(5)
+    explicit = LSTM(3, 4, num_layers=2, bidirectional=True, forget_bias=1.0)
+    torch.manual_seed(5)
+    large = LSTM(3, 4, num_layers=2, bidirectional=True, forget_bias=5.0)
+    assert default.forget_bias == 1.0  # unchanged default: total forget bias 1
+    sd_default, sd_explicit, sd_large = (
+        m.state_dict() for m in (default, explicit, large)
+    )
+    assert list(sd_large) == list(sd_default)  # same parameters, same names
+    for name, value in sd_default.items():
+        torch.testing.assert_close(sd_explicit[name], value, rtol=0, atol=0)
+        if name.startswith("weight"):  # same random draws
+            torch.testing.assert_close(sd_large[name], value, rtol=0, atol=0)
+    assert "forget_bias" not in repr(default)
+    assert "forget_bias=5.0" in repr(large)
+
+
+def test_lstm_forget_bias_reset_parameters_and_copies():
+    import copy
+    import pickle
+
+    lstm = LSTM(2, 3, num_layers=2, forget_bias=5.0)
+    _randomize(lstm)
+    lstm.reset_parameters()
+    for b_ih, b_hh in _lstm_biases(lstm).values():
+        np.testing.assert_array_equal(b_ih[3:6] + b_hh[3:6], 5.0)
+    for clone in (copy.deepcopy(lstm), pickle.loads(pickle.dumps(lstm))):
+        assert clone.forget_bias == 5.0
+        for name, value in lstm.state_dict().items():
+            torch.testing.assert_close(clone.state_dict()[name], value)
+    # a state_dict moves between LSTMs of different forget_bias (same shapes)
+    other = LSTM(2, 3, num_layers=2)
+    other.load_state_dict(lstm.state_dict())
+    x = torch.randn(2, 4, 2)
+    torch.testing.assert_close(other(x)[0], lstm(x)[0])
+
+
+def test_lstm_forget_bias_forward_and_step_match_reference():
+    torch.manual_seed(6)
+    module = LSTM(3, 4, forget_bias=3.0).double()
+    gen = torch.Generator().manual_seed(7)
+    with torch.no_grad():  # random weights, initial (forget-bias) biases
+        for name, p in module.rnn.named_parameters():
+            if name.startswith("weight"):
+                p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    x = torch.randn(2, 5, 3, dtype=DTYPE)
+    out, _ = module(x, torch.tensor([5, 3]))
+    for n, length in enumerate([5, 3]):
+        expected, _ = ref_lstm(module, x[n, :length].numpy())
+        np.testing.assert_allclose(
+            out[n, :length].detach(), expected, rtol=1e-10, atol=1e-12
+        )
+    state = None
+    full, _ = module(x)
+    for t in range(5):
+        y, state = module.step(x[:, t], state)
+        torch.testing.assert_close(y, full[:, t])
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), -float("inf"), "1", None, True]
+)
+def test_lstm_forget_bias_validation(value):
+    with pytest.raises(ValueError, match="forget_bias must be a finite float, got"):
+        LSTM(2, 3, forget_bias=value)
+
+
+def test_lstm_forget_bias_accepts_numpy_and_int():
+    assert LSTM(2, 3, forget_bias=np.float32(2.0)).forget_bias == 2.0
+    assert isinstance(LSTM(2, 3, forget_bias=2).forget_bias, float)

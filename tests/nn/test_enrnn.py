@@ -168,8 +168,10 @@ def test_continuing_from_state_equals_one_pass():
     out, final = net(x)
     out_a, state_a = net(x[:, :3])
     out_b, state_b = net(x[:, 3:], state=state_a)
-    torch.testing.assert_close(torch.cat([out_a, out_b], 1), out, rtol=1e-12, atol=0)
-    torch.testing.assert_close(state_b, final, rtol=1e-12, atol=0)
+    # other input shapes (other BLAS paths): float64 rounding allowed
+    tol = dict(rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(torch.cat([out_a, out_b], 1), out, **tol)
+    torch.testing.assert_close(state_b, final, **tol)
 
 
 @pytest.mark.parametrize(("rho_short", "activation"), [(0.6, "tanh"), (1.5, "modrelu")])
@@ -367,7 +369,7 @@ def test_pickle_roundtrip_keeps_parametrizations_and_latch(how):
     # independent copies: changing one does not change the other
     with torch.no_grad():
         other.parametrizations.weight_long.original.add_(0.1)
-    assert not torch.equal(other(x)[0], net(x)[0])
+    assert not torch.allclose(other(x)[0], net(x)[0], rtol=0, atol=1e-3)
     # and the copy can be pickled again
     again = pickle.loads(pickle.dumps(other))
     torch.testing.assert_close(again(x)[0], other(x)[0], rtol=0, atol=0)

@@ -275,11 +275,15 @@ def test_step_equals_forward(num_layers, output):
     x = torch.randn(2, 6, 3)
     out, (h, m) = lmn(x)
     state = None
+    # float32, two computation paths (per-step cell vs fused scan): the sums
+    # are accumulated in a different order, so allow float32 rounding (|m|
+    # reaches ~10 over 3 layers); a wrong formula is off by >= 1e-2.
+    tol = dict(rtol=1e-5, atol=1e-5)
     for t in range(6):
         y, state = lmn.step(x[:, t], state)
-        torch.testing.assert_close(y, out[:, t], rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(state[0], h, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(state[1], m, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(y, out[:, t], **tol)
+    torch.testing.assert_close(state[0], h, **tol)
+    torch.testing.assert_close(state[1], m, **tol)
 
 
 def test_layer_step_equals_forward():
@@ -288,10 +292,10 @@ def test_layer_step_equals_forward():
     x = torch.randn(2, 4, 3)
     out, (h, m) = layer(x)
     state = None
-    for t in range(4):
+    for t in range(4):  # float32, step cell vs fused scan: see above
         y, state = layer.step(x[:, t], state)
-        torch.testing.assert_close(y, out[:, t], rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(state[1], m, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(y, out[:, t], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(state[1], m, rtol=1e-5, atol=1e-5)
 
 
 def test_state_passing_splits_sequence():
@@ -394,7 +398,9 @@ def test_orthogonal_memory_matrix():
     lmn = LMN(2, 3, 4, memory_matrix="orthogonal").double()
     layer = lmn.layers[0]
     W = layer.weight_mm.detach()
-    torch.testing.assert_close(W.T @ W, torch.eye(4, dtype=DTYPE), rtol=0, atol=1e-6)
+    # torch's orthogonal parametrization keeps the float32 orthogonal base it
+    # was created with (.double() only casts it): orthogonal to float32 precision
+    torch.testing.assert_close(W.T @ W, torch.eye(4, dtype=DTYPE), rtol=0, atol=1e-5)
     x = torch.randn(2, 5, 2, dtype=DTYPE)
     out, _ = lmn(x)
     np.testing.assert_allclose(

@@ -167,10 +167,10 @@ def test_module_k_updates_only_on_its_clock():
     for k in range(3):
         block = m_seq[:, net.module_slice(k)]
         for t in range(1, 9):
-            if t % 2**k != 0:
+            if t % 2**k != 0:  # carried: the state is copied, bit for bit
                 assert torch.equal(block[t], block[t - 1])
-            else:
-                assert not torch.equal(block[t], block[t - 1])
+            else:  # recomputed: a real change (>= 0.05 here), not a rounding
+                assert not torch.allclose(block[t], block[t - 1], rtol=0, atol=1e-3)
 
 
 def test_lower_blocks_have_zero_gradient_and_stay_zero_after_step():
@@ -239,9 +239,11 @@ def test_grow_preserves_function_then_new_module_follows_its_clock(n_new):
     assert net.output_size == (2 + n_new) * 2
     assert net.periods == tuple(2**k for k in range(2 + n_new))
     h_new, m_new, _ = net.forward_states(x, lens)
-    assert torch.equal(h_new, h_old)
-    assert torch.equal(m_new[..., :4], m_old)
-    assert torch.all(m_new[..., 4:] == 0)
+    # The grown products read zero columns (other shapes, other summation
+    # order in the BLAS): equal up to float64 rounding, not bit for bit.
+    torch.testing.assert_close(h_new, h_old, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(m_new[..., :4], m_old, rtol=1e-12, atol=1e-12)
+    assert torch.all(m_new[..., 4:] == 0)  # zero weights: exactly zero
     # Give the new module a LAES-like (A, B) and check against the reference.
     A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
     B = torch.randn(2, 2, generator=gen, dtype=torch.float64)

@@ -336,7 +336,12 @@ def test_cayley_initialization_right_half_circle():
     assert (lam.real >= -1e-12).all()  # e^{+-i t}, t in [0, pi/2)
     X = torch.empty(6, 6)
     scornn_skew_init_(X, generator=g)
-    assert float(X.abs().sum()) == float(X.diagonal(1)[::2].abs().sum())
+    # only the entries (0, 1), (2, 3), (4, 5) may be non-zero (structural zeros
+    # are compared exactly; comparing two float32 sums would depend on their
+    # summation order)
+    allowed = torch.zeros(6, 6, dtype=torch.bool)
+    allowed[[0, 2, 4], [1, 3, 5]] = True
+    assert torch.count_nonzero(X[~allowed]) == 0
 
 
 @pytest.mark.parametrize("n_negative", [0, 2])
@@ -395,7 +400,8 @@ def test_spectral_radius_without_grad_uses_eigenvalues_only():
     with torch.no_grad():
         rho = spectral_radius(T.clone().requires_grad_())
     assert not rho.requires_grad
-    np.testing.assert_allclose(float(rho), expected, rtol=1e-14)
+    # torch's and numpy's LAPACK: two eigensolvers, equal up to rounding
+    np.testing.assert_allclose(float(rho), expected, rtol=1e-12)
 
 
 class _PicklableNet(PicklableParametrizationsMixin, nn.Module):

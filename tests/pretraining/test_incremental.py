@@ -1,4 +1,5 @@
-"""Incremental multi-scale LMN training (paper 000 Alg. 2, 001 §4.1, §5.3)."""
+"""Incremental multi-scale LMN training (Carta, Sperduti & Bacciu 2021, Alg. 2;
+2020, §4.1, §5.3)."""
 
 import warnings
 

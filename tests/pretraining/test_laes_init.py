@@ -1,4 +1,6 @@
-"""LAES initialization (paper 003 §3.2, Table 4)."""
+"""LAES initialization (Carta, Sperduti & Bacciu 2020, "Autoencoder-based
+initialization for recurrent neural networks with a linear memory", §3.2,
+Table 4)."""
 
 import warnings
 from types import SimpleNamespace
@@ -40,7 +42,7 @@ def _reference_linear_model(X, y, p, n_classes):
 
 @pytest.mark.parametrize("mode", ["row", "pixel"])
 def test_lmn_keeps_linear_accuracy_after_init(mode):
-    # 003 Table 4: before any gradient step the LMN is as accurate as the
+    # Table 4 of the paper: before any gradient step the LMN is as accurate as the
     # linear model (LAES states + the same least-squares readout); the Elman
     # RNN initialized from the same LAES is reported next to it.
     X, y = load_sequential_digits(mode=mode, return_X_y=True)
@@ -66,7 +68,7 @@ def test_lmn_keeps_linear_accuracy_after_init(mode):
 
 
 @pytest.mark.parametrize("center", [True, False])
-def test_lmn_weights_follow_003(center):
+def test_lmn_weights_follow_the_paper(center):
     rng = np.random.RandomState(0)
     X = rng.rand(40, 6, 3)
     y = rng.randint(0, 3, 40)
@@ -136,14 +138,6 @@ def test_regression_readout_is_least_squares(per_step):
 def test_errors_name_the_problem():
     seqs = check_sequences(np.random.RandomState(0).randn(10, 4, 2), dtype=np.float32)
     y = np.arange(10) % 2
-    with pytest.raises(ValueError, match="hidden_size == memory_size"):
-        LAESInitializer().initialize(
-            SequenceNet(LMN(2, 4, 3), 2), seqs, y, estimator=CLASSIFY
-        )
-    with pytest.raises(ValueError, match="n_components=5 must be at most"):
-        LAESInitializer(5).initialize(
-            SequenceNet(LMN(2, 4, 4), 2), seqs, y, estimator=CLASSIFY
-        )
     with pytest.raises(ValueError, match="LMN or an Elman RNN, got GRU"):
         LAESInitializer().initialize(
             SequenceNet(GRU(2, 4), 2), seqs, y, estimator=CLASSIFY
@@ -175,16 +169,158 @@ def test_estimators_clone_the_pretrainer(estimator):
 
 @pytest.mark.parametrize("module", [LMN(3, 6, 6), ElmanRNN(3, 6)])
 def test_fewer_components_fill_the_first_units(module):
-    # p < memory size: the other units start at zero and stay at zero
+    # p < memory size: the first p units are the LAES; the others keep their
+    # random weights (alive: nonzero states) but the readout ignores them
     rng = np.random.RandomState(0)
     seqs = check_sequences(rng.rand(30, 5, 3), dtype=np.float64)
     y = rng.randint(0, 2, 30)
     net = SequenceNet(module, 2).double()
-    init = LAESInitializer(4).initialize(net, seqs, y, estimator=CLASSIFY)
+    init = LAESInitializer(4, input_scale=1e-4, alpha=0.0)
+    init.initialize(net, seqs, y, estimator=CLASSIFY)
     X, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
     with torch.no_grad():
         states = net.recurrent(X, lengths)[0].numpy()
-    assert np.abs(states[..., :4]).max() > 0.01
-    np.testing.assert_array_equal(states[..., 4:], 0.0)
+        outputs = net(X, lengths).numpy()
+    scale = 1.0 if isinstance(module, LMN) else 1e-4  # Elman: s times LAES
+    laes = LAESTransformer(4, center=True).fit(seqs.data)
+    np.testing.assert_allclose(
+        states[:, -1, :4],
+        scale * laes.transform(X.numpy()),
+        rtol=1e-4,
+        atol=1e-7 * scale,
+    )
+    assert np.abs(states[..., 4:]).max() > 1e-6
     np.testing.assert_array_equal(net.readout.weight.detach().numpy()[:, 4:], 0.0)
-    assert init.laes_.n_components_ == 4
+    # the outputs are the linear model's (the other units are not read)
+    feats = np.c_[laes.transform(X.numpy()), np.ones(30)]
+    W = np.linalg.lstsq(feats, np.eye(2)[y], rcond=None)[0]
+    np.testing.assert_allclose(outputs, feats @ W, rtol=1e-4, atol=1e-5)
+    assert init.n_components_ == init.laes_.n_components_ == 4
+    assert init.notes_ == []
+
+
+def _naive_states(laes, seq_list):
+    """LAES states of every step, m_t = A (x_t - mu) + B m_{t-1}, one by one."""
+    out = []
+    for x in seq_list:
+        m, states = np.zeros(laes.n_components_), []
+        for x_t in x:
+            m = laes.A_ @ (x_t - laes.mean_) + laes.B_ @ m
+            states.append(m)
+        out.append(np.array(states))
+    return out
+
+
+def _ragged(rng, n, d, low=3, high=8):
+    return [rng.randn(rng.randint(low, high), d) for _ in range(n)]
+
+
+def _linear_outputs(final_states, y, n_classes):
+    F = np.c_[final_states, np.ones(len(final_states))]
+    W = np.linalg.lstsq(F, np.eye(n_classes)[y], rcond=None)[0]
+    return F @ W
+
+
+@pytest.mark.parametrize(
+    "hidden, memory, n_components, p, r",
+    [
+        (10, 4, None, 4, 4),  # H > M: the paper's W_hm = [I 0] / s
+        (6, 6, 4, 4, 4),  # p < H = M: free units on both sides
+        (3, 8, None, 8, 2),  # H < p: A = U S Vᵀ on r = n_features hidden units
+        (1, 8, None, 1, 1),  # H < min(p, n_features): p reduced to H
+    ],
+)
+def test_hidden_and_memory_sizes_exact_in_linear_limit(
+    hidden, memory, n_components, p, r
+):
+    rng = np.random.RandomState(0)
+    X = _ragged(rng, 40, 2)
+    y = rng.randint(0, 3, 40)
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(LMN(2, hidden, memory), 3).double()
+    init = LAESInitializer(n_components, input_scale=1e-4, alpha=0.0)
+    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    assert init.n_components_ == p
+    if p < (n_components or memory):
+        assert init.notes_[0].startswith(f"n_components reduced from 8 to {p}")
+    if r < p:
+        assert "factored" in init.notes_[-1]
+    # independent reference: the transformer and a step-by-step encoding
+    laes = LAESTransformer(p, center=True).fit(X)
+    ref = _naive_states(laes, X)
+    lengths = torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        memory_seq = net.recurrent(torch.from_numpy(seqs.data), lengths)[0].numpy()
+        outputs = net(torch.from_numpy(seqs.data), lengths).numpy()
+    for i, st in enumerate(ref):
+        np.testing.assert_allclose(
+            memory_seq[i, : len(st), :p], st, rtol=1e-4, atol=1e-6
+        )
+    final = np.array([st[-1] for st in ref])
+    np.testing.assert_allclose(
+        outputs, _linear_outputs(final, y, 3), rtol=1e-4, atol=1e-4
+    )
+    layer = net.recurrent.layers[0]
+    if p < memory:  # the other units are alive, and not read by the readout
+        # (with H = r they read only the LAES hidden units, of size ~s)
+        assert np.abs(memory_seq[..., p:]).max() > 1e-6
+        np.testing.assert_array_equal(net.readout.weight.detach()[:, p:].numpy(), 0)
+        W_mm, W_hm, W_mh = (
+            layer.weight_mm.detach().numpy(),
+            layer.weight_hm.detach().numpy(),
+            layer.weight_mh.detach().numpy(),
+        )
+        J = W_mm + W_hm @ W_mh
+        np.testing.assert_array_equal(J[:p, p:], 0.0)  # block triangular
+        radius = getattr(layer, "init_radius", None)
+        if radius is not None:
+            assert np.abs(np.linalg.eigvals(J[p:, p:])).max() <= radius + 1e-9
+
+
+def test_bidirectional_exact_in_linear_limit():
+    rng = np.random.RandomState(1)
+    X = _ragged(rng, 30, 2)
+    y = rng.randint(0, 2, 30)
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(LMN(2, 5, 5, bidirectional=True), 2).double()
+    init = LAESInitializer(input_scale=1e-4, alpha=0.0)
+    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    fwd = LAESTransformer(5, center=True).fit(X)
+    rev = LAESTransformer(5, center=True).fit([x[::-1] for x in X])
+    ref_fwd = _naive_states(fwd, X)
+    ref_rev = [st[::-1] for st in _naive_states(rev, [x[::-1] for x in X])]
+    lengths = torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        out = net.recurrent(torch.from_numpy(seqs.data), lengths)[0].numpy()
+        logits = net(torch.from_numpy(seqs.data), lengths).numpy()
+    for i in range(30):
+        n = len(X[i])
+        np.testing.assert_allclose(out[i, :n, :5], ref_fwd[i], rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(out[i, :n, 5:], ref_rev[i], rtol=1e-4, atol=1e-6)
+    final = np.array(
+        [np.r_[f[-1], b[-1]] for f, b in zip(ref_fwd, ref_rev, strict=True)]
+    )
+    np.testing.assert_allclose(
+        logits, _linear_outputs(final, y, 2), rtol=1e-4, atol=1e-4
+    )
+
+
+def test_stacked_exact_in_linear_limit():
+    # layer 2 encodes layer 1's outputs, the LAES states of the input
+    rng = np.random.RandomState(2)
+    X = _ragged(rng, 30, 2)
+    y = rng.randint(0, 2, 30)
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(LMN(2, 4, 4, num_layers=2), 2).double()
+    init = LAESInitializer(input_scale=1e-4, alpha=0.0)
+    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    first = LAESTransformer(4, center=True).fit(X)
+    middle = _naive_states(first, X)
+    second = init.laes_layers_[1][0]
+    ref = _naive_states(second, middle)
+    lengths = torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        out = net.recurrent(torch.from_numpy(seqs.data), lengths)[0].numpy()
+    for i, st in enumerate(ref):
+        np.testing.assert_allclose(out[i, : len(st)], st, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(init.laes_.A_, first.A_, rtol=1e-9, atol=1e-12)

@@ -1,4 +1,5 @@
-"""Unrolled pretraining (paper 000 Alg. 1)."""
+"""Unrolled pretraining (Carta, Sperduti & Bacciu 2021, "Encoding-based memory
+modules for recurrent neural networks", Alg. 1)."""
 
 import warnings
 from types import SimpleNamespace
@@ -65,7 +66,7 @@ def test_lossy_laes_differs_and_fine_tuning_runs():
         hidden_size=6,
         memory_size=4,
         max_iter=3,
-        pretrainer=UnrolledPretrainer(tape_length=2, max_iter=40, random_state=0),
+        pretrainer=UnrolledPretrainer(tape_length=2, max_iter=15, random_state=0),
         random_state=0,
     )
     with warnings.catch_warnings():
@@ -83,13 +84,48 @@ def test_errors():
         hidden_size=3,
         memory_size=5,
         max_iter=1,
-        pretrainer=UnrolledPretrainer(n_components=6),
+        output="hidden",
+        pretrainer=UnrolledPretrainer(),
     )
-    with pytest.raises(ValueError, match="n_components=6 must be at most the LMN's"):
-        clf.fit(X, y)
-    clf.set_params(output="hidden", pretrainer=UnrolledPretrainer())
     with pytest.raises(ValueError, match="output='memory'"):
         clf.fit(X, y)
     clf.set_params(output="memory", pretrainer=UnrolledPretrainer(tape_length=0))
     with pytest.raises(ValueError, match="tape_length"):
         clf.fit(X, y)
+
+
+@pytest.mark.parametrize("per_step", [False, True])
+def test_reduced_laes_stays_exact_with_random_free_units(per_step):
+    # 3 sequences of at most 4 steps, 2 hidden units: the LAES of the hidden
+    # sequences has at most min(n_steps, 4 x 2) = 8 components, fewer than the
+    # 16 memory units; p = 8 is exact, the 8 other units keep random weights
+    rng = np.random.RandomState(0)
+    X = [rng.randn(n, 2) for n in (4, 3, 4)]
+    seqs = check_sequences(X, dtype=np.float64)
+    y = rng.randn(3, seqs.n_timesteps, 1) if per_step else rng.randn(3, 1)
+    est = SimpleNamespace(
+        _problem="continuous", target="timestep" if per_step else "sequence"
+    )
+    net = SequenceNet(LMN(2, 2, 16), 1, per_step=per_step).double()
+    pre = UnrolledPretrainer(2, max_iter=2, random_state=0)
+    pre.initialize(net, seqs, y, estimator=est)
+    assert pre.n_components_ == 8
+    assert pre.notes_ == [
+        "n_components reduced from 16 to 8: the data support at most 8 "
+        "(min(total steps, longest length x hidden units) = min(11, 4 x 2))"
+    ]
+    Xt, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
+    with torch.no_grad():
+        lmn_out = net(Xt, lengths).numpy()
+        urnn_out = pre.urnn_net_(Xt, lengths).numpy()
+        memory = net.recurrent(Xt, lengths)[0].numpy()
+    if per_step:
+        lmn_out, urnn_out = lmn_out[seqs.mask], urnn_out[seqs.mask]
+    np.testing.assert_allclose(lmn_out, urnn_out, rtol=1e-9, atol=1e-10)
+    assert np.abs(memory[..., 8:]).max() > 1e-3  # alive
+    np.testing.assert_array_equal(net.readout.weight.detach().numpy()[:, 8:], 0.0)
+    layer = net.recurrent.layers[0]
+    radius = getattr(layer, "init_radius", None)
+    if radius is not None:
+        block = layer.weight_mm.detach().numpy()[8:, 8:]
+        assert np.abs(np.linalg.eigvals(block)).max() <= radius + 1e-9

@@ -109,7 +109,8 @@ def test_restore_on_divergence_in_first_epoch_restores_initial_parameters():
     with pytest.warns(DivergenceWarning, match="initial parameters"):
         est.fit(X, y)
     states = dict(est.net_.callbacks_)["record"].states
-    assert est.n_iter_ == 0 and est.loss_curve_ == [] and est.best_loss_ is None
+    assert est.n_iter_ == 0 and est.loss_curve_ == [] and est.best_epoch_ == 0
+    assert np.isfinite(est.best_loss_)  # the loss of the initial parameters
     restored = est.net_.module_.state_dict()
     for key, value in states[0].items():
         torch.testing.assert_close(restored[key], value, rtol=0, atol=0)

@@ -1,0 +1,314 @@
+"""Machinery of the time-series suite on tiny in-memory data (no wheels needed)."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from sklmn.benchmarks import __main__ as cli
+from sklmn.benchmarks import _suite_timeseries as suite
+from sklmn.benchmarks._suite_timeseries import (
+    DATASETS,
+    MODELS,
+    PUBLISHED,
+    DatasetInfo,
+    SuiteDataset,
+    count_loss_spikes,
+    format_timeseries_report,
+    parse_model_spec,
+    run_timeseries_suite,
+)
+from sklmn.estimators import LMNClassifier, LMNRegressor
+
+
+def _toy_classification():
+    rng = np.random.RandomState(0)
+    X = [rng.randn(rng.randint(4, 7), 1) for _ in range(24)]
+    y = np.array(["up" if x[0, 0] > 0 else "down" for x in X])
+    return X[:16], X[16:], y[:16], y[16:]
+
+
+def _toy_regression():
+    rng = np.random.RandomState(1)
+    X = rng.rand(30, 5, 2)
+    y = X[:, :, 0].sum(axis=1)
+    return X[:20], X[20:], y[:20], y[20:]
+
+
+TOY = {
+    "toy_clf": SuiteDataset("classification", _toy_classification, "ragged toy"),
+    "toy_reg": SuiteDataset("regression", _toy_regression, "2-dim toy"),
+}
+
+
+class _Boom(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        raise RuntimeError("boom")
+
+
+class _Diverge(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        raise FloatingPointError("non-finite loss at epoch 1")
+
+
+TINY = {
+    "lmn": {
+        "classification": lambda seed, info: LMNClassifier(
+            hidden_size=4, memory_size=4, max_iter=2, random_state=seed
+        ),
+        "regression": lambda seed, info: LMNRegressor(
+            hidden_size=4, memory_size=4, max_iter=2, random_state=seed
+        ),
+    },
+    # the real factories: LAES must be capped at L * d = 6 components here
+    "laes_logreg": MODELS["laes_logreg"],
+    "mean": MODELS["mean"],
+    "ridge": MODELS["ridge"],
+}
+
+
+def run(tmp_path, **kwargs):
+    kwargs.setdefault("dataset_registry", TOY)
+    kwargs.setdefault("model_registry", TINY)
+    kwargs.setdefault("seeds", 2)
+    kwargs.setdefault("jobs", 1)
+    messages = []
+    records = run_timeseries_suite(output_dir=tmp_path, log=messages.append, **kwargs)
+    return records, messages
+
+
+def test_run_writes_json_and_report_and_resumes(tmp_path):
+    records, log = run(tmp_path)
+    # lmn x 2 tasks, laes_logreg on classification, mean/ridge on regression
+    assert len(records) == 2 * (2 + 1 + 2)
+    assert all(r["status"] == "ok" for r in records), [r["error"] for r in records]
+    by = {(r["dataset"], r["model"], r["seed"]): r for r in records}
+    lmn = by[("toy_clf", "lmn", 0)]
+    assert lmn["metric"] == "accuracy" and 0 <= lmn["score"] <= 1
+    assert lmn["n_iter"] == 2 and lmn["n_spikes"] is not None
+    assert lmn["fit_seconds"] > 0 and "LMNClassifier" in lmn["estimator"]
+    laes = by[("toy_clf", "laes_logreg", 1)]
+    assert "capped at 6" in laes["note"] and laes["n_spikes"] is None
+    ridge = by[("toy_reg", "ridge", 0)]
+    assert ridge["metric"] == "rmse" and ridge["score"] >= 0
+    assert by[("toy_reg", "mean", 0)]["n_iter"] is None
+    assert any("running 10" in m for m in log)
+    assert sum(m.startswith("[") for m in log) == 10
+
+    stored = json.loads((tmp_path / "timeseries.json").read_text())
+    assert len(stored["records"]) == 10 and "torch" in stored["versions"]
+    report = (tmp_path / "timeseries.md").read_text()
+    for heading in ("## Classification", "## Regression", "## Fit time", "## Loss"):
+        assert heading in report
+    assert "| toy_clf |" in report and "capped at 6" in report
+    # "best sklmn" ignores the non-sklmn baselines (mean, ridge)
+    reg_row = next(line for line in report.splitlines() if line.startswith("| toy_reg"))
+    assert reg_row.endswith("| lmn |")
+
+    # a second run finds everything done; --force refits
+    again, log = run(tmp_path)
+    assert any("10 already in" in m and "running 0" in m for m in log)
+    assert [r["finished"] for r in again] == [r["finished"] for r in records]
+    _, log = run(tmp_path, datasets=["toy_reg"], models=["mean"], force=True)
+    assert any("running 2" in m for m in log)
+
+
+def test_overrides_errors_divergence_and_cap(tmp_path):
+    registry = dict(TINY, boom={"classification": lambda s, i: _Boom()})
+    registry["diverge"] = {"classification": lambda s, i: _Diverge()}
+    records, log = run(
+        tmp_path,
+        datasets=["toy_clf"],
+        models=["lmn:max_iter=1,learning_rate_init=0.01", "boom", "diverge"],
+        seeds=[3],
+        model_registry=registry,
+        max_fit_seconds=1e-9,
+    )
+    by = {r["model"]: r for r in records}
+    lmn = by["lmn[max_iter=1,learning_rate_init=0.01]"]
+    assert lmn["status"] == "ok" and lmn["n_iter"] == 1 and lmn["seed"] == 3
+    assert "learning_rate_init=0.01" in lmn["estimator"]
+    assert by["boom"]["status"] == "error"
+    assert by["boom"]["error"] == "RuntimeError: boom"
+    assert by["diverge"]["status"] == "diverged"
+    assert any("FAILED: RuntimeError: boom" in m for m in log)
+    assert any("over the 1e-09 s cap" in m for m in log)
+    report = (tmp_path / "timeseries.md").read_text()
+    assert "## Diverged or failed fits" in report and "## Fits over the" in report
+    # errors are retried on the next run, divergences are not
+    _, log = run(
+        tmp_path,
+        datasets=["toy_clf"],
+        models=["boom", "diverge"],
+        seeds=[3],
+        model_registry=registry,
+    )
+    assert any("1 already in" in m and "running 1" in m for m in log)
+
+
+def test_parallel_jobs(tmp_path):
+    records, _ = run(tmp_path, models=["mean", "ridge", "laes_logreg"], jobs=2)
+    assert len(records) == 6 and all(r["status"] == "ok" for r in records)
+    assert not suite._DATA_CACHE  # the parent's cache is emptied after a run
+
+
+def test_cli_timeseries(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(DATASETS, "toy_clf", TOY["toy_clf"])
+    monkeypatch.setitem(MODELS, "tiny_lmn", TINY["lmn"])
+    argv = ["--suite", "timeseries", "--output-dir", str(tmp_path), "--jobs", "1"]
+    argv += ["--datasets", "toy_clf", "--models", "tiny_lmn", "--seed-list", "5"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "toy_clf | tiny_lmn | seed 5: accuracy" in out
+    records = json.loads((tmp_path / "timeseries.json").read_text())["records"]
+    assert [(r["model"], r["seed"]) for r in records] == [("tiny_lmn", 5)]
+    # --tuning writes its own report; explicit --datasets/--seeds win
+    argv = ["--suite", "timeseries", "--output-dir", str(tmp_path), "--jobs", "1"]
+    argv += [
+        "--tuning",
+        "--datasets",
+        "toy_clf",
+        "--models",
+        "tiny_lmn",
+        "--seeds",
+        "1",
+    ]
+    assert cli.main(argv) == 0
+    assert (tmp_path / "timeseries_tuning.md").exists()
+    assert cli.main(["--suite", "timeseries", "--list"]) == 0
+    assert "laes_logreg" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--suite", "timeseries", "--preset", "full"], "--preset: only with --suite"),
+        (["--models", "lmn"], "--models: only with --suite timeseries"),
+        (["--suite", "timeseries", "--models", "nope"], "unknown model"),
+        (["--suite", "timeseries", "--datasets", "GunPoint"], "unknown dataset"),
+        (["--suite", "timeseries", "--seeds", "0"], "seeds must be >= 1"),
+        (["--suite", "timeseries", "--jobs", "0"], "--jobs must be >= 1"),
+        (["--suite", "timeseries", "--max-fit-seconds", "0"], "must be > 0"),
+        (["--suite", "timeseries", "--models", "lmn:lr"], "expected param=value"),
+    ],
+)
+def test_cli_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_argument_validation(tmp_path):
+    with pytest.raises(ValueError, match=r"jobs must be an int >= 1, got 0"):
+        run(tmp_path, jobs=0)
+    with pytest.raises(ValueError, match=r"threads_per_job must be an int >= 1"):
+        run(tmp_path, threads_per_job=0)
+    with pytest.raises(ValueError, match=r"max_fit_seconds must be a number > 0"):
+        run(tmp_path, max_fit_seconds=-1)
+    with pytest.raises(ValueError, match=r"name must be a plain file stem"):
+        run(tmp_path, name="a/b")
+    with pytest.raises(TypeError, match=r"datasets must be a list of names"):
+        run(tmp_path, datasets="toy_clf")
+    with pytest.raises(TypeError, match=r"models must be a list of specs"):
+        run(tmp_path, models="lmn")
+    with pytest.raises(ValueError, match=r"unknown dataset\(s\) \['x'\]"):
+        run(tmp_path, datasets=["x"])
+    with pytest.raises(ValueError, match=r"datasets is empty"):
+        run(tmp_path, datasets=[])
+    with pytest.raises(ValueError, match=r"models is empty"):
+        run(tmp_path, models=[])
+    with pytest.raises(ValueError, match=r"seeds must be a non-empty list of ints"):
+        run(tmp_path, seeds=[1.5])
+    with pytest.raises(TypeError, match=r"seeds must be an int or a list of ints"):
+        run(tmp_path, seeds=True)
+
+
+def test_model_without_factory_for_the_task_is_noted(tmp_path):
+    records, log = run(tmp_path, datasets=["toy_reg"], models=["laes_logreg", "mean"])
+    assert {r["model"] for r in records} == {"mean"}
+    assert any("['laes_logreg']" in m and "do not run" in m for m in log)
+
+
+def test_count_loss_spikes():
+    assert count_loss_spikes([3.0]) == 0
+    assert count_loss_spikes([1.0, 2.0, 2.1]) == 1  # 2.0 is not > 2 x 1.0
+    assert count_loss_spikes([1.0, 0.1, 0.3, 0.25], factor=2.0) == 2
+    with pytest.raises(ValueError, match=r"factor must be a number > 1, got 1"):
+        count_loss_spikes([1.0], factor=1)
+
+
+def test_parse_model_spec():
+    assert parse_model_spec(" gru ") == ("gru", {}, "gru")
+    name, overrides, label = parse_model_spec(
+        "lmn:max_iter=5, pretrainer=None,optimizer='sgd',tag=x y"
+    )
+    assert overrides == {
+        "max_iter": 5,
+        "pretrainer": None,
+        "optimizer": "sgd",
+        "tag": "x y",
+    }
+    assert label == "lmn[max_iter=5,pretrainer=None,optimizer=sgd,tag=x y]"
+    with pytest.raises(ValueError, match=r"non-empty string"):
+        parse_model_spec("")
+    with pytest.raises(ValueError, match=r"expected param=value after ':', got '=3'"):
+        parse_model_spec("lmn:=3")
+
+
+def test_real_registry_factories_build_default_estimators():
+    info = DatasetInfo("d", "classification", 10, 5, 1, 24, 240, 2)
+    for name, factories in MODELS.items():
+        for factory in factories.values():
+            built = factory(7, info)
+            est, note = built if isinstance(built, tuple) else (built, "")
+            params = est.get_params()
+            seeded = {k: v for k, v in params.items() if k.endswith("random_state")}
+            if name not in ("mean", "ridge"):
+                assert seeded and all(v == 7 for v in seeded.values()), name
+    lmn = MODELS["lmn"]["classification"](0, info)
+    assert lmn.get_params() == LMNClassifier(random_state=0).get_params()
+    laes, note = MODELS["laes_logreg"]["classification"](0, info)
+    assert laes[0].n_components == 24 and "capped at 24" in note
+    laes, note = MODELS["laes_logreg"]["classification"](
+        0, DatasetInfo("d", "classification", 10, 5, 6, 100, 1000, 4)
+    )
+    assert laes[0].n_components == 32 and note == ""
+
+
+def test_published_values_are_accuracies_of_known_datasets():
+    for ds, values in PUBLISHED.items():
+        assert DATASETS[ds].task == "classification"
+        assert all(0 < v < 1 for v in values.values())
+
+
+def test_report_means_and_best():
+    recs = []
+    for ds, scores in {"ArrowHead": (0.5, 0.9), "BasicMotions": (0.6, 0.4)}.items():
+        for model, score in zip(("a", "b"), scores, strict=True):
+            recs.append(
+                dict(
+                    dataset=ds,
+                    task="classification",
+                    model=model,
+                    seed=0,
+                    metric="accuracy",
+                    score=score,
+                    status="ok",
+                    fit_seconds=1.0,
+                    n_iter=None,
+                    n_spikes=None,
+                    note="",
+                )
+            )
+    text = format_timeseries_report(recs, n_seeds=2)
+    assert (
+        "| ArrowHead | 0.500 (n=1) | 0.900 (n=1) | b | 0.703 | 0.800 | 0.814 |" in text
+    )
+    assert "| BasicMotions | 0.600 (n=1) | 0.400 (n=1) | a |  |  |  |" in text
+    assert (
+        "| mean over datasets | 0.550 | 0.650 | b | 0.703 (1/2 datasets) | "
+        "0.800 (1/2 datasets) | 0.814 (1/2 datasets) |" in text
+    )
+    assert "| mean over the" not in text  # a single dataset with published values

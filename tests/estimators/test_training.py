@@ -1,0 +1,352 @@
+"""Training machinery: stable initialization, best weights, clipping, weight
+decay, validation data, learning-rate schedule, standardization."""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import GradientNormClipping
+
+from sklmn.estimators import (
+    LMNClassifier,
+    LMNRegressor,
+    MultiScaleLMNClassifier,
+    RNNClassifier,
+    RNNRegressor,
+)
+from sklmn.estimators._net import dataset_loss
+from sklmn.nn import LMN, MultiScaleLMN
+from sklmn.nn._base import memory_map_radius, stabilize_memory_
+
+SMALL = dict(hidden_size=4, memory_size=3, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _data(n=24, T=7, d=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, T, d)
+    return X, (X[:, 0, 0] > 0).astype(int), X[:, 0, 0] + 0.5 * X[:, -1, 1]
+
+
+def _reference_radius(W_mm, W_hm, W_mh) -> float:
+    """Spectral radius of the linearized memory map, by numpy."""
+    J = W_mm.detach().double().numpy() + (
+        W_hm.detach().double().numpy() @ W_mh.detach().double().numpy()
+    )
+    return float(np.max(np.abs(np.linalg.eigvals(J))))
+
+
+# --------------------------------------------------------------------------- #
+# Stable initialization
+@pytest.mark.parametrize("sizes", [(2, 29), (18, 18), (64, 64), (1, 1), (40, 3)])
+@pytest.mark.parametrize("memory_matrix", ["free", "spectral"])
+def test_lmn_initial_memory_map_radius_below_one(sizes, memory_matrix):
+    H, M = sizes
+    torch.manual_seed(0)
+    lmn = LMN(3, H, M, num_layers=2, bidirectional=True, memory_matrix=memory_matrix)
+    for layer in lmn._all_layers():
+        rho = _reference_radius(layer.weight_mm, layer.weight_hm, layer.weight_mh)
+        assert rho < 1.0
+        assert rho <= 0.95 + 1e-5
+
+
+def test_lmn_raw_initialization_is_unstable_and_init_radius_none_keeps_it():
+    # the draw the stable initialization corrects (radius > 1 for these sizes)
+    torch.manual_seed(0)
+    raw = LMN(3, 18, 18, init_radius=None).layers[0]
+    assert _reference_radius(raw.weight_mm, raw.weight_hm, raw.weight_mh) > 1.0
+
+
+@pytest.mark.parametrize("n_modules, size", [(1, 8), (4, 8), (6, 3)])
+def test_multiscale_initial_memory_map_radius_below_one(n_modules, size):
+    torch.manual_seed(0)
+    net = MultiScaleLMN(2, 16, size, n_modules)
+    W = net.weight_mm * net.memory_mask
+    assert _reference_radius(W, net.weight_hm, net.weight_mh) <= 0.95 + 1e-5
+    # the block upper-triangular structure is kept
+    assert torch.all(net.weight_mm[net.memory_mask == 0] == 0)
+
+
+def test_stabilize_memory_scales_the_map_and_keeps_its_eigenvectors():
+    torch.manual_seed(1)
+    W_mm = torch.nn.init.orthogonal_(torch.empty(6, 6, dtype=torch.float64))
+    W_hm = torch.rand(6, 5, dtype=torch.float64) - 0.5
+    W_mh = torch.rand(5, 6, dtype=torch.float64) - 0.5
+    J0 = (W_mm + W_hm @ W_mh).clone()
+    rho0 = _reference_radius(W_mm, W_hm, W_mh)
+    assert rho0 > 0.8
+    assert stabilize_memory_(W_mm, W_hm, W_mh, 0.8) == pytest.approx(0.8)
+    torch.testing.assert_close(W_mm + W_hm @ W_mh, J0 * (0.8 / rho0))
+    assert memory_map_radius(W_mm, W_hm, W_mh) == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="radius must be in"):
+        stabilize_memory_(W_mm, W_hm, W_mh, 1.5)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.5, -1, "x", True])
+def test_init_radius_validation(bad):
+    with pytest.raises(ValueError, match="init_radius"):
+        LMN(2, 3, 3, init_radius=bad)
+
+
+def test_memory_stays_bounded_on_long_sequences_at_initialization():
+    torch.manual_seed(0)
+    lmn = LMN(1, 18, 18)
+    x = torch.randn(4, 500, 1)
+    out, _ = lmn(x)
+    assert float(out.norm(dim=-1).max()) < 50.0
+
+
+# --------------------------------------------------------------------------- #
+# Defaults: clipping, no decay on biases
+def test_gradient_clipping_on_by_default_and_none_turns_it_off():
+    X, y, _ = _data()
+    clf = LMNClassifier(**SMALL, max_iter=2, pretrainer=None).fit(X, y)
+    assert clf.gradient_clipping == 1.0
+    clip = [cb for _, cb in clf.net_.callbacks_ if isinstance(cb, GradientNormClipping)]
+    assert len(clip) == 1 and clip[0].gradient_clip_value == 1.0
+    clf = LMNClassifier(**SMALL, max_iter=2, gradient_clipping=None).fit(X, y)
+    assert not any(
+        isinstance(cb, GradientNormClipping) for _, cb in clf.net_.callbacks_
+    )
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        LMNClassifier(**SMALL, max_iter=2, memory_bias=True, pretrainer=None),
+        RNNClassifier(cell="lstm", hidden_size=4, max_iter=2, random_state=0),
+    ],
+)
+def test_weight_decay_is_not_applied_to_biases(est):
+    X, y, _ = _data()
+    est.set_params(alpha=0.1).fit(X, y)
+    names = {id(p): n for n, p in est.net_.module_.named_parameters()}
+    seen = set()
+    for group in est.net_.optimizer_.param_groups:
+        for p in group["params"]:
+            name = names[id(p)]
+            seen.add(name)
+            is_bias = name.rsplit(".", 1)[-1].startswith("bias")
+            expected = 0.0 if is_bias else 0.1 / len(X)
+            assert group["weight_decay"] == pytest.approx(expected), name
+    assert seen == set(names.values())  # every parameter is optimized
+    assert any("bias" in n for n in seen)
+
+
+# --------------------------------------------------------------------------- #
+# Best weights, judged on the kept weights
+def _recomputed_loss(est, X, y):
+    """Loss of the estimator's final weights on (X, y), recomputed by hand."""
+    from sklmn.utils.sequences import validate_sequences
+
+    seqs = est._standardized_inputs(
+        validate_sequences(est, X, reset=False, dtype=np.float32)
+    )
+    y_enc = est._encode_target(y, seqs, reset=False)
+    dataset = est._dataset(seqs, est._standardized_target(y_enc, seqs))
+    return dataset_loss(est.net_, dataset)
+
+
+def test_fit_ends_with_the_best_weights_judged_on_the_training_set():
+    X, y, _ = _data()
+    # a learning rate high enough for the loss to bounce
+    clf = LMNClassifier(
+        **SMALL, max_iter=25, learning_rate_init=0.3, pretrainer=None,
+        gradient_clipping=None, n_iter_no_change=100,
+    ).fit(X, y)
+    evaluated = [float(v) for v in clf.net_.history[:, "train_eval_loss"]]
+    assert len(evaluated) == clf.n_iter_ == 25
+    final = _recomputed_loss(clf, X, y)
+    assert final == pytest.approx(clf.best_loss_, rel=1e-4, abs=1e-6)
+    assert final <= min(evaluated) + 1e-5
+    if clf.best_epoch_ > 0:
+        assert evaluated[clf.best_epoch_ - 1] == pytest.approx(final, rel=1e-4)
+    assert clf.validation_scores_ is None and clf.validation_loss_curve_ is None
+
+
+def test_fit_ends_with_the_best_weights_judged_on_the_validation_set():
+    X, y, _ = _data(n=40)
+    Xv, yv, _ = _data(n=20, seed=1)
+    clf = LMNClassifier(
+        **SMALL, max_iter=15, learning_rate_init=0.2, pretrainer=None,
+        n_iter_no_change=100,
+    ).fit(X, y, X_val=Xv, y_val=yv)
+    assert len(clf.validation_loss_curve_) == 15
+    final = _recomputed_loss(clf, Xv, yv)
+    assert final == pytest.approx(clf.best_loss_, rel=1e-4, abs=1e-6)
+    assert final <= min(clf.validation_loss_curve_) + 1e-5
+    if clf.best_epoch_ > 0:
+        assert clf.validation_scores_[clf.best_epoch_ - 1] == clf.best_validation_score_
+
+
+def test_validation_metric_score_monitors_the_score():
+    X, y, _ = _data(n=60)
+    clf = LMNClassifier(
+        **SMALL, max_iter=8, early_stopping=True, validation_metric="score",
+        pretrainer=None,
+    ).fit(X, y)
+    assert len(clf.validation_scores_) == 8
+    assert clf.best_validation_score_ >= max(clf.validation_scores_) - 1e-12
+
+
+class _RememberStart:
+    """Test pretrainer: a readout fitted by least squares, and a copy of the
+    initialized weights."""
+
+    learning_rate_scale = 1.0
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def initialize(self, module, sequences, y_encoded, *, estimator):
+        from sklmn.pretraining import LAESInitializer
+
+        LAESInitializer(n_components=3).initialize(
+            module, sequences, y_encoded, estimator=estimator
+        )
+        self.start_state_ = copy.deepcopy(module.state_dict())
+
+
+def test_fine_tuning_never_ends_below_the_pretrained_start():
+    X, _, yr = _data(n=40)
+    reg = LMNRegressor(
+        hidden_size=3, memory_size=3, random_state=0, max_iter=5,
+        pretrainer=_RememberStart(), learning_rate_init=0.5,
+        gradient_clipping=None,
+    ).fit(X, yr)
+    start = copy.deepcopy(reg)
+    start.net_.module_.load_state_dict(reg.pretrainer_.start_state_)
+    start_loss = _recomputed_loss(start, X, yr)
+    final_loss = _recomputed_loss(reg, X, yr)
+    assert final_loss <= start_loss + 1e-6
+    assert reg.best_loss_ == pytest.approx(final_loss, rel=1e-4, abs=1e-6)
+
+
+def test_a_destroyed_start_is_restored_with_best_epoch_zero():
+    X, _, yr = _data(n=40)
+    reg = LMNRegressor(
+        hidden_size=3, memory_size=3, random_state=0, max_iter=3,
+        pretrainer=_RememberStart(), optimizer="sgd", learning_rate_init=50.0,
+        gradient_clipping=None,
+    )
+    try:
+        reg.fit(X, yr)
+    except FloatingPointError:
+        pytest.skip("this learning rate overflows float32 on this machine")
+    assert reg.best_epoch_ == 0
+    for k, v in reg.pretrainer_.start_state_.items():
+        torch.testing.assert_close(reg.net_.module_.state_dict()[k], v)
+
+
+# --------------------------------------------------------------------------- #
+# Validation data, early_stopping='auto', learning-rate schedule
+def test_early_stopping_auto_holds_out_only_large_training_sets(monkeypatch):
+    import sklmn.estimators._base as base
+
+    X, y, _ = _data(n=30)
+    clf = LMNClassifier(**SMALL, max_iter=2, pretrainer=None).fit(X, y)
+    assert clf.validation_loss_curve_ is None
+    monkeypatch.setattr(base, "_AUTO_EARLY_STOPPING", 20)
+    clf = LMNClassifier(**SMALL, max_iter=2, pretrainer=None).fit(X, y)
+    assert len(clf.validation_loss_curve_) == 2
+
+
+def test_validation_data_errors():
+    X, y, _ = _data()
+    clf = LMNClassifier(**SMALL, max_iter=2, pretrainer=None)
+    with pytest.raises(ValueError, match="together"):
+        clf.fit(X, y, X_val=X)
+    with pytest.raises(ValueError, match="early_stopping=False"):
+        clf.set_params(early_stopping=False).fit(X, y, X_val=X, y_val=y)
+    with pytest.raises(ValueError, match="features"):
+        clf.set_params(early_stopping="auto").fit(X, y, X_val=X[..., :1], y_val=y)
+
+
+def test_adaptive_learning_rate_divides_by_five_on_plateaus():
+    X, y, _ = _data()
+    clf = LMNClassifier(
+        **SMALL, max_iter=12, learning_rate="adaptive", n_iter_no_change=2,
+        tol=1e9, pretrainer=None,  # no epoch counts as an improvement
+    )
+    clf.fit(X, y)
+    # patience 2: converged after 3 epochs; one reduction at the 1st plateau
+    # epoch (ceil(2 / 2) = 1) and one at the 2nd
+    for group in clf.net_.optimizer_.param_groups:
+        assert group["lr"] == pytest.approx(1e-3 / 25)
+    assert clf.n_iter_ == 3
+
+
+# --------------------------------------------------------------------------- #
+# Standardization
+def test_standardize_equals_training_on_standardized_inputs():
+    X, y, _ = _data()
+    X = X * np.array([100.0, 0.01]) + np.array([5.0, -3.0])
+    X_orig = X.copy()
+    clf = LMNClassifier(**SMALL, max_iter=3, pretrainer=None).fit(X, y)
+    np.testing.assert_array_equal(X, X_orig)  # caller's data untouched
+    flat = X.reshape(-1, 2)
+    mean, std = flat.mean(0), flat.std(0)
+    np.testing.assert_allclose(clf.input_mean_, mean, rtol=1e-6)
+    np.testing.assert_allclose(clf.input_scale_, std, rtol=1e-6)
+    manual = LMNClassifier(
+        **SMALL, max_iter=3, pretrainer=None, standardize=False
+    ).fit((X - mean) / std, y)
+    np.testing.assert_allclose(
+        clf.predict_proba(X), manual.predict_proba((X - mean) / std),
+        rtol=1e-4, atol=1e-5,
+    )
+
+
+def test_standardize_ignores_padding():
+    rng = np.random.RandomState(0)
+    X = [rng.randn(rng.randint(2, 9), 1) * 3 + 7 for _ in range(20)]
+    y = np.arange(20) % 2
+    clf = RNNClassifier(hidden_size=3, max_iter=1, random_state=0).fit(X, y)
+    steps = np.concatenate(X)
+    np.testing.assert_allclose(clf.input_mean_, steps.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(clf.input_scale_, steps.std(0), rtol=1e-6)
+
+
+def test_regressor_standardizes_the_target_and_inverts_predictions():
+    X, _, yr = _data()
+    a = RNNRegressor(hidden_size=4, max_iter=3, random_state=0).fit(X, yr)
+    b = RNNRegressor(hidden_size=4, max_iter=3, random_state=0).fit(
+        X, 1000.0 * yr + 5.0
+    )
+    assert b.target_mean_[0] == pytest.approx(1000.0 * yr.mean() + 5.0)
+    np.testing.assert_allclose(
+        b.predict(X), 1000.0 * a.predict(X) + 5.0, rtol=1e-4, atol=1e-3
+    )
+
+
+def test_regressor_per_step_target_standardization_ignores_padding():
+    rng = np.random.RandomState(0)
+    X = [rng.randn(rng.randint(2, 6), 1) for _ in range(16)]
+    y = [50.0 + 10.0 * x[:, 0] for x in X]
+    reg = LMNRegressor(
+        **SMALL, target="timestep", max_iter=2, pretrainer=None
+    ).fit(X, y)
+    steps = np.concatenate(y)
+    assert reg.target_mean_[0] == pytest.approx(steps.mean())
+    assert reg.target_scale_[0] == pytest.approx(steps.std())
+    pred = reg.predict(X)
+    assert all(p.shape == t.shape for p, t in zip(pred, y))
+
+
+def test_multiscale_defaults_fit():
+    X, y, _ = _data()
+    clf = MultiScaleLMNClassifier(
+        hidden_size=4, memory_size=2, n_modules=2, max_iter=3, random_state=0
+    ).fit(X, y)
+    assert clf.best_loss_ is not None and clf.input_mean_.shape == (2,)
