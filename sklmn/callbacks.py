@@ -74,6 +74,7 @@ class RestoreOnDivergence(Callback):
     >>> rng = np.random.RandomState(0)
     >>> X, y = rng.randn(20, 6, 2), rng.randn(20)
     >>> reg = RNNRegressor(hidden_size=4, max_iter=5, random_state=0,
+    ...                    standardize=False,
     ...                    callbacks=[("restore", RestoreOnDivergence())])
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")

@@ -414,7 +414,6 @@ class _Reader:
             batch_size=1,
             valid_dataset=None,
             shuffle_seed=0,
-            lr=float(est.learning_rate_init),
         )
         net.initialize()
         est.net_ = net

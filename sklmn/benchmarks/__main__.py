@@ -115,6 +115,8 @@ def _main_timeseries(args, parser) -> int:
         MODELS,
         TUNING_DATASETS,
         TUNING_SEEDS,
+        VARIANTS,
+        model_registry_for,
         run_timeseries_suite,
     )
 
@@ -124,6 +126,9 @@ def _main_timeseries(args, parser) -> int:
             print(f"  {name:18s} {ds.task:15s} {ds.description}")
         print("models:")
         for name, factories in MODELS.items():
+            print(f"  {name:18s} {', '.join(factories)}")
+        print("variants (run only when named with --models):")
+        for name, factories in VARIANTS.items():
             print(f"  {name:18s} {', '.join(factories)}")
         return 0
     datasets = args.datasets
@@ -138,7 +143,7 @@ def _main_timeseries(args, parser) -> int:
     seeds = 5 if seeds is None else seeds
     try:  # argument errors are usage errors; the run itself never raises them
         _select_datasets(datasets, DATASETS)
-        _select_models(args.models, MODELS)
+        _select_models(args.models, model_registry_for(args.models))
         _seed_list(seeds)
         if args.jobs is not None and args.jobs < 1:
             raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
@@ -157,6 +162,7 @@ def _main_timeseries(args, parser) -> int:
         name=name,
         force=args.force,
         max_fit_seconds=300.0 if args.max_fit_seconds is None else args.max_fit_seconds,
+        model_registry=model_registry_for(args.models),
     )
     return 0
 

@@ -45,6 +45,8 @@ from sklearn.preprocessing import StandardScaler
 __all__ = [
     "DATASETS",
     "MODELS",
+    "VARIANTS",
+    "model_registry_for",
     "PUBLISHED",
     "TUNING_DATASETS",
     "DatasetInfo",
@@ -268,6 +270,88 @@ MODELS: dict[str, dict[str, Callable]] = {
     "mean": {"regression": _mean},
     "ridge": {"regression": _ridge},
 }
+
+
+
+def _lmn_variant(**params):
+    """Factories of LMN classifier/regressor variants for the default study."""
+
+    def make(cls_name: str):
+        def factory(seed: int, info: DatasetInfo):
+            from .. import estimators, pretraining
+
+            # ("ClassName", {params}) builds a sklmn.pretraining object
+            kwargs = {
+                k: getattr(pretraining, v[0])(**v[1], random_state=seed)
+                if isinstance(v, tuple)
+                else v
+                for k, v in params.items()
+            }
+            return getattr(estimators, cls_name)(**kwargs, random_state=seed)
+
+        return factory
+
+    return {"classification": make("LMNClassifier"), "regression": make("LMNRegressor")}
+
+
+class _RawInitLMNMixin:
+    """LMN estimators without the stable initialization (``init_radius=None``)."""
+
+    def _build_module(self, input_size):
+        from ..nn import LMN
+
+        return LMN(
+            input_size,
+            self.hidden_size,
+            self.memory_size,
+            num_layers=self.num_layers,
+            output=self.output,
+            bidirectional=self.bidirectional,
+            memory_matrix=self.memory_matrix,
+            memory_bias=self.memory_bias,
+            orthogonality_penalty=float(self.orthogonality_penalty),
+            norm_penalty=float(self.norm_penalty),
+            truncate_gradient=self.truncate_gradient,
+            dropout=float(self.dropout),
+            init_radius=None,
+        )
+
+
+def _raw_init(task_cls: str):
+    def factory(seed: int, info: DatasetInfo):
+        from .. import estimators
+
+        base = getattr(estimators, task_cls)
+        cls = type(f"RawInit{task_cls}", (_RawInitLMNMixin, base), {})
+        return cls(pretrainer=None, random_state=seed)
+
+    return factory
+
+
+#: Variants used to choose the defaults (``docs/training.md``); selected by
+#: name with ``--models``, never run by default. Simple parameter changes
+#: need no entry: ``--models "lmn:standardize=False"``.
+VARIANTS: dict[str, dict[str, Callable]] = {
+    # pretraining choices of the LMN
+    "lmn_nopretrain": _lmn_variant(pretrainer=None),
+    "lmn_unrolled": _lmn_variant(pretrainer=("UnrolledPretrainer", {})),
+    "lmn_laes_paper": _lmn_variant(pretrainer=("LAESInitializer", {})),
+    # the stable initialization, without pretraining
+    "lmn_rawinit": {
+        "classification": _raw_init("LMNClassifier"),
+        "regression": _raw_init("LMNRegressor"),
+    },
+    "mslmn_laes": {
+        "classification": _est("MultiScaleLMNClassifier", pretrainer="auto"),
+        "regression": _est("MultiScaleLMNRegressor", pretrainer="auto"),
+    },
+}
+
+
+def model_registry_for(models) -> dict[str, dict[str, Callable]]:
+    """:data:`MODELS`, plus :data:`VARIANTS` when models are named."""
+    return dict(MODELS) if models is None else {**MODELS, **VARIANTS}
+
 
 #: Registry models that are not sklmn models (left out of "best sklmn").
 BASELINES = ("mean", "ridge")

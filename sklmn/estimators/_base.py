@@ -103,8 +103,7 @@ TRAINING_PARAMETERS_DOC = """\
         computation on padding when lengths vary widely, at the price of less
         random batch compositions.
     learning_rate_init : float, default=0.001
-        Learning rate of the optimizer (multiplied by the pretrainer's
-        ``learning_rate_scale`` when a pretrainer initialized the model).
+        Learning rate of the optimizer.
     learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'adaptive'`` divides the learning rate by 5 each time
         ``ceil(n_iter_no_change / 2)`` consecutive epochs bring no
@@ -389,7 +388,7 @@ class _BaseSequenceEstimator(BaseEstimator):
         return subset(train_idx), subset(valid_idx)
 
     def _make_net(
-        self, module, *, device, batch_size, valid_dataset, shuffle_seed, lr
+        self, module, *, device, batch_size, valid_dataset, shuffle_seed
     ) -> SequenceNeuralNet:
         per_step = self.target == "timestep"
         optimizer, optimizer_kwargs = _OPTIMIZERS[self.optimizer]
@@ -426,7 +425,7 @@ class _BaseSequenceEstimator(BaseEstimator):
             criterion__problem=self._problem,
             criterion__per_step=per_step,
             optimizer=optimizer,
-            lr=lr,
+            lr=self.learning_rate_init,
             # scikit-learn's MLP adds 0.5 * alpha * ||W||^2 / batch_size to
             # each minibatch loss, whose gradient is (alpha / batch_size) * W
             optimizer__weight_decay=self.alpha / batch_size,
@@ -558,7 +557,6 @@ class _BaseSequenceEstimator(BaseEstimator):
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
 
-        lr = float(self.learning_rate_init)
         with _seeded_torch(torch_seed):
             if warm:
                 # train a copy: a fit that fails leaves the fitted model intact
@@ -569,16 +567,12 @@ class _BaseSequenceEstimator(BaseEstimator):
                     recurrent, self.n_outputs_, per_step=self.target == "timestep"
                 )
                 self._initialize_module(module, seqs, y_model)
-                pretrainer = getattr(self, "pretrainer_", None)
-                if pretrainer is not None:
-                    lr *= float(getattr(pretrainer, "learning_rate_scale", 1.0))
             net = self._make_net(
                 module,
                 device=device,
                 batch_size=batch_size,
                 valid_dataset=valid_dataset,
                 shuffle_seed=shuffle_seed,
-                lr=lr,
             )
             net.initialize()
             net.partial_fit(dataset)

@@ -17,6 +17,12 @@ from ._base import (
 
 __all__ = ["LMNClassifier", "LMNRegressor"]
 
+#: ``pretrainer='auto'`` initializes from a LAES up to this many training
+#: sequences and trains from the random initialization above it.
+_AUTO_PRETRAINING_MAX = 1000
+#: Ridge penalty of the LAES readout chosen for ``pretrainer='auto'``.
+_AUTO_LAES_ALPHA = 0.1
+
 _LMN_CONSTRAINTS = {
     "hidden_size": [Interval(Integral, 1, None, closed="left")],
     "memory_size": [Interval(Integral, 1, None, closed="left")],
@@ -67,11 +73,26 @@ LMN_PARAMETERS_DOC = """\
         Bacciu, Carta & Sperduti 2019): an object with a method
         ``initialize(module, sequences, y_encoded, *, estimator)``, cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
-        reach its parameters as ``pretrainer__<name>``. ``'auto'``:
-        ``UnrolledPretrainer(random_state=random_state)`` for a one-layer,
-        unidirectional LMN with ``output='memory'`` and a non-orthogonal
-        memory (what unrolled pretraining supports; chosen by measurement,
-        see ``docs/training.md``), no pretraining otherwise. None: random (stable) initialization."""
+        reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
+        initialization ``LAESInitializer(alpha=0.1, random_state=random_state)``
+        when the training set has at most 1000 sequences (and the memory is
+        not constrained orthogonal), no pretraining on larger sets, where
+        end-to-end training from the stable random initialization learned
+        better (measured, see ``docs/training.md``). None: random (stable) initialization."""
+
+
+def resolve_pretrainer(estimator, n_samples: int):
+    """The pretrainer an LMN estimator uses: its ``pretrainer``, with
+    ``'auto'`` resolved for a training set of ``n_samples`` sequences."""
+    pretrainer = estimator.pretrainer
+    if not (isinstance(pretrainer, str) and pretrainer == "auto"):
+        return pretrainer
+    if n_samples > _AUTO_PRETRAINING_MAX or estimator.memory_matrix == "orthogonal":
+        return None
+    from ..pretraining import LAESInitializer
+
+    # seeded by the estimator's random_state (two seeded fits agree)
+    return LAESInitializer(alpha=_AUTO_LAES_ALPHA, random_state=estimator.random_state)
 
 
 class _LMNMixin:
@@ -82,24 +103,9 @@ class _LMNMixin:
         **_LMN_CONSTRAINTS,
     }
 
-    def _resolved_pretrainer(self):
-        if not (isinstance(self.pretrainer, str) and self.pretrainer == "auto"):
-            return self.pretrainer
-        if (
-            self.num_layers == 1
-            and not self.bidirectional
-            and self.output == "memory"
-            and self.memory_matrix != "orthogonal"
-        ):
-            from ..pretraining import UnrolledPretrainer
-
-            # seeded by the estimator's random_state (two seeded fits agree)
-            return UnrolledPretrainer(random_state=self.random_state)
-        return None
-
     def _initialize_module(self, module, sequences, y_encoded) -> None:
         # pretraining (sklmn.pretraining) plugs in here, on a clone
-        pretrainer = self._resolved_pretrainer()
+        pretrainer = resolve_pretrainer(self, sequences.n_samples)
         self.pretrainer_ = None
         if pretrainer is not None:
             self.pretrainer_ = clone(pretrainer)

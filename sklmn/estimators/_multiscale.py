@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import MultiScaleLMN
+from ._lmn import resolve_pretrainer
 from ._base import (
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
@@ -47,7 +48,18 @@ MULTISCALE_PARAMETERS_DOC = """\
         the stages in ``module_history_``. An object with a method
         ``make_callback(*, problem, per_step, max_modules)``, cloned in
         ``fit`` into ``incremental_``; grid searches reach its parameters as
-        ``incremental__<name>``. Not used on warm starts."""
+        ``incremental__<name>``. Not used on warm starts.
+    pretrainer : 'auto', object or None, default=None
+        Initialization from the data before training:
+        :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
+        LAES of the inputs subsampled at the module's clock (see its
+        documentation). ``'auto'``: ``LAESInitializer(alpha=0.1,
+        random_state=random_state)`` when the training set has at most 1000
+        sequences, none on larger sets (as the LMN estimators). The default
+        is None because LAES initialization did not improve the multi-scale
+        LMN on the tuning datasets (see ``docs/training.md``). Cloned in
+        ``fit`` into ``pretrainer_``; with ``incremental``, the first module
+        is initialized."""
 
 
 class _MultiScaleLMNMixin:
@@ -64,6 +76,7 @@ class _MultiScaleLMNMixin:
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
         "incremental": [None, HasMethods(["make_callback"])],
+        "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     }
 
     def _build_module(self, input_size: int) -> MultiScaleLMN:
@@ -81,6 +94,11 @@ class _MultiScaleLMNMixin:
         )
 
     def _initialize_module(self, module, sequences, y_encoded) -> None:
+        pretrainer = resolve_pretrainer(self, sequences.n_samples)
+        self.pretrainer_ = None
+        if pretrainer is not None:
+            self.pretrainer_ = clone(pretrainer)
+            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
         if self.incremental is not None:
             self.incremental_ = clone(self.incremental)
             self._grow_in_this_fit = True
@@ -139,6 +157,9 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
     incremental_ : object
         The clone of ``incremental`` used by the last ``fit``.
+    pretrainer_ : object or None
+        The clone of the pretrainer that initialized the model (None without
+        pretraining).
     %(fitted_attributes)s
 
     See Also
@@ -192,6 +213,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         device="cpu",
         callbacks=None,
         incremental=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -224,6 +246,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
         self.incremental = incremental
+        self.pretrainer = pretrainer
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)
@@ -258,6 +281,9 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
     incremental_ : object
         The clone of ``incremental`` used by the last ``fit``.
+    pretrainer_ : object or None
+        The clone of the pretrainer that initialized the model (None without
+        pretraining).
     %(fitted_attributes)s
 
     See Also
@@ -311,6 +337,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         device="cpu",
         callbacks=None,
         incremental=None,
+        pretrainer=None,
     ):
         super().__init__(
             target=target,
@@ -343,3 +370,4 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
         self.incremental = incremental
+        self.pretrainer = pretrainer

@@ -95,9 +95,12 @@ def ridge_readout(
         # Scale-aware ridge: alpha is relative to the mean squared feature,
         # so it means the same for tiny and large states.
         gram = F_.T @ F_
-        scale = max(np.trace(gram) / max(gram.shape[0], 1), np.finfo(float).tiny)
-        gram[np.diag_indices_from(gram)] += alpha * scale
-        W = linalg.solve(gram, F_.T @ Y, assume_a="pos").T
+        scale = np.trace(gram) / max(gram.shape[0], 1)
+        if scale > 0:
+            gram[np.diag_indices_from(gram)] += alpha * scale
+            W = linalg.solve(gram, F_.T @ Y, assume_a="pos").T
+        else:  # constant features: nothing to fit but the intercept
+            W = np.zeros((Y.shape[1], F_.shape[1]))
     else:
         W = linalg.lstsq(F_, Y, lapack_driver="gelsd")[0].T
     b = (y_mean - W @ f_mean) if fit_intercept else np.zeros(Y.shape[1])

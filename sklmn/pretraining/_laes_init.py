@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..nn import LMN, ElmanRNN
+from ..nn import LMN, ElmanRNN, MultiScaleLMN
 from ._common import (
     data_limit,
     fit_laes,
@@ -33,6 +33,7 @@ from ._common import (
     set_linear_,
     set_weight_mm_,
     spectral_radius,
+    valid_mask,
 )
 
 __all__ = ["LAESInitializer"]
@@ -238,6 +239,14 @@ class LAESInitializer(BaseEstimator):
                     "got memory_matrix='orthogonal'"
                 )
             return
+        if isinstance(recurrent, MultiScaleLMN):
+            if recurrent.output != "memory":
+                raise ValueError(
+                    "LAESInitializer needs a multi-scale LMN with output='memory' "
+                    f"(the readout reads the LAES memory), got "
+                    f"output={recurrent.output!r}"
+                )
+            return
         if isinstance(recurrent, ElmanRNN):
             if recurrent.rnn.nonlinearity != "tanh":
                 raise ValueError(
@@ -246,7 +255,8 @@ class LAESInitializer(BaseEstimator):
                 )
             return
         raise ValueError(
-            "LAESInitializer initializes an LMN or an Elman RNN, got "
+            "LAESInitializer initializes an LMN, a multi-scale LMN or an Elman "
+            "RNN, got "
             f"{type(recurrent).__name__}"
         )
 
@@ -273,6 +283,8 @@ class LAESInitializer(BaseEstimator):
         problem, per_step = problem_of(estimator)
         recurrent = module.recurrent
         self._check_network(recurrent)
+        if isinstance(recurrent, MultiScaleLMN):
+            return self._initialize_multiscale(module, seqs, y_encoded, problem, per_step)
         is_lmn = isinstance(recurrent, LMN)
         n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
         lengths = np.asarray(seqs.lengths)
@@ -340,6 +352,110 @@ class LAESInitializer(BaseEstimator):
         self.laes_layers_ = laes_layers
         self.laes_ = laes_layers[0][0]
         self.n_components_ = int(self.laes_.n_components_)
+        self.notes_ = notes
+        return self
+
+    def _initialize_multiscale(self, module, seqs, y_encoded, problem, per_step):
+        """LAES initialization of a multi-scale LMN (one LAES per module).
+
+        The first ``r`` hidden units carry the centered input,
+        ``h = tanh(s W_in (x - mu))`` with ``W_in`` the identity (``r = d``
+        features) or, when ``hidden_size < d``, the top ``hidden_size``
+        principal directions of the inputs; they read no memory. Module
+        ``k`` (period ``2**k``) sees these units at the steps of its clock,
+        so it is set from a LAES of the sequences ``W_in (x_t - mu)``
+        subsampled at ``t = 0, 2**k, 2 * 2**k, ...``: its rows of ``W_hm``
+        are ``A_k / s`` on the ``r`` units (zero elsewhere), its diagonal
+        block of ``W_mm`` is ``B_k`` and its off-diagonal blocks are zero (the
+        same construction as the incremental training of Carta, Sperduti &
+        Bacciu, applied to all modules at once). Module ``k`` keeps
+        ``min(memory_size, what its subsampled data support)`` components;
+        the other units of the module start at zero. The readout is fitted by
+        ridge least squares on the memory states of the initialized network
+        (tanh included).
+        """
+        recurrent = module.recurrent
+        lengths = np.asarray(seqs.lengths)
+        data = np.asarray(seqs.data, dtype=np.float64)
+        mask = valid_mask(lengths, data.shape[1])
+        steps = data[mask]
+        mu = steps.mean(axis=0) if self.center else np.zeros(data.shape[2])
+        d, H, N = data.shape[2], recurrent.hidden_size, recurrent.memory_size
+        s = float(self.input_scale)
+        rng = check_random_state(self.random_state)
+        notes: list[str] = []
+        if H >= d:
+            W_in = np.eye(d)
+        else:
+            _, _, Vt = np.linalg.svd(steps - mu, full_matrices=False)
+            W_in = Vt[:H]
+            notes.append(
+                f"hidden_size={H} < {d} input features: the modules encode the "
+                f"top {H} principal directions of the inputs"
+            )
+        r = W_in.shape[0]
+        z = np.where(mask[..., None], (data - mu) @ W_in.T, 0.0)
+        W_xh, b_h = numpy_weight(recurrent.weight_xh), numpy_weight(recurrent.bias_h)
+        W_mh = numpy_weight(recurrent.weight_mh)
+        W_hm = np.zeros_like(numpy_weight(recurrent.weight_hm))
+        W_mm = np.zeros_like(numpy_weight(recurrent.weight_mm))
+        W_xh[:r] = s * W_in
+        b_h[:r] = -s * (W_in @ mu)
+        W_mh[:r] = 0.0
+        laes_modules, used = [], []
+        for k in range(recurrent.n_modules):
+            period = recurrent.periods[k]
+            sub_lengths = (lengths + period - 1) // period
+            sub = z[:, ::period]
+            prefix = f"module {k}: "
+            p = reduce_components(
+                self.n_components, N, [data_limit(sub_lengths, r)], notes, prefix
+            )
+            p = min(p, N)
+            laes = make_laes(
+                p,
+                self.solver,
+                sub_lengths,
+                r,
+                center=False,
+                random_state=int(rng.randint(np.iinfo(np.int32).max)),
+            )
+            fit_laes(laes, sequence_list(sub, sub_lengths))
+            rows_k = recurrent.module_slice(k)
+            start = rows_k.start
+            W_hm[start : start + p, :r] = laes.A_ / s
+            W_mm[start : start + p, start : start + p] = laes.B_
+            laes_modules.append(laes)
+            used.append(p)
+        with torch.no_grad():
+            for param, value in (
+                (recurrent.weight_xh, W_xh),
+                (recurrent.bias_h, b_h),
+                (recurrent.weight_mh, W_mh),
+                (recurrent.weight_hm, W_hm),
+                (recurrent.weight_mm, W_mm),
+            ):
+                param.copy_(
+                    torch.as_tensor(value, dtype=param.dtype, device=param.device)
+                )
+            like = recurrent.weight_xh
+            (states,) = module_sequences(
+                lambda Xb, lb: (recurrent(Xb, lengths=lb)[0],),
+                torch.as_tensor(data, dtype=like.dtype, device=like.device),
+                torch.as_tensor(lengths),
+            )
+        features = rows(states, lengths, per_step)
+        targets = readout_targets(
+            y_encoded, problem, module.readout.out_features, lengths, per_step
+        )
+        if problem == "multilabel":
+            targets = 2.0 * targets - 1.0
+        W, b = ridge_readout(features, targets, float(self.alpha))
+        self.linear_score_ = _score(features @ W.T + b, targets, problem)
+        set_linear_(module.readout, W, b)
+        self.laes_layers_ = [laes_modules]
+        self.laes_ = laes_modules[0]
+        self.n_components_ = int(sum(used))
         self.notes_ = notes
         return self
 

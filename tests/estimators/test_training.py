@@ -201,8 +201,6 @@ class _RememberStart:
     """Test pretrainer: a readout fitted by least squares, and a copy of the
     initialized weights."""
 
-    learning_rate_scale = 1.0
-
     def get_params(self, deep=True):
         return {}
 
@@ -350,3 +348,35 @@ def test_multiscale_defaults_fit():
         hidden_size=4, memory_size=2, n_modules=2, max_iter=3, random_state=0
     ).fit(X, y)
     assert clf.best_loss_ is not None and clf.input_mean_.shape == (2,)
+
+
+# --------------------------------------------------------------------------- #
+# Pretraining by default
+def test_lmn_pretrains_with_laes_by_default_on_small_data(monkeypatch):
+    import sklmn.estimators._lmn as lmn_module
+    from sklmn.pretraining import LAESInitializer
+
+    X, y, _ = _data()
+    clf = LMNClassifier(**SMALL, max_iter=1).fit(X, y)
+    assert isinstance(clf.pretrainer_, LAESInitializer)
+    assert clf.pretrainer_.alpha == 0.1 and clf.pretrainer_.random_state == 0
+    # no pretraining on large training sets, nor for an orthogonal memory
+    monkeypatch.setattr(lmn_module, "_AUTO_PRETRAINING_MAX", 10)
+    assert LMNClassifier(**SMALL, max_iter=1).fit(X, y).pretrainer_ is None
+    monkeypatch.undo()
+    clf = LMNClassifier(**SMALL, max_iter=1, memory_matrix="orthogonal").fit(X, y)
+    assert clf.pretrainer_ is None
+    # a multi-scale LMN pretrains only when asked
+    ms = MultiScaleLMNClassifier(hidden_size=4, memory_size=2, n_modules=2,
+                                 max_iter=1, random_state=0)
+    assert ms.fit(X, y).pretrainer_ is None
+    assert isinstance(
+        ms.set_params(pretrainer="auto").fit(X, y).pretrainer_, LAESInitializer
+    )
+
+
+def test_seeded_default_fits_are_reproducible():
+    X, y, _ = _data()
+    a = LMNClassifier(**SMALL, max_iter=3).fit(X, y)
+    b = LMNClassifier(**SMALL, max_iter=3).fit(X, y)
+    assert a.loss_curve_ == b.loss_curve_

@@ -2,6 +2,7 @@
 initialization for recurrent neural networks with a linear memory", §3.2,
 Table 4)."""
 
+import copy
 import warnings
 from types import SimpleNamespace
 
@@ -324,3 +325,55 @@ def test_stacked_exact_in_linear_limit():
     for i, st in enumerate(ref):
         np.testing.assert_allclose(out[i, : len(st)], st, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(init.laes_.A_, first.A_, rtol=1e-9, atol=1e-12)
+
+
+def test_multiscale_laes_initialization_encodes_each_module_clock():
+    # in the linear limit (tiny input scale) module k's memory is the LAES
+    # encoding of the inputs subsampled at its clock t = 0, 2**k, 2 * 2**k, ...
+    import warnings
+
+    from sklmn.estimators import MultiScaleLMNClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 13, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = MultiScaleLMNClassifier(
+            max_iter=1,
+            learning_rate_init=1e-9,
+            random_state=0,
+            standardize=False,
+            pretrainer=LAESInitializer(input_scale=1e-3, alpha=0.0, center=False),
+        ).fit(X, y)
+    pre = clf.pretrainer_
+    # the slowest module (period 8) sees 2 steps of 2 features: 4 components
+    assert pre.n_components_ == 8 + 8 + 8 + 4
+    assert any("module 3" in note for note in pre.notes_)
+    net = copy.deepcopy(clf.net_.module_.recurrent).double()
+    out, _ = net(torch.as_tensor(X))
+    for k, laes in enumerate(pre.laes_layers_[0]):
+        period, rows_k = net.periods[k], net.module_slice(k)
+        laes = copy.deepcopy(laes).set_params(return_sequences=True)
+        expected = np.stack(laes.transform(list(X[:, ::period])))
+        got = out[:, ::period, rows_k][..., : expected.shape[-1]].detach().numpy()
+        # float32 weights, tanh(s z) / s = z + O(s^2)
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
+    assert clf.score(X, y) == pytest.approx(pre.linear_score_, abs=0.05)
+
+
+def test_multiscale_laes_initialization_with_few_hidden_units():
+    import warnings
+
+    from sklmn.estimators import MultiScaleLMNRegressor
+
+    rng = np.random.RandomState(1)
+    X = rng.randn(30, 9, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg = MultiScaleLMNRegressor(
+            hidden_size=3, memory_size=4, n_modules=2, max_iter=2, random_state=0,
+            pretrainer=LAESInitializer(),
+        ).fit(X, X[:, 0, 0])
+    assert any("principal directions" in note for note in reg.pretrainer_.notes_)
+    assert np.isfinite(reg.predict(X)).all()
