@@ -56,7 +56,7 @@ PRESETS = {
         n_components=50,
         solvers=["dense", "gram", "matrix_free"],
     ),
-    # Ξ ~18 000 x 960 (the size of DESIGN.md §7)
+    # Ξ ~18 000 x 960
     "small": dict(
         kind="gaussian_ar",
         n_seqs=450,

@@ -1,8 +1,9 @@
 """Sequence-aware preprocessing: standardization over all valid time steps.
 
 scikit-learn's :class:`~sklearn.preprocessing.StandardScaler` standardizes the
-columns of a 2-D array; for sequences (``../DESIGN.md`` §3) the statistics of a
-feature are taken over every valid time step of every training sequence, and
+columns of a 2-D array; for sequences (the README's input contract) the
+statistics of a feature are taken over every valid time step of every training
+sequence, and
 padding is never counted. :class:`SequenceStandardScaler` does this and returns
 its output in the layout of its input, so that it can precede any sklmn
 estimator in a :class:`~sklearn.pipeline.Pipeline`.

@@ -45,7 +45,7 @@ ESTIMATORS = [
 
 # A 2-D X is a batch of univariate sequences (n_samples, n_timesteps): its
 # number of columns is a sequence length, not a feature count, and
-# n_features_in_ counts features per time step (DESIGN.md §3).
+# n_features_in_ counts features per time step (README, "Input contract").
 EXPECTED_FAILED_CHECKS = {
     "check_n_features_in": (
         "n_features_in_ is the number of features per time step (1 for a 2-D X "

@@ -272,7 +272,6 @@ MODELS: dict[str, dict[str, Callable]] = {
 }
 
 
-
 def _lmn_variant(**params):
     """Factories of LMN classifier/regressor variants for the default study."""
 

@@ -406,7 +406,9 @@ class _BaseSequenceEstimator(BaseEstimator):
         if valid_dataset is None:
             monitor = "train_loss"
         else:
-            monitor = "valid_score" if self.validation_metric == "score" else "valid_loss"
+            monitor = (
+                "valid_score" if self.validation_metric == "score" else "valid_loss"
+            )
         callbacks.append(
             (
                 "convergence",

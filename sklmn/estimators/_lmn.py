@@ -78,7 +78,8 @@ LMN_PARAMETERS_DOC = """\
         when the training set has at most 1000 sequences (and the memory is
         not constrained orthogonal), no pretraining on larger sets, where
         end-to-end training from the stable random initialization learned
-        better (measured, see ``docs/training.md``). None: random (stable) initialization."""
+        better (measured, see ``docs/training.md``). None: random (stable)
+        initialization."""
 
 
 def resolve_pretrainer(estimator, n_samples: int):

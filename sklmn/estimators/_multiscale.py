@@ -8,13 +8,13 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import MultiScaleLMN
-from ._lmn import resolve_pretrainer
 from ._base import (
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
     _BaseSequenceRegressor,
     fill_doc,
 )
+from ._lmn import resolve_pretrainer
 
 __all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]
 

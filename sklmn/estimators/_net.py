@@ -617,7 +617,11 @@ class ConvergenceMonitor(Callback):
     MONITORS = ("valid_loss", "valid_score", "train_loss")
 
     def __init__(
-        self, tol, n_iter_no_change, monitor="train_loss", learning_rate="constant",
+        self,
+        tol,
+        n_iter_no_change,
+        monitor="train_loss",
+        learning_rate="constant",
         sink=None,
     ):
         self.tol = tol

@@ -1,7 +1,7 @@
 """Validation, encoding and decoding of the targets of the sequence estimators.
 
 Two target layouts, chosen by the estimator's ``target`` parameter (shapes
-alone are ambiguous, ``DESIGN.md`` §3):
+alone are ambiguous; see the README's input contract):
 
 * ``target='sequence'``: one target per sequence, ``y`` of shape ``(n,)`` or
   ``(n, k)``;

@@ -1,6 +1,7 @@
 """Linear autoencoder for sequences (LAES): Ξ operator, solvers, transformer.
 
-Pure numpy/scipy math (paper 000 §2.3); see ``DESIGN.md`` §4.
+Pure numpy/scipy math (Carta, Sperduti & Bacciu, "Encoding-based memory
+modules for recurrent neural networks", §2.3); notation in :mod:`sklmn.laes._xi`.
 """
 
 from ._laes import LAESTransformer

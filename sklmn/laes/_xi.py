@@ -1,11 +1,11 @@
 """The data matrix Ξ of the linear autoencoder for sequences and its products.
 
-Notation (paper 000 §2.3, eq. 3; ``DESIGN.md`` §4). A batch of ``n`` sequences
-of ``a`` features, sequence ``q`` of length ``l_q``, is stored zero-padded as an
-array ``data`` of shape ``(n, T, a)``. Ξ has one row per valid time step of
-every sequence, sequence-major (all steps of sequence 0, then sequence 1, ...):
-the row of step ``t`` (0-based) is the reversed prefix, newest first and
-zero-padded to ``L`` lag blocks of ``a`` columns::
+Notation (Carta, Sperduti & Bacciu, "Encoding-based memory modules", §2.3,
+eq. 3). A batch of ``n`` sequences of ``a`` features, sequence ``q`` of length
+``l_q``, is stored zero-padded as an array ``data`` of shape ``(n, T, a)``. Ξ
+has one row per valid time step of every sequence, sequence-major (all steps of
+sequence 0, then sequence 1, ...): the row of step ``t`` (0-based) is the
+reversed prefix, newest first and zero-padded to ``L`` lag blocks of ``a`` columns::
 
     [x_t, x_{t-1}, ..., x_0, 0, ..., 0]        (block k = lag k)
 
@@ -159,7 +159,7 @@ def xi_lag_moments(
 
     i.e. suffix sums over ``e'`` of lag-``d`` products of the right-aligned
     sequences; block ``(j, i)`` is the transpose. This is the "prefix sums of
-    lag products" form of ``DESIGN.md`` §4, in ``O(n T^2 a^2 / 2)`` operations.
+    lag products" form of the Gram matrix, in ``O(n T^2 a^2 / 2)`` operations.
 
     With ``with_sums=True`` it also returns, for every block ``(i, j)``, the sum
     ``s1[i, j]`` of the lag-``i`` vectors and the number ``count[i, j]`` of rows

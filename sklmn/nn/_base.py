@@ -661,10 +661,14 @@ def _check_init_radius(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"init_radius must be a float in (0, 1] or None, got {value!r}")
+        raise ValueError(
+            f"init_radius must be a float in (0, 1] or None, got {value!r}"
+        )
     value = float(value)
     if not 0.0 < value <= 1.0:
-        raise ValueError(f"init_radius must be a float in (0, 1] or None, got {value!r}")
+        raise ValueError(
+            f"init_radius must be a float in (0, 1] or None, got {value!r}"
+        )
     return value
 
 

@@ -284,7 +284,9 @@ class LAESInitializer(BaseEstimator):
         recurrent = module.recurrent
         self._check_network(recurrent)
         if isinstance(recurrent, MultiScaleLMN):
-            return self._initialize_multiscale(module, seqs, y_encoded, problem, per_step)
+            return self._initialize_multiscale(
+                module, seqs, y_encoded, problem, per_step
+            )
         is_lmn = isinstance(recurrent, LMN)
         n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
         lengths = np.asarray(seqs.lengths)

@@ -1,7 +1,7 @@
 """The sequence input contract shared by every sklmn estimator.
 
 sklmn reads sequences in the layouts that scikit-learn, PyTorch and tslearn
-users already have (``../DESIGN.md`` §3):
+users already have:
 
 * an ndarray ``(n_samples, n_timesteps, n_features)``, batch first;
 * an ndarray ``(n_samples, n_timesteps)``: univariate sequences (this is what

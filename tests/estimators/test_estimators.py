@@ -370,8 +370,7 @@ def test_warm_start_continues_training():
     assert est.loss_curve_[:4] == last_curve
     trained = est.net_.module_.state_dict()
     assert any(
-        not torch.allclose(weights[k], v, rtol=0, atol=1e-3)
-        for k, v in trained.items()
+        not torch.allclose(weights[k], v, rtol=0, atol=1e-3) for k, v in trained.items()
     )
     # continuing from the trained weights: the 5th epoch is better than a new
     # model's last epoch
@@ -399,7 +398,10 @@ def test_early_stopping_restores_best_epoch():
     seqs = _ragged(n=60)
     y = _sequence_targets(seqs, "multiclass")
     est = _lmn_clf(
-        early_stopping=True, max_iter=60, n_iter_no_change=3, learning_rate_init=0.1,
+        early_stopping=True,
+        max_iter=60,
+        n_iter_no_change=3,
+        learning_rate_init=0.1,
         validation_metric="score",
     ).fit(seqs, y)
     assert len(est.validation_scores_) == est.n_iter_ < 60

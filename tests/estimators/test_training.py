@@ -159,8 +159,12 @@ def test_fit_ends_with_the_best_weights_judged_on_the_training_set():
     X, y, _ = _data()
     # a learning rate high enough for the loss to bounce
     clf = LMNClassifier(
-        **SMALL, max_iter=25, learning_rate_init=0.3, pretrainer=None,
-        gradient_clipping=None, n_iter_no_change=100,
+        **SMALL,
+        max_iter=25,
+        learning_rate_init=0.3,
+        pretrainer=None,
+        gradient_clipping=None,
+        n_iter_no_change=100,
     ).fit(X, y)
     evaluated = [float(v) for v in clf.net_.history[:, "train_eval_loss"]]
     assert len(evaluated) == clf.n_iter_ == 25
@@ -176,7 +180,10 @@ def test_fit_ends_with_the_best_weights_judged_on_the_validation_set():
     X, y, _ = _data(n=40)
     Xv, yv, _ = _data(n=20, seed=1)
     clf = LMNClassifier(
-        **SMALL, max_iter=15, learning_rate_init=0.2, pretrainer=None,
+        **SMALL,
+        max_iter=15,
+        learning_rate_init=0.2,
+        pretrainer=None,
         n_iter_no_change=100,
     ).fit(X, y, X_val=Xv, y_val=yv)
     assert len(clf.validation_loss_curve_) == 15
@@ -190,7 +197,10 @@ def test_fit_ends_with_the_best_weights_judged_on_the_validation_set():
 def test_validation_metric_score_monitors_the_score():
     X, y, _ = _data(n=60)
     clf = LMNClassifier(
-        **SMALL, max_iter=8, early_stopping=True, validation_metric="score",
+        **SMALL,
+        max_iter=8,
+        early_stopping=True,
+        validation_metric="score",
         pretrainer=None,
     ).fit(X, y)
     assert len(clf.validation_scores_) == 8
@@ -219,8 +229,12 @@ class _RememberStart:
 def test_fine_tuning_never_ends_below_the_pretrained_start():
     X, _, yr = _data(n=40)
     reg = LMNRegressor(
-        hidden_size=3, memory_size=3, random_state=0, max_iter=5,
-        pretrainer=_RememberStart(), learning_rate_init=0.5,
+        hidden_size=3,
+        memory_size=3,
+        random_state=0,
+        max_iter=5,
+        pretrainer=_RememberStart(),
+        learning_rate_init=0.5,
         gradient_clipping=None,
     ).fit(X, yr)
     start = copy.deepcopy(reg)
@@ -234,8 +248,13 @@ def test_fine_tuning_never_ends_below_the_pretrained_start():
 def test_a_destroyed_start_is_restored_with_best_epoch_zero():
     X, _, yr = _data(n=40)
     reg = LMNRegressor(
-        hidden_size=3, memory_size=3, random_state=0, max_iter=3,
-        pretrainer=_RememberStart(), optimizer="sgd", learning_rate_init=50.0,
+        hidden_size=3,
+        memory_size=3,
+        random_state=0,
+        max_iter=3,
+        pretrainer=_RememberStart(),
+        optimizer="sgd",
+        learning_rate_init=50.0,
         gradient_clipping=None,
     )
     try:
@@ -274,8 +293,12 @@ def test_validation_data_errors():
 def test_adaptive_learning_rate_divides_by_five_on_plateaus():
     X, y, _ = _data()
     clf = LMNClassifier(
-        **SMALL, max_iter=12, learning_rate="adaptive", n_iter_no_change=2,
-        tol=1e9, pretrainer=None,  # no epoch counts as an improvement
+        **SMALL,
+        max_iter=12,
+        learning_rate="adaptive",
+        n_iter_no_change=2,
+        tol=1e9,
+        pretrainer=None,  # no epoch counts as an improvement
     )
     clf.fit(X, y)
     # patience 2: converged after 3 epochs; one reduction at the 1st plateau
@@ -297,12 +320,14 @@ def test_standardize_equals_training_on_standardized_inputs():
     mean, std = flat.mean(0), flat.std(0)
     np.testing.assert_allclose(clf.input_mean_, mean, rtol=1e-6)
     np.testing.assert_allclose(clf.input_scale_, std, rtol=1e-6)
-    manual = LMNClassifier(
-        **SMALL, max_iter=3, pretrainer=None, standardize=False
-    ).fit((X - mean) / std, y)
+    manual = LMNClassifier(**SMALL, max_iter=3, pretrainer=None, standardize=False).fit(
+        (X - mean) / std, y
+    )
     np.testing.assert_allclose(
-        clf.predict_proba(X), manual.predict_proba((X - mean) / std),
-        rtol=1e-4, atol=1e-5,
+        clf.predict_proba(X),
+        manual.predict_proba((X - mean) / std),
+        rtol=1e-4,
+        atol=1e-5,
     )
 
 
@@ -332,14 +357,14 @@ def test_regressor_per_step_target_standardization_ignores_padding():
     rng = np.random.RandomState(0)
     X = [rng.randn(rng.randint(2, 6), 1) for _ in range(16)]
     y = [50.0 + 10.0 * x[:, 0] for x in X]
-    reg = LMNRegressor(
-        **SMALL, target="timestep", max_iter=2, pretrainer=None
-    ).fit(X, y)
+    reg = LMNRegressor(**SMALL, target="timestep", max_iter=2, pretrainer=None).fit(
+        X, y
+    )
     steps = np.concatenate(y)
     assert reg.target_mean_[0] == pytest.approx(steps.mean())
     assert reg.target_scale_[0] == pytest.approx(steps.std())
     pred = reg.predict(X)
-    assert all(p.shape == t.shape for p, t in zip(pred, y))
+    assert all(p.shape == t.shape for p, t in zip(pred, y, strict=True))
 
 
 def test_multiscale_defaults_fit():
@@ -367,8 +392,9 @@ def test_lmn_pretrains_with_laes_by_default_on_small_data(monkeypatch):
     clf = LMNClassifier(**SMALL, max_iter=1, memory_matrix="orthogonal").fit(X, y)
     assert clf.pretrainer_ is None
     # a multi-scale LMN pretrains only when asked
-    ms = MultiScaleLMNClassifier(hidden_size=4, memory_size=2, n_modules=2,
-                                 max_iter=1, random_state=0)
+    ms = MultiScaleLMNClassifier(
+        hidden_size=4, memory_size=2, n_modules=2, max_iter=1, random_state=0
+    )
     assert ms.fit(X, y).pretrainer_ is None
     assert isinstance(
         ms.set_params(pretrainer="auto").fit(X, y).pretrainer_, LAESInitializer

@@ -1,7 +1,7 @@
 """scikit-learn's common estimator checks on LAESTransformer.
 
 2-D input ``(n, T)`` is read as ``n`` univariate sequences of length ``T``
-(``DESIGN.md`` §3), so ``n_features_in_`` is 1 (features per time step), not
+(the README's input contract), so ``n_features_in_`` is 1 (features per time step), not
 ``T``. Three checks assume ``n_features_in_ == X.shape[1]`` and that
 ``X[:, :-1]`` has "fewer features"; for a sequence model it is the same data
 with shorter sequences, which ``transform`` must accept. They are the only

@@ -372,7 +372,11 @@ def test_multiscale_laes_initialization_with_few_hidden_units():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reg = MultiScaleLMNRegressor(
-            hidden_size=3, memory_size=4, n_modules=2, max_iter=2, random_state=0,
+            hidden_size=3,
+            memory_size=4,
+            n_modules=2,
+            max_iter=2,
+            random_state=0,
             pretrainer=LAESInitializer(),
         ).fit(X, X[:, 0, 0])
     assert any("principal directions" in note for note in reg.pretrainer_.notes_)
