@@ -293,35 +293,13 @@ def _lmn_variant(**params):
     return {"classification": make("LMNClassifier"), "regression": make("LMNRegressor")}
 
 
-class _RawInitLMNMixin:
-    """LMN estimators without the stable initialization (``init_radius=None``)."""
-
-    def _build_module(self, input_size):
-        from ..nn import LMN
-
-        return LMN(
-            input_size,
-            self.hidden_size,
-            self.memory_size,
-            num_layers=self.num_layers,
-            output=self.output,
-            bidirectional=self.bidirectional,
-            memory_matrix=self.memory_matrix,
-            memory_bias=self.memory_bias,
-            orthogonality_penalty=float(self.orthogonality_penalty),
-            norm_penalty=float(self.norm_penalty),
-            truncate_gradient=self.truncate_gradient,
-            dropout=float(self.dropout),
-            init_radius=None,
-        )
-
-
 def _raw_init(task_cls: str):
     def factory(seed: int, info: DatasetInfo):
         from .. import estimators
 
         base = getattr(estimators, task_cls)
-        cls = type(f"RawInit{task_cls}", (_RawInitLMNMixin, base), {})
+        # without the stable initialization (init_radius=None)
+        cls = type(f"RawInit{task_cls}", (base,), {"_init_radius": None})
         return cls(pretrainer=None, random_state=seed)
 
     return factory

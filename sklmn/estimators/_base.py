@@ -124,8 +124,11 @@ TRAINING_PARAMETERS_DOC = """\
         Hold out ``validation_fraction`` of the sequences (stratified for
         single-label sequence classification) and monitor the validation
         loss (see ``validation_metric``) instead of the training loss.
-        ``'auto'``: on when the training set has more than 1000 sequences
-        (or when ``X_val`` is passed to ``fit``). Whatever monitors it,
+        ``'auto'``: on for classifiers with more than 1000 training sequences,
+        for regressors with at least 20, and whenever ``X_val`` is passed to
+        ``fit`` (measured: small classification sets lose more by the
+        held-out sequences than they gain, small regression sets overfit
+        without them; see ``docs/training.md``). Whatever monitors it,
         ``fit`` ends with the weights of the best epoch.
     validation_metric : {'loss', 'score'}, default='loss'
         What early stopping monitors: the validation loss (the training
@@ -210,8 +213,11 @@ def fill_doc(model_parameters_doc: str):
 
 
 #: ``early_stopping='auto'`` holds out a validation set above this many
-#: training sequences (see docs/training.md for the measurement).
+#: training sequences for classifiers (see docs/training.md for the
+#: measurement) ...
 _AUTO_EARLY_STOPPING = 1000
+#: ... and from this many for regressors, which overfit small sets.
+_AUTO_EARLY_STOPPING_REGRESSION = 20
 
 # torch's global RNG is shared by all threads: fits running concurrently in
 # threads (joblib's threading backend, dask thread workers) would interleave
@@ -494,6 +500,10 @@ class _BaseSequenceEstimator(BaseEstimator):
 
     def _use_validation(self, n_samples: int, has_validation_data: bool) -> bool:
         if self.early_stopping == "auto":
+            if self._problem == "continuous":
+                return has_validation_data or n_samples >= (
+                    _AUTO_EARLY_STOPPING_REGRESSION
+                )
             return has_validation_data or n_samples > _AUTO_EARLY_STOPPING
         return bool(self.early_stopping)
 

@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import LMN
+from ..nn._base import DEFAULT_INIT_RADIUS
 from ._base import (
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
@@ -99,6 +100,10 @@ def resolve_pretrainer(estimator, n_samples: int):
 class _LMNMixin:
     """Model parameters and module of the LMN estimators."""
 
+    #: ``init_radius`` of the LMN module (a subclass may set None to study the
+    #: raw initialization, as the time-series suite's ``lmn_rawinit`` does)
+    _init_radius = DEFAULT_INIT_RADIUS
+
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
         **_LMN_CONSTRAINTS,
@@ -126,6 +131,7 @@ class _LMNMixin:
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
             dropout=float(self.dropout),
+            init_radius=self._init_radius,
         )
 
 

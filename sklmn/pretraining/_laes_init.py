@@ -332,14 +332,9 @@ class LAESInitializer(BaseEstimator):
             if i < n_layers - 1:
                 inputs = _layer_outputs(recurrent, i, inputs, lengths)
         features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
-        targets = readout_targets(
-            y_encoded, problem, module.readout.out_features, lengths, per_step
+        W, b = self._ridge_readout(
+            module, features, y_encoded, lengths, problem, per_step
         )
-        if problem == "multilabel":
-            # the estimators predict a label where the output (logit) is > 0
-            targets = 2.0 * targets - 1.0
-        W, b = ridge_readout(features, targets, float(self.alpha))
-        self.linear_score_ = _score(features @ W.T + b, targets, problem)
         if not is_lmn:
             W = W / s
         # LAES units of direction j are the first p of its block of outputs
@@ -356,6 +351,19 @@ class LAESInitializer(BaseEstimator):
         self.n_components_ = int(self.laes_.n_components_)
         self.notes_ = notes
         return self
+
+    def _ridge_readout(self, module, features, y_encoded, lengths, problem, per_step):
+        """Ridge readout ``(W, b)`` of ``features`` (rows of valid entries);
+        sets ``linear_score_``."""
+        targets = readout_targets(
+            y_encoded, problem, module.readout.out_features, lengths, per_step
+        )
+        if problem == "multilabel":
+            # the estimators predict a label where the output (logit) is > 0
+            targets = 2.0 * targets - 1.0
+        W, b = ridge_readout(features, targets, float(self.alpha))
+        self.linear_score_ = _score(features @ W.T + b, targets, problem)
+        return W, b
 
     def _initialize_multiscale(self, module, seqs, y_encoded, problem, per_step):
         """LAES initialization of a multi-scale LMN (one LAES per module).
@@ -447,13 +455,9 @@ class LAESInitializer(BaseEstimator):
                 torch.as_tensor(lengths),
             )
         features = rows(states, lengths, per_step)
-        targets = readout_targets(
-            y_encoded, problem, module.readout.out_features, lengths, per_step
+        W, b = self._ridge_readout(
+            module, features, y_encoded, lengths, problem, per_step
         )
-        if problem == "multilabel":
-            targets = 2.0 * targets - 1.0
-        W, b = ridge_readout(features, targets, float(self.alpha))
-        self.linear_score_ = _score(features @ W.T + b, targets, problem)
         set_linear_(module.readout, W, b)
         self.laes_layers_ = [laes_modules]
         self.laes_ = laes_modules[0]

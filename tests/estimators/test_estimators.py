@@ -360,11 +360,13 @@ def test_random_state_reproducible_and_global_rng_untouched():
 def test_warm_start_continues_training():
     seqs = _ragged(n=30)
     y = _sequence_targets(seqs, "regression")
-    est = _lmn_reg(max_iter=4, warm_start=True).fit(seqs, y)
+    # no validation: every epoch's weights may be kept (with a validation set
+    # a warm fit that does not improve keeps its starting weights)
+    est = _lmn_reg(max_iter=4, warm_start=True, early_stopping=False).fit(seqs, y)
     module = est.net_.module_
     last_curve = list(est.loss_curve_)
     weights = {k: v.clone() for k, v in module.state_dict().items()}
-    cold = _lmn_reg(max_iter=4).fit(seqs, y)
+    cold = _lmn_reg(max_iter=4, early_stopping=False).fit(seqs, y)
     est.fit(seqs, y)
     assert est.n_iter_ == 8
     assert est.loss_curve_[:4] == last_curve

@@ -80,6 +80,7 @@ def test_restore_on_divergence_recovers_weights_and_warns(restore):
             ("record", recorder),
             ("restore", RestoreOnDivergence(restore=restore)),
         ],
+        early_stopping=False,
     )
     with pytest.warns(DivergenceWarning, match="diverged at epoch 3, batch 1"):
         est.fit(X, y)
@@ -87,7 +88,16 @@ def test_restore_on_divergence_recovers_weights_and_warns(restore):
     states = dict(est.net_.callbacks_)["record"].states
     assert guard.diverged_
     assert est.n_iter_ == 2 and len(est.loss_curve_) == 2
-    expected_epoch = 2 if restore == "last" else 1 + int(np.argmin(est.loss_curve_))
+    # "best": the weights with the lowest training loss measured on them after
+    # their epoch (not the running loss_curve_), the starting weights included
+    monitor = dict(est.net_.callbacks_)["convergence"]
+    evaluated = [monitor.start_] + [
+        float(v) for v in est.net_.history[:, "train_eval_loss"]
+    ]
+    expected_epoch = 2 if restore == "last" else int(np.argmin(evaluated))
+    if restore == "best":
+        assert est.best_epoch_ == expected_epoch
+        assert est.best_loss_ == pytest.approx(min(evaluated))
     assert guard.restored_epoch_ == expected_epoch
     restored = est.net_.module_.state_dict()
     for key, value in states[expected_epoch].items():
