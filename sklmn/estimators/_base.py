@@ -634,8 +634,13 @@ class _BaseSequenceEstimator(BaseEstimator):
             return
         scores = _completed(history, "valid_score")
         vlosses = _completed(history, "valid_loss")
-        self.validation_scores_ = scores
-        self.validation_loss_curve_ = vlosses
+        # accumulated over warm starts, like loss_curve_
+        self.validation_scores_ = (
+            list(getattr(self, "validation_scores_", None) or []) if warm else []
+        ) + scores
+        self.validation_loss_curve_ = (
+            list(getattr(self, "validation_loss_curve_", None) or []) if warm else []
+        ) + vlosses
         kept = monitor.best_epoch_ - 1  # index of the kept epoch in this fit
         if monitor.monitor == "valid_loss":
             self.best_loss_ = float(monitor.best_)
