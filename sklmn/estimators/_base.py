@@ -498,13 +498,12 @@ class _BaseSequenceEstimator(BaseEstimator):
             return outputs
         return outputs * self.target_scale_ + self.target_mean_
 
-    def _use_validation(self, n_samples: int, has_validation_data: bool) -> bool:
+    def _split_validation(self, n_samples: int) -> bool:
+        """Whether ``fit`` holds out a validation split (no ``X_val`` given)."""
         if self.early_stopping == "auto":
             if self._problem == "continuous":
-                return has_validation_data or n_samples >= (
-                    _AUTO_EARLY_STOPPING_REGRESSION
-                )
-            return has_validation_data or n_samples > _AUTO_EARLY_STOPPING
+                return n_samples >= _AUTO_EARLY_STOPPING_REGRESSION
+            return n_samples > _AUTO_EARLY_STOPPING
         return bool(self.early_stopping)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -562,7 +561,7 @@ class _BaseSequenceEstimator(BaseEstimator):
             valid_dataset = self._dataset(
                 val_seqs, self._standardized_target(val_y, val_seqs)
             )
-        elif self._use_validation(seqs.n_samples, False):
+        elif self._split_validation(seqs.n_samples):
             dataset, valid_dataset = self._split(dataset, y_encoded, split_seed)
         n_train = len(dataset)
         batch_size = (

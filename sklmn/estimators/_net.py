@@ -641,20 +641,22 @@ class ConvergenceMonitor(Callback):
     def _higher_is_better(self) -> bool:
         return self.monitor == "valid_score"
 
-    def _measure_start(self, net) -> float:
-        """Monitored value of the current weights, before any update."""
+    def _measure_start(self, net) -> tuple[float, float | None]:
+        """Monitored value of the current weights, before any update, and
+        (when the score is monitored) their validation loss."""
         if self.monitor == "train_loss":
-            return dataset_loss(net, self._train)
+            return dataset_loss(net, self._train), None
         if self.monitor == "valid_loss":
-            return dataset_loss(net, self._valid)
-        outputs = predict_dataset(net, self._valid)
-        return score_outputs(
+            return dataset_loss(net, self._valid), None
+        loss, outputs = dataset_loss(net, self._valid, return_outputs=True)
+        score = score_outputs(
             net.criterion_.problem,
             net.criterion_.per_step,
             self._valid.y.numpy(),
             outputs,
             self._valid.lengths.numpy(),
         )
+        return score, loss
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         if X is not None:
@@ -672,12 +674,10 @@ class ConvergenceMonitor(Callback):
         """
         self.converged_ = False
         self.no_improvement_count_ = 0
-        self.best_ = self.start_ = self._measure_start(net)
-        # the loss of the starting weights when the score is monitored (the
-        # estimators report the loss of whichever weights they keep)
-        self.start_loss_ = (
-            dataset_loss(net, self._valid) if self.monitor == "valid_score" else None
-        )
+        # start_loss_: the starting weights' loss when the score is monitored
+        # (the estimators report the loss of whichever weights they keep)
+        self.start_, self.start_loss_ = self._measure_start(net)
+        self.best_ = self.start_
         if not np.isfinite(self.best_):
             self.best_ = -np.inf if self._higher_is_better else np.inf
         self.best_epoch_ = len(net.history)
@@ -746,7 +746,7 @@ class ConvergenceMonitor(Callback):
 
     def on_train_end(self, net, **kwargs):
         if not self._hold:
-            self.best_epoch_ = self.restore_best(net)
+            self.restore_best(net)
         # do not keep (and pickle) the copy and the datasets with the model
         self._best_state = None
         self._train = self._valid = None
@@ -757,28 +757,27 @@ def snapshot_state(module: nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
-def dataset_loss(net, dataset) -> float:
+def dataset_loss(net, dataset, *, return_outputs: bool = False):
     """Mean loss (data loss + penalty) of the current weights on a dataset.
 
     Evaluation mode, no gradient; batch losses weighted by batch size, like
-    skorch's ``valid_loss``.
+    skorch's ``valid_loss``. With ``return_outputs`` also the module's outputs
+    (float64, per-step outputs zero-padded to the dataset's length), from the
+    same forward pass.
     """
-    total, count = 0.0, 0
-    for batch in net.get_iterator(dataset, training=False):
-        loss = net.validation_step(batch)["loss"]
-        n = len(batch[0]["lengths"])
-        total += float(loss) * n
-        count += n
-    return total / max(count, 1)
-
-
-def predict_dataset(net, dataset) -> np.ndarray:
-    """float64 outputs of the current module (training dtype) on a dataset."""
-    chunks = []
+    total, count, chunks = 0.0, 0, []
     T = int(dataset.X.shape[1])
     for batch in net.get_iterator(dataset, training=False):
-        yp = net.validation_step(batch)["y_pred"]
-        if yp.dim() == 3 and yp.shape[1] < T:
-            yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
-        chunks.append(yp.to(device="cpu", dtype=torch.float64))
-    return torch.cat(chunks).numpy()
+        step = net.validation_step(batch)
+        n = len(batch[0]["lengths"])
+        total += float(step["loss"]) * n
+        count += n
+        if return_outputs:
+            yp = step["y_pred"]
+            if yp.dim() == 3 and yp.shape[1] < T:
+                yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+            chunks.append(yp.to(device="cpu", dtype=torch.float64))
+    loss = total / max(count, 1)
+    if return_outputs:
+        return loss, torch.cat(chunks).numpy()
+    return loss

@@ -124,6 +124,15 @@ def set_linear_(layer: nn.Linear, W: np.ndarray, b: np.ndarray) -> None:
 
 
 @torch.no_grad()
+def subsample_clock(data: np.ndarray, lengths, period: int):
+    """Steps ``0, period, 2 period, ...`` of every padded sequence (the steps
+    at which a multi-scale memory module of that period updates) and their
+    lengths."""
+    sub = data[:, ::period]
+    sub_lengths = (np.asarray(lengths) - 1) // period + 1
+    return sub, sub_lengths
+
+
 def module_sequences(
     fn, X: Tensor, lengths: Tensor, *, batch_size: int = 256
 ) -> list[np.ndarray]:

@@ -28,17 +28,10 @@ from ._common import (
     row_loss,
     rows,
     sequence_list,
+    subsample_clock,
 )
 
 __all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
-
-
-def _subsample(h_seq: np.ndarray, lengths: np.ndarray, stride: int):
-    """Steps ``0, stride, 2 stride, ...`` of every sequence (the clock phase of
-    a module of period ``stride``, 2021 Alg. 2) and their lengths."""
-    sub = h_seq[:, ::stride]
-    sub_lengths = (np.asarray(lengths) - 1) // stride + 1
-    return sub, sub_lengths
 
 
 @torch.no_grad()
@@ -157,7 +150,7 @@ def grow_multiscale_(
 
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
     period = 2**g
-    sub, sub_lengths = _subsample(h_seq, lengths_np, period)
+    sub, sub_lengths = subsample_clock(h_seq, lengths_np, period)
     bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
     q = min(N_m if n_components is None else int(n_components), N_m, bound)
     laes = make_laes(q, solver, sub_lengths, H)
@@ -365,10 +358,12 @@ class ModuleGrowth(Callback):
 
     def _monitor_reset(self, net) -> None:
         # a new stage restarts the estimator's stopping rule (its saved best
-        # parameters have the old shapes)
-        monitor = dict(net.callbacks_).get("convergence")
-        if monitor is not None:
-            monitor.on_train_begin(net)
+        # parameters have the old shapes): every callback with a restart(net)
+        # method is told
+        for _, callback in net.callbacks_:
+            restart = getattr(callback, "restart", None)
+            if restart is not None and callback is not self:
+                restart(net)
 
     def _best_previous(self) -> tuple[float, int | None]:
         scores = [s["best_score"] for s in self.history_[:-1]]

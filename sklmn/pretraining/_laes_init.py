@@ -33,6 +33,7 @@ from ._common import (
     set_linear_,
     set_weight_mm_,
     spectral_radius,
+    subsample_clock,
     valid_mask,
 )
 
@@ -415,8 +416,7 @@ class LAESInitializer(BaseEstimator):
         laes_modules, used = [], []
         for k in range(recurrent.n_modules):
             period = recurrent.periods[k]
-            sub_lengths = (lengths + period - 1) // period
-            sub = z[:, ::period]
+            sub, sub_lengths = subsample_clock(z, lengths, period)
             prefix = f"module {k}: "
             p = reduce_components(
                 self.n_components, N, [data_limit(sub_lengths, r)], notes, prefix
