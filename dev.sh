@@ -5,8 +5,9 @@
 #   bash dev.sh test    # the whole test suite
 #   bash dev.sh env     # only create/refresh .venv
 #   bash dev.sh data    # only fetch the time-series datasets (see fetch_wheels)
-# Torch comes as the pinned CPU build (constraints.txt); nothing else needs to
-# be installed by hand.
+# Torch is pinned by constraints.txt (torch==2.13.0): a CPU build where pip's
+# index serves one, the CUDA build on a stock PyPI index (the README shows how
+# to install the CPU build first); nothing else needs to be installed by hand.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -25,7 +26,7 @@ refresh_env() {
     want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] \
         || ! "$VENV/bin/python" -c "import sklmn, torch, skorch, pytest" 2>/dev/null; then
-        echo "[dev] installing sklmn and its dependencies (CPU torch pinned)"
+        echo "[dev] installing sklmn and its dependencies (torch pinned)"
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
         "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
         echo "$want" > "$stamp"

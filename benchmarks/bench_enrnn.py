@@ -1,4 +1,4 @@
-"""Cost of the ENRNN eigenvalue normalization in a training step (paper 002).
+"""Cost of the ENRNN eigenvalue normalization in a training step (Helfrich & Ye 2020).
 
 A training step is forward + backward + Adam step on a batch of random
 sequences (MSE on the last output through a linear readout). Variants of one

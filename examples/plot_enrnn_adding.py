@@ -3,7 +3,7 @@
 The adding problem with an eigenvalue-normalized RNN
 =============================================
 
-The adding problem (Hochreiter & Schmidhuber 1997; paper 002 §5.1) feeds two
+The adding problem (Hochreiter & Schmidhuber 1997; Helfrich & Ye 2020 §5.1) feeds two
 channels: random values in [0, 1) and a marker that is 1 at exactly two
 steps, one in each half of the sequence. The target, given at the end, is the
 sum of the two marked values. Always answering 1 (the mean target) gives a
@@ -12,8 +12,8 @@ for up to ``T`` steps.
 
 :class:`~sklmn.estimators.ENRNNRegressor` combines an orthogonal long-term
 state with a short-term state whose recurrent matrix is normalized by its
-spectral radius (002 §3–4). We train it on sequences of 50 steps and compare
-its test error with the 0.167 baseline.
+spectral radius (Helfrich & Ye 2020 §3–4). We train it on sequences of 50 steps and
+compare its test error with the 0.167 baseline.
 """
 
 # %%

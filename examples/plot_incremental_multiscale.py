@@ -5,12 +5,12 @@ Incremental training of a multi-scale LMN
 
 A multi-scale LMN splits its linear memory into modules updated at
 exponentially slower rates (module ``k`` every ``2**k`` steps). The papers
-train it incrementally (paper 000 Alg. 2, paper 001 §4.1): start with one
-module, train, then add the next slower module, whose weights come from a
+train it incrementally (Carta et al. 2021 Alg. 2, Carta et al. 2020a §4.1): start with
+one module, train, then add the next slower module, whose weights come from a
 linear autoencoder for sequences (LAES) fit on the hidden states subsampled
 at the new module's clock, and whose readout columns are a least-squares fit;
 then fine-tune everything and repeat. Growth stops when a new module no
-longer improves the validation score (paper 001 §5.3).
+longer improves the validation score (Carta et al. 2020a §5.3).
 
 :class:`~sklmn.pretraining.IncrementalTraining` plugs this schedule into
 :class:`~sklmn.estimators.MultiScaleLMNRegressor`; ``n_modules`` is the

@@ -14,12 +14,12 @@ same :class:`~sklmn.estimators.LMNClassifier` on sequential digits
 - *LAES*: :class:`~sklmn.pretraining.LAESInitializer` sets ``W_xh = A``,
   ``W_mh = 0``, ``W_hm = I``, ``W_mm = B`` from a linear autoencoder for
   sequences fit on the training inputs, and the readout by least squares
-  (paper 003 §3.2).
+  (Carta et al. 2020b §3.2).
 
 The same LAES initialization of an Elman RNN (``W_ih = A``, ``W_hh = B``)
 is shown next to it. With 8 steps its tanh barely saturates; read one pixel
 per step (64 steps), right after initialization the Elman RNN keeps about 25%
-accuracy while the LMN keeps the linear model's 93% (paper 003 Table 4; see
+accuracy while the LMN keeps the linear model's 93% (Carta et al. 2020b Table 4; see
 ``tests/pretraining/test_laes_init.py``). We plot the test accuracy after
 each epoch of fine-tuning.
 """

@@ -8,7 +8,7 @@ autoencoder for sequences (LAES) encodes each sequence into its final memory
 state ``m_T`` with ``m_t = A x_t + B m_{t-1}``. Followed by a linear
 classifier, it is the papers' "linear RNN" baseline, and exactly the model
 that :class:`~sklmn.pretraining.LAESInitializer` transfers into an LMN before
-fine-tuning (paper 003 §3.2). In scikit-learn it is a two-step pipeline:
+fine-tuning (Carta et al. 2020b §3.2). In scikit-learn it is a two-step pipeline:
 ``make_pipeline(LAESTransformer(p), LogisticRegression())``.
 
 We plot its test accuracy on sequential digits against the memory size

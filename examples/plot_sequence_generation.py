@@ -3,7 +3,7 @@
 Generating a signal with a multi-scale LMN
 =========================================
 
-Paper 000 §5.4 asks a recurrent network to *generate* 300 consecutive samples
+Carta et al. 2021 §5.4 asks a recurrent network to *generate* 300 consecutive samples
 of a recording from an all-zero input: the network must store the waveform in
 its parameters and replay it with its own dynamics. The multi-scale LMN
 (:class:`~sklmn.estimators.MultiScaleLMNRegressor`) splits its linear memory
@@ -47,7 +47,7 @@ print(f"input {X.shape} (all zeros), target {y.shape}")
 # A multi-scale LMN with 9 modules (periods 1 .. 256)
 # ---------------------------------------------------
 # 16 hidden units and 2 memory units per module: about 950 parameters, the
-# budget of 000 Table 4. One sequence, so each epoch is one gradient step.
+# budget of Carta et al. 2021 Table 4. One sequence, so each epoch is one gradient step.
 model = MultiScaleLMNRegressor(
     hidden_size=16,
     memory_size=2,
@@ -66,7 +66,7 @@ y_gen = model.predict(X)
 print(f"NMSE after {model.n_iter_} epochs: {normalized_mse(y[0], y_gen[0]):.4f}")
 
 # %%
-# Generated sequence against the target (000 Fig. 9)
+# Generated sequence against the target (Carta et al. 2021 Fig. 9)
 # ---------------------------------------------------
 fig, ax = plt.subplots(figsize=(6, 2.8))
 ax.plot(y[0], color="0.6", lw=2, label="target")

@@ -1,8 +1,8 @@
 """Metrics of the sequence tasks of the LMN papers.
 
 * :func:`frame_level_accuracy`: the polyphonic-music metric of Bay et al.
-  (2009) used in paper 000 §5.1, ``ΣTP / Σ(TP + FP + FN)`` over all frames;
-* :func:`normalized_mse`: ``Σ(y - ŷ)² / Σ(y - ȳ)²`` (paper 000 §5.4).
+  (2009) used in Carta et al. 2021 §5.1, ``ΣTP / Σ(TP + FP + FN)`` over all frames;
+* :func:`normalized_mse`: ``Σ(y - ŷ)² / Σ(y - ȳ)²`` (Carta et al. 2021 §5.4).
 
 Both accept flat arrays of frames / samples, NaN-padded 3-D arrays
 ``(n_sequences, n_timesteps, k)`` (trailing all-NaN steps are padding, as in
@@ -95,7 +95,7 @@ def frame_level_accuracy(y_true, y_pred, *, zero_division: float = 1.0) -> float
     """Frame-level accuracy of multilabel sequence predictions (Bay et al., 2009).
 
     ``ACC = ΣTP / Σ(TP + FP + FN)``, the counts summed over every label of
-    every valid frame of every sequence (paper 000 §5.1, piano-roll
+    every valid frame of every sequence (Carta et al. 2021 §5.1, piano-roll
     transcription). True negatives do not count, so predicting silence
     everywhere scores 0 whenever notes are played.
 
@@ -147,7 +147,7 @@ def normalized_mse(y_true, y_pred) -> float:
     """Normalized mean squared error ``Σ(y - ŷ)² / Σ(y - ȳ)²``.
 
     ``ȳ`` is the mean of ``y_true`` (per output); the value is the squared
-    error relative to always predicting that mean (paper 000 §5.4 sequence
+    error relative to always predicting that mean (Carta et al. 2021 §5.4 sequence
     generation), i.e. ``1 - R²`` for a single output. 0 is perfect.
 
     Parameters

@@ -32,20 +32,49 @@ def _parser() -> argparse.ArgumentParser:
         "the default) or the time-series suite (--suite timeseries), and write a "
         "Markdown report.",
     )
-    parser.add_argument("--suite", choices=SUITES, default="papers")
-    parser.add_argument("--output-dir", default="benchmark_results")
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="papers",
+        help="papers: the papers' experiments on bundled offline data; "
+        "timeseries: the library's models on public UCR/UEA/TSER datasets "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--output-dir",
+        default="benchmark_results",
+        metavar="DIR",
+        help="folder for the Markdown report (papers: with its PNG plots; "
+        "timeseries: with the JSON records); created if missing "
+        "(default: %(default)s)",
+    )
     parser.add_argument(
         "--list",
         action="store_true",
-        help="list the experiments (or datasets and models)",
+        help="list the experiments (papers) or the datasets, models and "
+        "variants (timeseries), then exit",
     )
     papers = parser.add_argument_group("papers suite")
-    papers.add_argument("--preset", choices=("quick", "full"), default=None)
     papers.add_argument(
-        "--only", nargs="+", metavar="NAME", help="run only these experiments"
+        "--preset",
+        choices=("quick", "full"),
+        default=None,
+        help="problem sizes and training budgets: quick (minutes on 2 CPU "
+        "cores) or full (the README's table) (default: quick)",
+    )
+    papers.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="run only these experiments, named as by --list (default: all)",
     )
     ts = parser.add_argument_group("timeseries suite")
-    ts.add_argument("--datasets", nargs="+", metavar="NAME", help="default: all")
+    ts.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="NAME",
+        help="run only these datasets, named as by --list (default: all)",
+    )
     ts.add_argument(
         "--models",
         nargs="+",
@@ -57,11 +86,18 @@ def _parser() -> argparse.ArgumentParser:
     seeds.add_argument(
         "--seeds", type=int, metavar="N", help="seeds 0..N-1 (default 5)"
     )
-    seeds.add_argument("--seed-list", nargs="+", type=int, metavar="SEED")
+    seeds.add_argument(
+        "--seed-list",
+        nargs="+",
+        type=int,
+        metavar="SEED",
+        help="run exactly these seeds (instead of --seeds)",
+    )
     ts.add_argument(
         "--jobs",
         type=int,
         default=None,
+        metavar="N",
         help="parallel fits, 1 thread each (default 2)",
     )
     ts.add_argument(
@@ -74,10 +110,14 @@ def _parser() -> argparse.ArgumentParser:
         "--max-fit-seconds",
         type=float,
         default=None,
+        metavar="SECONDS",
         help="flag fits slower than this in the report (not stopped; default 300)",
     )
     ts.add_argument(
-        "--force", action="store_true", help="refit results already in the JSON file"
+        "--force",
+        action="store_true",
+        help="refit results already in the JSON file (by default a rerun keeps "
+        "them and fits only the missing or failed ones)",
     )
     return parser
 

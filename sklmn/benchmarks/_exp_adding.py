@@ -1,4 +1,4 @@
-"""Adding problem: ENRNN and LSTM against the 0.167 baseline (paper 002 §5.1)."""
+"""Adding problem: ENRNN and LSTM vs the 0.167 baseline (Helfrich & Ye 2020 §5.1)."""
 
 from __future__ import annotations
 
@@ -35,13 +35,14 @@ _BASELINE = 1.0 / 6.0
 
 @register(
     "adding-problem",
-    "adding problem: ENRNN and LSTM test MSE vs the 0.167 baseline (002 §5.1)",
+    "adding problem: ENRNN and LSTM test MSE vs the 0.167 baseline "
+    "(Helfrich & Ye 2020 §5.1)",
 )
 @single_threaded
 def adding_problem(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Train the ENRNN and an LSTM on the adding problem; report the test MSE.
 
-    The baseline predicts 1 (the mean target) and scores 1/6 ≈ 0.167; 002
+    The baseline predicts 1 (the mean target) and scores 1/6 ≈ 0.167; Helfrich & Ye 2020
     Fig. 3 shows the ENRNN going well below it for T = 200 .. 750. Both
     models have 64 (long-term) units (the ENRNN adds 16 short-term units),
     Adam with learning rate 3e-3 (1e-3 had not left the plateau after 30
@@ -109,7 +110,7 @@ def adding_problem(preset: str, output_dir: Path, log) -> ExperimentResult:
     result.claims.append(
         Claim(
             "The ENRNN beats the 0.167 baseline on the adding problem "
-            "(MSE < 0.05) (002 Fig. 3)",
+            "(MSE < 0.05) (Helfrich & Ye 2020 Fig. 3)",
             bool(mse["ENRNN"] < 0.05),
             f"ENRNN test MSE {mse['ENRNN']:.4f} at T = {T} after "
             f"{sizes['epochs']} epochs (LSTM {mse['LSTM']:.4f})",

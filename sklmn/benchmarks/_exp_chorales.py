@@ -1,4 +1,4 @@
-"""Bach chorales next-step prediction (paper 000 §5.1, Tables 1-3)."""
+"""Bach chorales next-step prediction (Carta et al. 2021 §5.1, Tables 1-3)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ _SIZES = {
         "k": 10,
     },
 }
-#: 000 Table 3, JSB Chorales frame-level accuracy (%) on the test set.
+#: Carta et al. 2021 Table 3, JSB Chorales frame-level accuracy (%) on the test set.
 _PAPER = {"pretrained LMN": "34.49", "LMN": "33.98", "LSTM": "32.64", "RNN": "31.00"}
 
 
@@ -74,7 +74,7 @@ def _tuned_accuracy(est, X_valid, y_valid, X_test, y_test) -> tuple[float, float
 @register(
     "chorales",
     "Bach chorales piano-roll next-step prediction: pretrained LMN vs LMN vs "
-    "LSTM vs RNN (000 Table 3)",
+    "LSTM vs RNN (Carta et al. 2021 Table 3)",
 )
 @single_threaded
 def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
@@ -85,7 +85,7 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
     frame-level accuracy on the test split, with the decision threshold
     tuned on the validation split (the accuracy at the default 0.5 is in the
     row's note).
-    Models: LMN pretrained with the unrolled RNN (000 Alg. 1,
+    Models: LMN pretrained with the unrolled RNN (Carta et al. 2021 Alg. 1,
     :class:`~sklmn.pretraining.UnrolledPretrainer`, tape length ``k``), LMN
     (random init), LSTM and Elman RNN, all with the same number of hidden
     units (the LMNs with as many memory units). Adam with gradient
@@ -190,19 +190,21 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
                 reason,
             )
         )
-        result.claims.append(Claim("Pretrained LMN >= LMN (000 Table 3)", None, reason))
+        result.claims.append(
+            Claim("Pretrained LMN >= LMN (Carta et al. 2021 Table 3)", None, reason)
+        )
     else:
         result.claims.append(
             Claim(
                 "Unrolled pretraining improves the LMN: pretrained LMN >= LMN "
-                "(000 Table 3)",
+                "(Carta et al. 2021 Table 3)",
                 acc["pretrained LMN"] >= acc["LMN"],
                 f"pretrained {acc['pretrained LMN']:.4f} vs {acc['LMN']:.4f}",
             )
         )
     result.claims.append(
         Claim(
-            "LMN >= RNN on the chorales (000 Table 3)",
+            "LMN >= RNN on the chorales (Carta et al. 2021 Table 3)",
             ordering_holds([acc["LMN"], acc["RNN"]]),
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )

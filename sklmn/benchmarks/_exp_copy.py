@@ -1,4 +1,4 @@
-"""Copy task: LMN vs LSTM vs tanh RNN (paper 003 §5.1, Table 1)."""
+"""Copy task: LMN vs LSTM vs tanh RNN (Carta et al. 2020b §5.1, Table 1)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from ._exp_common import DIVERGED, fit_timed, single_threaded, sizes_for
 from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row, register
 
-# S = 10 symbols from K = 8 classes, as in 003 §5.1. ``delays`` are the T of
-# Table 1 (100 and 500) in 'full'; 'quick' uses T = 20 to fit its budget.
+# S = 10 symbols from K = 8 classes, as in Carta et al. 2020b §5.1. ``delays`` are the T
+# of Table 1 (100 and 500) in 'full'; 'quick' uses T = 20 to fit its budget.
 # ``runs``: (T, training sequences, epochs). 'full' has the T of Table 1
 # (100 and 500); 'quick' uses T = 30 to fit its budget.
 _SIZES = {
@@ -44,7 +44,7 @@ def _models(hidden: int, epochs: int) -> dict:
         random_state=0,
     )
     return {
-        # 003 §5.1 trains the LMN with an orthogonal memory matrix
+        # Carta et al. 2020b §5.1 trains the LMN with an orthogonal memory matrix
         "LMN": LMNClassifier(
             hidden_size=hidden,
             memory_size=hidden,
@@ -58,7 +58,8 @@ def _models(hidden: int, epochs: int) -> dict:
 
 @register(
     "copy-task",
-    "copy S=10 symbols after T blanks: LMN vs LSTM vs tanh RNN (003 Table 1)",
+    "copy S=10 symbols after T blanks: LMN vs LSTM vs tanh RNN "
+    "(Carta et al. 2020b Table 1)",
 )
 @single_threaded
 def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
@@ -142,7 +143,8 @@ def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
     lstm = [accs["LSTM", d] for d in delays]
     result.claims.append(
         Claim(
-            "The LMN solves the copy task (>= 95% of the copied symbols) (003 Table 1)",
+            "The LMN solves the copy task (>= 95% of the copied symbols) "
+            "(Carta et al. 2020b Table 1)",
             bool(min(lmn) >= 0.95),
             f"LMN accuracy {', '.join(f'{a:.3f}' for a in lmn)} at T = {delays}",
         )
@@ -150,7 +152,7 @@ def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
     result.claims.append(
         Claim(
             "The tanh RNN fails the copy task (no better than memoryless, "
-            "1/K) (003 Table 1)",
+            "1/K) (Carta et al. 2020b Table 1)",
             bool(max(rnn) <= chance + 0.05),
             f"tanh RNN accuracy {', '.join(f'{a:.3f}' for a in rnn)}; 1/K = "
             f"{chance:.3f}",
@@ -158,8 +160,8 @@ def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
     )
     result.claims.append(
         Claim(
-            "The LSTM beats the memoryless baseline (003 §5.1: it beats it "
-            "but does not solve the task optimally)",
+            "The LSTM beats the memoryless baseline (Carta et al. 2020b §5.1: it "
+            "beats it but does not solve the task optimally)",
             bool(min(lstm) >= chance + 0.05),
             f"LSTM accuracy {', '.join(f'{a:.3f}' for a in lstm)} after "
             f"{[e for _, _, e in sizes['runs']]} epochs; the paper trains "

@@ -1,4 +1,4 @@
-"""Sequential digits: LAES vs orthogonal initialization (paper 003 §5.2, Table 2)."""
+"""Sequential digits: LAES vs orthogonal initialization (Carta et al. 2020b §5.2)."""
 
 from __future__ import annotations
 
@@ -25,25 +25,25 @@ _SIZES = {
     "quick": {"n": None, "epochs": 25, "hidden": 32, "permuted": False},
     "full": {"n": None, "epochs": 100, "hidden": 64, "permuted": False},
 }
-#: 003 Table 2, sequential MNIST test accuracy (%).
+#: Carta et al. 2020b Table 2, sequential MNIST test accuracy (%).
 _PAPER = {"LMN (LAES init.)": "98.5", "LMN (ortho init.)": "92.6", "RNN": "77.2"}
 
 
 @register(
     "sequential-digits",
     "digits read one pixel per step: LAES-initialized LMN vs orthogonally "
-    "initialized LMN vs Elman RNN (003 Table 2)",
+    "initialized LMN vs Elman RNN (Carta et al. 2020b Table 2)",
 )
 @single_threaded
 def sequential_digits(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Compare initializations on scikit-learn's digits read pixel by pixel.
 
     The stand-in for sequential MNIST: 8 x 8 digits, 64 steps of one pixel
-    (003 §5.2 uses 28 x 28 MNIST, 784 steps). Models: LMN initialized by
+    (Carta et al. 2020b §5.2 uses 28 x 28 MNIST, 784 steps). Models: LMN initialized by
     :class:`~sklmn.pretraining.LAESInitializer` (p = hidden = memory size),
     LMN with an orthogonally initialized (and kept orthogonal,
     ``memory_matrix='orthogonal'``) memory matrix, Elman RNN (tanh); Adam
-    1e-3, batches of 64 (003 §5.2), a stratified 25% test split; the
+    1e-3, batches of 64 (Carta et al. 2020b §5.2), a stratified 25% test split; the
     validation score of every epoch is measured on 10% of the training
     digits (``early_stopping=True`` with a patience longer than the budget)
     and plotted.
@@ -123,20 +123,25 @@ def sequential_digits(preset: str, output_dir: Path, log) -> ExperimentResult:
             )
         )
         result.claims.append(
-            Claim("LAES-initialized LMN > orthogonal LMN (003 Table 2)", None, reason)
+            Claim(
+                "LAES-initialized LMN > orthogonal LMN (Carta et al. 2020b Table 2)",
+                None,
+                reason,
+            )
         )
     else:
         result.claims.append(
             Claim(
                 "The LAES-initialized LMN beats the orthogonally initialized "
-                "LMN (003 Table 2)",
+                "LMN (Carta et al. 2020b Table 2)",
                 acc["LMN (LAES init.)"] >= acc["LMN (ortho init.)"],
                 f"{acc['LMN (LAES init.)']:.4f} vs {acc['LMN (ortho init.)']:.4f}",
             )
         )
     result.claims.append(
         Claim(
-            "The orthogonally initialized LMN beats the Elman RNN (003 Table 2)",
+            "The orthogonally initialized LMN beats the Elman RNN "
+            "(Carta et al. 2020b Table 2)",
             ordering_holds([acc["LMN (ortho init.)"], acc["RNN"]]),
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )

@@ -1,4 +1,4 @@
-"""Sequence generation from zero input (paper 000 §5.4, Table 4, Fig. 9)."""
+"""Sequence generation from zero input (Carta et al. 2021 §5.4, Table 4, Fig. 9)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ _SIZES = {
     "quick": {"epochs": 800, "n_samples": 300, "n_modules": 9},
     "full": {"epochs": 4000, "n_samples": 300, "n_modules": 9},
 }
-#: 000 Table 4, NMSE (x 1e-3) with about 1000 parameters per model.
+#: Carta et al. 2021 Table 4, NMSE (x 1e-3) with about 1000 parameters per model.
 _PAPER = {
     "MS-LMN": "0.116e-3",
     "Clockwork RNN": "12.5e-3",
@@ -38,7 +38,7 @@ _PAPER = {
 
 def _models(epochs: int, n_modules: int) -> dict:
     # Sizes chosen for about 1000 trainable scalars each (counted with the
-    # full shape of the block-structured matrices), as in 000 Table 4.
+    # full shape of the block-structured matrices), as in Carta et al. 2021 Table 4.
     common = dict(
         target="timestep",
         max_iter=epochs,
@@ -50,7 +50,7 @@ def _models(epochs: int, n_modules: int) -> dict:
         random_state=0,
     )
     return {
-        # 9 modules of 2 memory units, periods 1 .. 256 (000 §5.4)
+        # 9 modules of 2 memory units, periods 1 .. 256 (Carta et al. 2021 §5.4)
         "MS-LMN": MultiScaleLMNRegressor(
             hidden_size=16, memory_size=2, n_modules=n_modules, **common
         ),
@@ -66,7 +66,7 @@ def _models(epochs: int, n_modules: int) -> dict:
 @register(
     "sequence-generation",
     "generate a 300-sample recording from zero input: MS-LMN vs Clockwork RNN "
-    "vs LSTM vs LMN vs RNN (000 Table 4)",
+    "vs LSTM vs LMN vs RNN (Carta et al. 2021 Table 4)",
 )
 @single_threaded
 def sequence_generation(preset: str, output_dir: Path, log) -> ExperimentResult:
@@ -123,14 +123,16 @@ def sequence_generation(preset: str, output_dir: Path, log) -> ExperimentResult:
     best = min(nmse, key=lambda k: (math.isnan(nmse[k]), nmse[k]))
     result.claims.append(
         Claim(
-            "The MS-LMN generates the sequence with the lowest NMSE (000 Table 4)",
+            "The MS-LMN generates the sequence with the lowest NMSE "
+            "(Carta et al. 2021 Table 4)",
             best == "MS-LMN" and not math.isnan(nmse["MS-LMN"]),
             "NMSE " + ", ".join(f"{k} {v:.3g}" for k, v in nmse.items()),
         )
     )
     result.claims.append(
         Claim(
-            "Full ordering MS-LMN < Clockwork RNN < LSTM < LMN < RNN (000 Table 4)",
+            "Full ordering MS-LMN < Clockwork RNN < LSTM < LMN < RNN "
+            "(Carta et al. 2021 Table 4)",
             ordering_holds([nmse[k] for k in order], higher_is_better=False),
             "sklmn ranking: "
             + " < ".join(sorted(nmse, key=lambda k: (math.isnan(nmse[k]), nmse[k]))),
@@ -141,7 +143,7 @@ def sequence_generation(preset: str, output_dir: Path, log) -> ExperimentResult:
     result.claims.append(
         Claim(
             "The multi-scale models (MS-LMN, Clockwork RNN) beat the "
-            "single-scale ones (LSTM, LMN, RNN) (000 Table 4)",
+            "single-scale ones (LSTM, LMN, RNN) (Carta et al. 2021 Table 4)",
             bool(multi < single),  # False when any NMSE is NaN
             f"worst multi-scale NMSE {multi:.3g}, best single-scale {single:.3g}",
         )
@@ -155,7 +157,7 @@ def sequence_generation(preset: str, output_dir: Path, log) -> ExperimentResult:
             ax.legend(loc="upper right", fontsize=7)
             ax.set_yticks([])
         np.atleast_1d(axes)[-1].set_xlabel("time step")
-        fig.suptitle("Sequence generation from zero input (000 Fig. 9)")
+        fig.suptitle("Sequence generation from zero input (Carta et al. 2021 Fig. 9)")
         fig.tight_layout()
         path = output_dir / "sequence_generation.png"
         fig.savefig(path, dpi=120)

@@ -1,4 +1,4 @@
-"""LAES reconstruction error against memory size (paper 000, Fig. 8a)."""
+"""LAES reconstruction error against memory size (Carta et al. 2021 Fig. 8a)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ._runner import Claim, ExperimentResult, Row, register
 @register(
     "laes-reconstruction",
     "LAES on digits read as sequences: SVD vs autoencoder error per memory size "
-    "(000 Fig. 8a)",
+    "(Carta et al. 2021 Fig. 8a)",
 )
 def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Fit LAES for a range of memory sizes and record both errors.
@@ -23,8 +23,8 @@ def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
     The *SVD error* is the energy of Ξ outside its top ``p`` singular
     directions (``1 - sum(explained_variance_ratio_)``); the *LAES error* is
     what the fitted autoencoder's recursive encoder/decoder loses on every
-    prefix (:meth:`LAESTransformer.reconstruction_error`). 000 Fig. 8a shows
-    both decreasing to zero as the memory grows.
+    prefix (:meth:`LAESTransformer.reconstruction_error`). Carta et al. 2021 Fig. 8a
+    shows both decreasing to zero as the memory grows.
     """
     result = ExperimentResult("laes-reconstruction")
     X_full, _ = load_sequential_digits(mode="row", return_X_y=True)
@@ -54,7 +54,7 @@ def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
     result.claims.append(
         Claim(
             "LAES error decreases with memory size, follows the SVD error, and "
-            "is zero at full rank (000 Fig. 8a)",
+            "is zero at full rank (Carta et al. 2021 Fig. 8a)",
             monotone and exact,
             f"error at p=64: {laes_err[-1]:.1e}; largest |LAES - SVD| gap "
             f"{gap:.4f}. The LAES error counts only the t decoded steps of a "

@@ -1,4 +1,4 @@
-"""Common-suffix words: multi-scale memories (paper 000 §5.5, App. B, Table 6)."""
+"""Common-suffix words, multi-scale memories (Carta et al. 2021 §5.5, Table 6)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _SIZES = {
     "quick": {"epochs": 70, "per_module": 10, "hop_ms": 10.0, "n_modules": 7},
     "full": {"epochs": 300, "per_module": 40, "hop_ms": 10.0, "n_modules": 7},
 }
-#: 000 Table 6, test accuracy (%) on Common Suffix TIMIT.
+#: Carta et al. 2021 Table 6, test accuracy (%) on Common Suffix TIMIT.
 _PAPER = {
     "MS-LMN + incremental training": "79.6",
     "MS-LMN": "78.0",
@@ -35,7 +35,7 @@ _PAPER = {
 @register(
     "common-suffix-words",
     "spoken words sharing suffixes: incremental MS-LMN vs MS-LMN vs Clockwork "
-    "RNN vs LMN (000 Table 6)",
+    "RNN vs LMN (Carta et al. 2021 Table 6)",
 )
 @single_threaded
 def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
@@ -47,11 +47,11 @@ def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
     periods 1 .. 64) are scaled accordingly. The speech is synthesized
     (espeak-ng voices as speakers, 5 training and 2 test speakers), not
     TIMIT, and the paper's input noise (std 0.6) is not added. Sizes follow
-    000 Table 6: MS-LMN with 25 hidden units and 7 modules of 4 memory units,
-    Clockwork RNN with 7 modules of 2 units (h = 14), LMN with 52 hidden and
+    Carta et al. 2021 Table 6: MS-LMN with 25 hidden units and 7 modules of 4 memory
+    units, Clockwork RNN with 7 modules of 2 units (h = 14), LMN with 52 hidden and
     52 memory units. Adam 1e-3, full-batch epochs over the 125 training
     words; incremental training adds a module every ``per_module`` epochs
-    (000 Alg. 2) and then trains the grown model for as many epochs as the
+    (Carta et al. 2021 Alg. 2) and then trains the grown model for as many epochs as the
     others get (its growth stages come on top).
 
     Budgets: ``quick`` 70 epochs (130 for the incremental model; about 40 s
@@ -143,14 +143,16 @@ def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
         )
         result.claims.append(
             Claim(
-                "Incremental training improves the MS-LMN (000 Table 6)", None, reason
+                "Incremental training improves the MS-LMN (Carta et al. 2021 Table 6)",
+                None,
+                reason,
             )
         )
     else:
         inc = acc["MS-LMN + incremental training"]
         result.claims.append(
             Claim(
-                "Incremental training improves the MS-LMN (000 Table 6)",
+                "Incremental training improves the MS-LMN (Carta et al. 2021 Table 6)",
                 inc > acc["MS-LMN"],
                 f"incremental {inc:.4f} vs {acc['MS-LMN']:.4f} "
                 f"({len(y_test)} test words: one word is {1 / len(y_test):.3f})",
@@ -158,7 +160,8 @@ def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
         )
     result.claims.append(
         Claim(
-            "MS-LMN >= Clockwork RNN >= LMN on common-suffix words (000 Table 6)",
+            "MS-LMN >= Clockwork RNN >= LMN on common-suffix words "
+            "(Carta et al. 2021 Table 6)",
             ordering_holds([acc["MS-LMN"], acc["Clockwork RNN"], acc["LMN"]]),
             ", ".join(f"{k} {v:.4f}" for k, v in acc.items()),
         )

@@ -193,6 +193,13 @@ def run_benchmarks(
         )
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    from ._plotting import pyplot
+
+    if pyplot() is None:
+        log(
+            "matplotlib is not installed: the report is written without plots "
+            "(pip install 'sklmn[plot]' to get them)"
+        )
     results = []
     t_all = time.perf_counter()
     for i, name in enumerate(names, 1):

@@ -2,7 +2,7 @@
 
 Run ``python -m sklmn.datasets._build_words`` (needs the ``espeak-ng``
 program, e.g. ``apt-get install espeak-ng``; about 20 s). Each of the 25 words
-of paper 000 App. B is spoken by each of the 7 synthetic speakers in
+of Carta et al. 2021 App. B is spoken by each of the 7 synthetic speakers in
 ``SPEAKERS`` (an espeak-ng voice + variant, speaking rate in words per minute,
 pitch 0-99)::
 

@@ -1,4 +1,4 @@
-"""Bach chorales as 88-key binary piano rolls (paper 000 §5.1)."""
+"""Bach chorales as 88-key binary piano rolls (Carta et al. 2021 §5.1)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ Bach chorales (piano rolls)
 The four-part chorales of J. S. Bach in Riemenschneider's numbering (371),
 as encoded in the corpus bundled with the ``music21`` package (MusicXML files
 ``bach/bwv*.mxl``; the compositions are in the public domain), converted to
-88-key binary piano rolls for next-step prediction (paper 000 §5.1, after
+88-key binary piano rolls for next-step prediction (Carta et al. 2021 §5.1, after
 Boulanger-Lewandowski et al. 2012). Riemenschneider's collection repeats some
 chorales: 21 numbers point to a file already listed and 2 more files hold
 the same notes as an earlier one (bwv274 = bwv62.6, bwv69.6-a = bwv69.6);
@@ -162,7 +162,7 @@ def load_bach_chorales(
 ):
     """Load the Bach chorales as 88-key piano rolls for next-step prediction.
 
-    Paper 000 §5.1: each frame is a binary vector over the 88 piano keys
+    Carta et al. 2021 §5.1: each frame is a binary vector over the 88 piano keys
     (MIDI 21 .. 108); the task is to predict frame ``t + 1`` from frames
     ``0 .. t``. Sequences are ragged (one array per chorale). See ``DESCR``
     for the sampling convention and the fixed train/valid/test split.

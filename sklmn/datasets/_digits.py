@@ -12,7 +12,7 @@ _DESCR = """\
 Sequential digits
 -----------------
 scikit-learn's 1797 handwritten digits (8x8 images, 10 classes) read as
-sequences, the offline stand-in for sequential / permuted MNIST (paper 003
+sequences, the offline stand-in for sequential / permuted MNIST (Carta et al. 2020b
 §5.2). ``mode='pixel'`` gives 64 steps of one pixel (row-major scan),
 ``mode='row'`` 8 steps of one 8-pixel row. With ``permuted=True`` the 64 pixels
 are shuffled by a fixed permutation drawn from ``random_state`` (same

@@ -1,4 +1,4 @@
-"""The sequence-generation task of paper 000 §5.4 (after Koutník et al. 2014)."""
+"""Sequence-generation task of Carta et al. 2021 §5.4 (after Koutník et al. 2014)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ _FILE = "generation_speech.npz"
 _DESCR = """\
 Sequence generation
 -------------------
-Paper 000 §5.4 (after the Clockwork RNN paper): a model with no external input
+Carta et al. 2021 §5.4 (after the Clockwork RNN paper): a model with no external input
 must output ``n_samples`` consecutive samples of a recording, scaled to
 [-1, 1]; score with the normalized MSE sum((y - y_hat)**2) / sum((y - mean(y))**2).
 The paper cut 300 samples from a music file at 44.1 kHz; the recording of the
@@ -42,7 +42,7 @@ Task layout, for a per-time-step regressor: one sequence (n = 1) of
 def load_generation_signal(*, n_samples: int = 300, offset=None, return_X_y=False):
     """Load the sequence-generation task: reproduce a recording from zero input.
 
-    Paper 000 §5.4: ``n_samples`` consecutive samples of a recording, scaled
+    Carta et al. 2021 §5.4: ``n_samples`` consecutive samples of a recording, scaled
     to [-1, 1], to be generated with no external input. The recording is
     speech synthesized with espeak-ng and shipped with sklmn (see ``DESCR``
     for the exact command); no external tool or download is needed.

@@ -2,7 +2,7 @@
 
 The pipeline is the textbook one (Davis & Mermelstein 1980; HTK book §5.6):
 pre-emphasis, framing, Hamming window, power spectrum, triangular mel
-filterbank, log, orthonormal DCT-II, keep the first coefficients. Paper 000
+filterbank, log, orthonormal DCT-II, keep the first coefficients. Carta et al. 2021
 §5.5 additionally replaces the zeroth coefficient by the log frame energy
 (``energy=True`` here).
 """
@@ -149,7 +149,7 @@ def mfcc(
     window_ms : float, default=25.0
         Frame length in milliseconds.
     hop_ms : float, default=10.0
-        Frame step in milliseconds (paper 000 §5.5 uses 1 ms).
+        Frame step in milliseconds (Carta et al. 2021 §5.5 uses 1 ms).
     n_mels : int, default=26
         Number of mel filters.
     n_fft : int or None, default=None
@@ -161,7 +161,7 @@ def mfcc(
     energy : bool, default=False
         Replace coefficient 0 by the log frame energy
         ``log(sum_k |rfft(frame)|**2 / n_fft)`` of the windowed frame (paper
-        000 §5.5).
+        Carta et al. 2021 §5.5).
 
     Returns
     -------

@@ -19,7 +19,7 @@ def make_copy_task(
     one_hot: bool = True,
     random_state=None,
 ):
-    """Generate the copy task (paper 003 §5.1, after Jose et al. 2018).
+    """Generate the copy task (Carta et al. 2020b §5.1, after Jose et al. 2018).
 
     Each input has length ``2 * n_symbols + delay``: ``n_symbols`` (S) symbols
     drawn uniformly from ``n_classes`` (K) classes, then ``delay - 1`` blanks,
@@ -90,7 +90,7 @@ def make_adding_problem(
     length: int = 200,
     random_state=None,
 ):
-    """Generate the adding problem (paper 002 §5.1, Hochreiter & Schmidhuber).
+    """Generate the adding problem (Helfrich & Ye 2020 §5.1, Hochreiter & Schmidhuber).
 
     Two channels per step: a value drawn from U[0, 1) and a marker that is 1
     at exactly two steps, one drawn uniformly in ``[0, T/2)`` and one in

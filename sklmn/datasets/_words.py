@@ -1,4 +1,4 @@
-"""Spoken common-suffix words (paper 000 §5.5 and App. B), synthesized offline."""
+"""Spoken common-suffix words (Carta et al. 2021 §5.5, App. B), synthesized offline."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["load_common_suffix_words", "SUFFIX_CLASSES"]
 
 _FILE = "common_suffix_words.npz"
 
-#: The 25 words of paper 000 App. B in its 5 suffix classes (class 1 .. 5).
+#: The 25 words of Carta et al. 2021 App. B in its 5 suffix classes (class 1 .. 5).
 SUFFIX_CLASSES = {
     "-ing": ("making", "walking", "cooking", "looking", "working"),
     "-ical": ("biblical", "cyclical", "technical", "classical", "critical"),
@@ -35,7 +35,7 @@ _N_SPEAKERS = 7
 _DESCR = """\
 Common-suffix spoken words
 --------------------------
-Stand-in for the Common Suffix TIMIT task of paper 000 §5.5 (after the
+Stand-in for the Common Suffix TIMIT task of Carta et al. 2021 §5.5 (after the
 Clockwork RNN paper): the 25 words of App. B, in 5 classes that share a long
 suffix (-ing, -ical, -ition, -ians/-ions, -way), each spoken by 7 speakers (175
 utterances, as in the paper). The target is the word (25 classes; word ``k``
@@ -48,7 +48,7 @@ variant with its own rate and pitch (``speaker_names``; e.g. ``en-us+m1 -s 150
 (int16) are shipped in ``data/common_suffix_words.npz``; features are computed
 at load time, so neither espeak-ng nor a network is needed.
 
-Features (paper 000 §5.5): 13 MFCCs from 25 ms Hamming windows every
+Features (Carta et al. 2021 §5.5): 13 MFCCs from 25 ms Hamming windows every
 ``hop_ms`` (paper: 1 ms), pre-emphasis 0.97, 26 mel filters, orthonormal
 DCT-II, coefficient 0 replaced by the log frame energy; each feature
 standardized to mean 0 and variance 1 with the statistics of all frames of the
@@ -96,7 +96,7 @@ def load_common_suffix_words(
 ):
     """Load the spoken common-suffix words as MFCC sequences.
 
-    Paper 000 §5.5: classify a spoken word among 25 whose endings are shared
+    Carta et al. 2021 §5.5: classify a spoken word among 25 whose endings are shared
     by groups of 5, so the class is decided by the beginning of the
     sequence. The speech is synthesized (espeak-ng) and shipped with sklmn;
     see ``DESCR`` for the provenance, the features and the split.

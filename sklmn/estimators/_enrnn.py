@@ -1,4 +1,4 @@
-"""Eigenvalue Normalized RNN estimators (paper 002)."""
+"""Eigenvalue Normalized RNN estimators (Helfrich & Ye 2020)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ ENRNN_PARAMETERS_DOC = """\
         ``ε`` of the normalization ``W_S = T / (ρ(T) + ε)``.
     latch : bool, default=True
         Switch the normalization on the first time ``ρ(T) > 1`` and keep it
-        on (paper 002 §4); False normalizes from the start.
+        on (Helfrich & Ye 2020 §4); False normalizes from the start.
     coupling : bool, default=False
         Add the coupling block from the short- to the long-term state
-        (paper 002 eq. 2-3).
+        (Helfrich & Ye 2020 eq. 2-3).
     normalize : bool, default=True
         Normalize the short-term matrix (False: unconstrained, for
         ablations).
@@ -81,7 +81,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
 
     A recurrent network whose state has a long-term part with an orthogonal
     recurrent matrix and a short-term part whose recurrent matrix is divided
-    by its spectral radius (paper 002 §3), with modReLU activations.
+    by its spectral radius (Helfrich & Ye 2020 §3), with modReLU activations.
 
     The readout is linear, trained with cross-entropy on logits (multiclass,
     including binary) or binary cross-entropy (multilabel indicator
@@ -186,7 +186,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
 
     A recurrent network whose state has a long-term part with an orthogonal
     recurrent matrix and a short-term part whose recurrent matrix is divided
-    by its spectral radius (paper 002 §3), with modReLU activations.
+    by its spectral radius (Helfrich & Ye 2020 §3), with modReLU activations.
 
     The readout is linear, trained with the squared error (single or multi-output,
     per sequence or per time step).

@@ -1,4 +1,4 @@
-"""LMN estimators (paper 000 §3.1): :class:`LMNClassifier`, :class:`LMNRegressor`."""
+"""The :class:`LMNClassifier` and :class:`LMNRegressor` (Carta et al. 2021 §3.1)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ LMN_PARAMETERS_DOC = """\
         Stacked LMN layers.
     output : {'memory', 'hidden'}, default='memory'
         What each layer outputs and the readout reads: the memory ``m_t``
-        (LMN-m of paper 000) or the hidden state ``h_t`` (LMN-h).
+        (LMN-m of Carta et al. 2021) or the hidden state ``h_t`` (LMN-h).
     bidirectional : bool, default=False
         Add reverse-direction layers (outputs concatenated).
     memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
@@ -58,12 +58,12 @@ LMN_PARAMETERS_DOC = """\
         Add a bias to the memory update.
     orthogonality_penalty : float, default=0.0
         Weight ``λ`` of the soft orthogonality penalty ``λ‖W_mmᵀW_mm − I‖²_F``
-        added to the loss (paper 003 §2.1).
+        added to the loss (Carta et al. 2020b §2.1).
     norm_penalty : float, default=0.0
         Weight ``β`` of the norm stabilizer
-        ``β·mean_t(‖m_t‖ − ‖m_{t−1}‖)²`` added to the loss (paper 003 §2.1).
+        ``β·mean_t(‖m_t‖ − ‖m_{t−1}‖)²`` added to the loss (Carta et al. 2020b §2.1).
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t−1}`` (paper 003 §2.1).
+        Cut the gradient from ``h_t`` to ``m_{t−1}`` (Carta et al. 2020b §2.1).
     dropout : float, default=0.0
         Dropout between stacked layers.
     pretrainer : 'auto', object or None, default='auto'
@@ -99,6 +99,8 @@ def resolve_pretrainer(estimator, n_samples: int):
 
 class _LMNMixin:
     """Model parameters and module of the LMN estimators."""
+
+    _fitted_attributes = {"pretrainer_": "estimator?"}
 
     #: ``init_radius`` of the LMN module (a subclass may set None to study the
     #: raw initialization, as the time-series suite's ``lmn_rawinit`` does)
@@ -137,7 +139,7 @@ class _LMNMixin:
 
 @fill_doc(LMN_PARAMETERS_DOC)
 class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
-    """Linear Memory Network classifier (paper 000 §3.1).
+    """Linear Memory Network classifier (Carta et al. 2021 §3.1).
 
     A recurrent network that separates a nonlinear functional component
     ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` from a linear memory
@@ -257,7 +259,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
 
 @fill_doc(LMN_PARAMETERS_DOC)
 class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
-    """Linear Memory Network regressor (paper 000 §3.1).
+    """Linear Memory Network regressor (Carta et al. 2021 §3.1).
 
     A recurrent network that separates a nonlinear functional component
     ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` from a linear memory

@@ -1,4 +1,4 @@
-"""Multi-scale LMN estimators (paper 000 §3.2, paper 001 §3)."""
+"""Multi-scale LMN estimators (Carta et al. 2021 §3.2, Carta et al. 2020a §3)."""
 
 from __future__ import annotations
 
@@ -27,21 +27,21 @@ MULTISCALE_PARAMETERS_DOC = """\
         Number of memory modules; module ``k`` (0-based) is updated every
         ``2**k`` steps and reads itself and the slower modules.
     output : {'memory', 'hidden'}, default='memory'
-        What the readout reads: all memory modules ``m_t`` (paper 000 eq. 8)
+        What the readout reads: all memory modules ``m_t`` (Carta et al. 2021 eq. 8)
         or the hidden state ``h_t``.
     memory_matrix : {'free'}, default='free'
         Constraint on the memory recurrence (only ``'free'``, the block
         upper-triangular matrix of the paper).
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
-        added to the loss (paper 003 §2.1).
+        added to the loss (Carta et al. 2020b §2.1).
     norm_penalty : float, default=0.0
         Weight of the norm stabilizer on the memory added to the loss
-        (paper 003 §2.1).
+        (Carta et al. 2020b §2.1).
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2.1).
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2.1).
     incremental : object or None, default=None
-        Incremental training (000 Alg. 2, 001 §4.1), e.g.
+        Incremental training (Carta et al. 2021 Alg. 2, Carta et al. 2020a §4.1), e.g.
         :class:`~sklmn.pretraining.IncrementalTraining`: training starts with
         one module and adds slower ones (LAES-initialized) up to
         ``n_modules``, which is then the maximum; the fitted estimator records
@@ -65,6 +65,13 @@ MULTISCALE_PARAMETERS_DOC = """\
 class _MultiScaleLMNMixin:
     """Model parameters and module of the multi-scale LMN estimators."""
 
+    _fitted_attributes = {
+        "pretrainer_": "estimator?",
+        "incremental_": "estimator",
+        "module_history_": "list",
+        "n_modules_": "int",
+    }
+
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
@@ -84,7 +91,7 @@ class _MultiScaleLMNMixin:
             input_size,
             self.hidden_size,
             self.memory_size,
-            # incremental training starts with one module (000 Alg. 2)
+            # incremental training starts with one module (Carta et al. 2021 Alg. 2)
             1 if self.incremental is not None else self.n_modules,
             output=self.output,
             memory_matrix=self.memory_matrix,
@@ -128,7 +135,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
 
     An LMN whose linear memory is split into ``n_modules`` modules updated
     at exponentially slower rates (module ``k`` every ``2**k`` steps), so
-    that slow modules keep long-range information (paper 000 §3.2). The
+    that slow modules keep long-range information (Carta et al. 2021 §3.2). The
     incremental training of the papers (adding modules one at a time) is
     the ``incremental`` option; by default all modules are trained end to
     end.
@@ -255,7 +262,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
 
     An LMN whose linear memory is split into ``n_modules`` modules updated
     at exponentially slower rates (module ``k`` every ``2**k`` steps), so
-    that slow modules keep long-range information (paper 000 §3.2). The
+    that slow modules keep long-range information (Carta et al. 2021 §3.2). The
     incremental training of the papers (adding modules one at a time) is
     the ``incremental`` option; by default all modules are trained end to
     end.

@@ -32,7 +32,7 @@ RNN_PARAMETERS_DOC = """\
     cell : {'elman', 'lstm', 'gru', 'clockwork', 'unrolled'}, default='lstm'
         Recurrent cell: Elman (tanh) RNN, LSTM, GRU, Clockwork RNN (Koutník
         et al. 2014; ``n_modules`` modules with periods ``2**k``, the clock
-        of the multi-scale LMN) or unrolled RNN (paper 000 eq. 11; reads a
+        of the multi-scale LMN) or unrolled RNN (Carta et al. 2021 eq. 11; reads a
         tape of its last ``tape_length`` states).
     hidden_size : int, default=32
         Hidden units (per direction; for ``'clockwork'`` the total over the
@@ -65,6 +65,8 @@ RNN_PARAMETERS_DOC = """\
 
 class _RNNMixin:
     """Model parameters and module of the baseline estimators."""
+
+    _fitted_attributes = {"pretrainer_": "estimator?"}
 
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,

@@ -287,7 +287,7 @@ def encode_labels(labels: np.ndarray, *, classes=None, input_name: str = "y"):
         if classes.shape[0] < 2:
             raise ValueError(
                 "The classifier needs samples of at least 2 classes in the data, "
-                f"but the data contains only one class: {classes[0]!r}."
+                f"but the data contains only one class: {classes[:1].tolist()[0]!r}."
             )
     else:
         unknown = np.setdiff1d(learned, classes)

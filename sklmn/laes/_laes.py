@@ -22,6 +22,23 @@ GRAM_MAX_COLUMNS = 4096
 GRAM_LIMIT_COLUMNS = 16384
 
 
+def _check_magnitude(seqs) -> None:
+    """Reject sequences whose lag moments would overflow float64."""
+    if seqs.data.size == 0:
+        return
+    largest = float(np.max(np.abs(seqs.data)))
+    # every entry of ΞᵀΞ (and ||Ξ||²) sums at most n_steps * L * a squares of
+    # (centered: up to twice) the largest value
+    terms = 4.0 * max(seqs.n_steps_total, 1) * seqs.n_timesteps * seqs.n_features
+    limit = float(np.sqrt(np.finfo(np.float64).max / terms))
+    if largest > limit:
+        raise ValueError(
+            f"X has values too large for LAES: max |X| = {largest:.4g}, above "
+            f"{limit:.4g}, where the lag moments of these sequences overflow "
+            "float64. Rescale X (e.g. with SequenceStandardScaler)."
+        )
+
+
 def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
     """Subtract ``mean`` at valid steps only, in place (padding stays 0, not -mean)."""
     mask = np.arange(data.shape[1])[None, :] < lengths[:, None]
@@ -38,7 +55,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
     Encodes every sequence into a memory state with the linear recursion
-    ``m_t = A x_t + B m_{t-1}``, ``m_0 = 0`` (paper 000 §2.3, eq. 1), and
+    ``m_t = A x_t + B m_{t-1}``, ``m_0 = 0`` (Carta et al. 2021 §2.3, eq. 1), and
     decodes it backwards with ``x~_t = Aᵀ m_t``, ``m_{t-1} = Bᵀ m_t`` (eq. 2,
     decoder ``C = [Aᵀ; Bᵀ]``). ``A`` and ``B`` come from the top
     ``n_components`` right singular vectors ``U`` of the matrix Ξ that has one
@@ -152,6 +169,24 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
     0.0
     """
 
+    #: Fitted attributes that :func:`sklmn.persistence.load` may set
+    _fitted_attributes: dict = {
+        "n_features_in_": "int",
+        "feature_names_in_": "array",
+        "_gram_state": "dict",
+        "components_": "array",
+        "singular_values_": "array",
+        "explained_variance_ratio_": "array",
+        "n_components_": "int",
+        "mean_": "array",
+        "max_length_": "int",
+        "n_steps_total_": "int",
+        "A_": "array",
+        "B_": "array",
+        "solver_": "str",
+        "n_samples_seen_": "int",
+    }
+
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "solver": [StrOptions({"auto", "dense", "gram", "matrix_free"})],
@@ -213,6 +248,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             if hasattr(self, attr):
                 delattr(self, attr)
         seqs = validate_sequences(self, X, reset=True)
+        _check_magnitude(seqs)
         L, a = seqs.n_timesteps, seqs.n_features
         solver = self.solver
         if solver == "auto":
@@ -276,6 +312,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         """
         first = not hasattr(self, "_gram_state")
         seqs = validate_sequences(self, X, reset=first)
+        _check_magnitude(seqs)
         self._accumulate_gram(seqs)
         self._solve_from_gram()
         seen = 0 if first else self.n_samples_seen_
@@ -400,6 +437,18 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         seqs = self._validated(X)
         final, states = self._encode(seqs.data, seqs.lengths, self.return_sequences)
+        bad = ~np.isfinite(final).all(axis=1)
+        if self.return_sequences:
+            bad |= (~np.isfinite(states) & seqs.mask[..., None]).any(axis=(1, 2))
+        if bad.any():
+            index = np.flatnonzero(bad)
+            shown = ", ".join(str(int(i)) for i in index[:10])
+            raise FloatingPointError(
+                f"The encoded states are not finite for {len(index)} of "
+                f"{len(bad)} sequences (indices {shown}"
+                f"{', ...' if len(index) > 10 else ''}): the values of X are too "
+                "large for the fitted encoder. Rescale X."
+            )
         if self.return_sequences:
             return format_like_input(states, seqs)
         return final
@@ -426,7 +475,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
 
         The state ``m_l`` of a sequence of length ``l`` decodes its steps
         backwards, ``x~_t = Aᵀ m_t`` and ``m_{t-1} = Bᵀ m_t`` for
-        ``t = l, ..., 1`` (paper 000 eq. 2), plus ``mean_``.
+        ``t = l, ..., 1`` (Carta et al. 2021 eq. 2), plus ``mean_``.
 
         Parameters
         ----------
@@ -496,7 +545,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         decoder produces before the first step, so with truncation it can be
         below the error of the rank-``p`` projection of the zero-padded Ξ,
         ``1 - sum(explained_variance_ratio_)`` on the training data (the SVD
-        error of paper 000 Fig. 8a).
+        error of Carta et al. 2021 Fig. 8a).
 
         Parameters
         ----------

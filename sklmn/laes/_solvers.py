@@ -2,7 +2,7 @@
 
 Every solver returns ``(singular_values, components)`` with singular values in
 descending order and ``components`` of shape ``(p, L a)`` (rows are the right
-singular vectors ``U[:, i]ᵀ`` of paper 000 §2.3), signs fixed by
+singular vectors ``U[:, i]ᵀ`` of Carta et al. 2021 §2.3), signs fixed by
 :func:`flip_signs` so that the solvers agree up to rotations inside degenerate
 singular subspaces.
 """

@@ -202,7 +202,7 @@ class ElmanRNN(_TorchRecurrent):
     ) -> ElmanRNN:
         """Initialize from a linear autoencoder for sequences.
 
-        Pasa & Sperduti (2014), paper 003 §3.2 eq. 3: ``W_ih = A``,
+        Pasa & Sperduti (2014), Carta et al. 2020b §3.2 eq. 3: ``W_ih = A``,
         ``W_hh = B``, ``b_ih = -A mean`` (zero when ``mean`` is None),
         ``b_hh = 0``, so ``h_t = tanh(A (x_t - mean) + B h_{t-1})``.
 

@@ -1,4 +1,4 @@
-"""Eigenvalue Normalized RNN (ENRNN, paper 002) and the modReLU activation."""
+"""Eigenvalue Normalized RNN (ENRNN, Helfrich & Ye 2020) and the modReLU activation."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ _ACTIVATIONS = ("modrelu", "relu", "tanh")
 
 
 def modrelu(z: Tensor, bias: Tensor) -> Tensor:
-    r"""modReLU activation for real inputs (002 §4).
+    r"""modReLU activation for real inputs (Helfrich & Ye 2020 §4).
 
     :math:`\sigma(z) = \frac{z}{|z|}\,\mathrm{ReLU}(|z| + b)`, i.e.
     ``sign(z) * relu(|z| + b)`` for real ``z``: the magnitude is shifted by
@@ -61,7 +61,7 @@ def modrelu(z: Tensor, bias: Tensor) -> Tensor:
 
 
 class ModReLU(nn.Module):
-    r"""modReLU activation with a learnable bias per feature (002 §4).
+    r"""modReLU activation with a learnable bias per feature (Helfrich & Ye 2020 §4).
 
     ``sign(z) * relu(|z| + b)``; see :func:`modrelu`.
 
@@ -103,12 +103,12 @@ class ModReLU(nn.Module):
 
 
 class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
-    r"""Eigenvalue Normalized RNN with long- and short-term states (002 §3).
+    r"""Eigenvalue Normalized RNN, long- and short-term states (Helfrich & Ye 2020 §3).
 
     The hidden state ``h_t = [h_t^{(L)}; h_t^{(S)}]`` has a long-term part of
-    size ``hidden_size`` (``q`` in 002) with an orthogonal recurrent matrix
-    and a short-term part of size ``short_size`` (``n - q``) whose recurrent
-    matrix has spectral radius below one (002 eq. 3):
+    size ``hidden_size`` (``q`` in Helfrich & Ye 2020) with an orthogonal recurrent
+    matrix and a short-term part of size ``short_size`` (``n - q``) whose recurrent
+    matrix has spectral radius below one (Helfrich & Ye 2020 eq. 3):
 
     .. math::
 
@@ -119,16 +119,16 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     - :math:`W^{(L)} = (I + A)^{-1}(I - A) D` (scoRNN;
       :func:`~sklmn.nn.parametrizations.cayley_orthogonal` on
       ``weight_long``, ``D`` with ``n_negative`` entries -1);
-    - :math:`W^{(S)} = T / (\rho(T) + \epsilon)` (002 §3.1;
+    - :math:`W^{(S)} = T / (\rho(T) + \epsilon)` (Helfrich & Ye 2020 §3.1;
       :func:`~sklmn.nn.parametrizations.spectral_radius_normalization` on
-      ``weight_short`` with the latch rule of 002 §4: ``W^{(S)} = T`` until
-      :math:`\rho(T) > 1` is first seen in training);
+      ``weight_short`` with the latch rule of Helfrich & Ye 2020 §4: ``W^{(S)} = T``
+      until :math:`\rho(T) > 1` is first seen in training);
     - :math:`W^{(C)}` (``weight_coupling``), the coupling block from the short-
-      to the long-term state (002 eq. 2), only with ``coupling=True``;
-      without it the model is 002 eq. 1.
+      to the long-term state (Helfrich & Ye 2020 eq. 2), only with ``coupling=True``;
+      without it the model is Helfrich & Ye 2020 eq. 1.
 
-    The output is the whole hidden state ``h_t`` (002's readout
-    :math:`y_t = V^{(L)} h^{(L)}_t + V^{(S)} h^{(S)}_t + c` is a linear layer
+    The output is the whole hidden state ``h_t`` (the readout of Helfrich & Ye 2020,
+    :math:`y_t = V^{(L)} h^{(L)}_t + V^{(S)} h^{(S)}_t + c`, is a linear layer
     on it, left to the caller).
 
     Parameters
@@ -141,15 +141,17 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         Size of the short-term state :math:`h^{(S)}`.
     n_negative : int, default=0
         Number of -1 entries of the scoRNN matrix ``D``, in
-        ``0..hidden_size`` (tuned in multiples of 10% of the size in 002 §5).
+        ``0..hidden_size`` (tuned in multiples of 10% of the size in
+        Helfrich & Ye 2020 §5).
     eps : float, default=1e-3
-        :math:`\epsilon \ge 0` of the normalization (002's experiments use 0,
-        which puts the dominant eigenvalue of :math:`W^{(S)}` on the unit
+        :math:`\epsilon \ge 0` of the normalization (Helfrich & Ye 2020 use 0 in their
+        experiments, which puts the dominant eigenvalue of :math:`W^{(S)}` on the unit
         circle).
     latch : bool, default=True
-        Apply the latch rule of 002 §4 (``False``: normalize from the start).
+        Apply the latch rule of Helfrich & Ye 2020 §4 (``False``: normalize
+        from the start).
     coupling : bool, default=False
-        Add the coupling block :math:`W^{(C)}` (002 eq. 2-3).
+        Add the coupling block :math:`W^{(C)}` (Helfrich & Ye 2020 eq. 2-3).
     normalize : bool, default=True
         Normalize the short-term matrix; ``False`` trains :math:`W^{(S)} = T`
         unconstrained (for ablations and benchmarks).
@@ -167,9 +169,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     weight_short : Tensor of shape (short_size, short_size)
         :math:`W^{(S)}` (parametrized when ``normalize``; ``T`` is
         ``parametrizations.weight_short.original``), initialized with the
-        scaled 2x2 rotations of 002 eq. 5.
+        scaled 2x2 rotations of Helfrich & Ye 2020 eq. 5.
     weight_coupling : torch.nn.Parameter of shape (hidden_size, short_size) or None
-        :math:`W^{(C)}`, Glorot-uniform initialization (002 §4).
+        :math:`W^{(C)}`, Glorot-uniform initialization (Helfrich & Ye 2020 §4).
     bias : torch.nn.Parameter of shape (hidden_size + short_size,)
         :math:`[b^{(L)}; b^{(S)}]`, zero initialization.
     output_size : int
@@ -183,8 +185,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     step with the block matrix :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
     The input projection is computed once for all steps. The state is a
     tensor ``(N, hidden_size + short_size)``; the initial state defaults to
-    zero (002 §4). The biases start at zero, so with modReLU the recurrence
-    is linear at initialization until the biases move. ``step`` re-evaluates
+    zero (Helfrich & Ye 2020 §4). The biases start at zero, so with modReLU the
+    recurrence is linear at initialization until the biases move. ``step`` re-evaluates
     the matrix at every call unless the caller wraps the loop in
     ``parametrize.cached()``.
 
@@ -257,12 +259,12 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """Re-initialize every parameter (002 §4).
+        """Re-initialize every parameter (Helfrich & Ye 2020 §4).
 
         ``weight_ih`` and ``weight_coupling``: Glorot uniform; the free matrix
         of ``weight_long``: scoRNN initialization
         (:func:`~sklmn.nn.parametrizations.scornn_skew_init_`); ``T`` of
-        ``weight_short``: 002 eq. 5
+        ``weight_short``: Helfrich & Ye 2020 eq. 5
         (:func:`~sklmn.nn.parametrizations.scaled_rotation_init_`), which also
         re-opens the latch; ``bias``: zero.
         """
@@ -284,7 +286,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         return self.weight_short
 
     def recurrent_matrix(self) -> Tensor:
-        """The full recurrent matrix ``W = [[W_L, W_C], [0, W_S]]`` (002 eq. 2).
+        """Recurrent matrix ``W = [[W_L, W_C], [0, W_S]]`` (Helfrich & Ye 2020 eq. 2).
 
         Returns
         -------

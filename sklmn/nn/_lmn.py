@@ -1,12 +1,12 @@
-"""Linear Memory Network (paper 000 §3.1, paper 003 §2).
+"""Linear Memory Network (Carta et al. 2021 §3.1, Carta et al. 2020b §2).
 
 One LMN layer computes, with zero initial memory ``m_0``::
 
     h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)
     m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)
 
-and outputs the memory sequence (``output='memory'``; LMN-m in 000, LMN-B in
-004) or the hidden sequence (``output='hidden'``; LMN-h / LMN-A).
+and outputs the memory sequence (``output='memory'``; LMN-m in Carta et al. 2021, LMN-B
+in Bacciu et al. 2019) or the hidden sequence (``output='hidden'``; LMN-h / LMN-A).
 
 Speed: the input projection ``W_xh x_t + b_h`` is one matmul for all steps;
 the recurrence runs in :class:`_LMNScan`, an autograd function whose backward
@@ -176,7 +176,7 @@ class _LMNScan(torch.autograd.Function):
             gpre.addmm_(gm, weight_hm)
             tanh_backward(gpre, hs[t, :b], grad_input=gpre)
             # dL/dm_{t-1} += dL/dpre_t W_mh + dL/dm_t W_mm, accumulated in place
-            # into G[t-1] (b_{t-1} >= b_t); 003 §2 truncation drops W_mh.
+            # into G[t-1] (b_{t-1} >= b_t); Carta et al. 2020b §2 truncation drops W_mh.
             w, src = (weight_mm, gm) if truncate else (w_read, g)
             if t > 0:
                 G[t - 1, :b, H:].addmm_(src, w)
@@ -246,7 +246,7 @@ def lmn_scan(
         and :func:`sklmn.nn._base.active_batch_sizes`).
         ``None``: all sequences have length ``T``.
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2).
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2).
 
     Returns
     -------
@@ -320,7 +320,7 @@ def _as_matrix(
 # One layer
 # --------------------------------------------------------------------------- #
 class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
-    """One unidirectional Linear Memory Network layer (paper 000 §3.1).
+    """One unidirectional Linear Memory Network layer (Carta et al. 2021 §3.1).
 
     ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)``,
     ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)``, zero initial memory.
@@ -343,7 +343,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
     memory_bias : bool, default=False
         Add a memory bias ``b_m``.
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (paper 003 §2).
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2).
     init_radius : float or None, default=0.95
         Stable initialization: after the random draw, ``W_mm`` and ``W_mh``
         are scaled by one factor so that the linearized memory map
@@ -425,7 +425,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         """Re-initialize the parameters.
 
         ``W_xh``, ``W_mh``, ``W_hm`` uniform in ``±1/sqrt(fan_in)`` (as
-        :class:`torch.nn.RNN`), ``W_mm`` random orthogonal (paper 003),
+        :class:`torch.nn.RNN`), ``W_mm`` random orthogonal (Carta et al. 2020b),
         biases zero; then ``W_mm`` and ``W_mh`` are scaled so that the
         linearized memory map has spectral radius at most ``init_radius``.
         """
@@ -566,7 +566,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
     def init_from_laes_(
         self, A: object, B: object, mean: object | None = None
     ) -> LMNLayer:
-        """Initialize from a linear autoencoder for sequences (003 §3.2).
+        """Initialize from a linear autoencoder for sequences (Carta et al. 2020b §3.2).
 
         Sets ``W_xh = A``, ``W_mh = 0``, ``W_hm = I``, ``W_mm = B``,
         ``b_h = -A mean`` (zero when ``mean`` is None) and ``b_m = 0``, so that
@@ -639,7 +639,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
 # Stacked / bidirectional LMN
 # --------------------------------------------------------------------------- #
 class LMN(RecurrentModule):
-    """Linear Memory Network: stacked, optionally bidirectional (000 §3.1).
+    """Stacked, optionally bidirectional Linear Memory Network (Carta et al. 2021 §3.1).
 
     Each layer computes ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` and
     ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)`` from zero initial memory and
@@ -656,7 +656,7 @@ class LMN(RecurrentModule):
     num_layers : int, default=1
         Number of stacked layers.
     output : {'memory', 'hidden'}, default='memory'
-        Sequence each layer outputs (LMN-m / LMN-h in paper 000).
+        Sequence each layer outputs (LMN-m / LMN-h in Carta et al. 2021).
     bidirectional : bool, default=False
         Add a reverse-direction layer at every level; outputs are concatenated
         ``[forward, reverse]``. The reverse direction reads each sequence's
@@ -667,12 +667,12 @@ class LMN(RecurrentModule):
         Add a memory bias ``b_m``.
     orthogonality_penalty : float, default=0.0
         lambda of the soft orthogonality penalty ``lambda ||W_mm^T W_mm - I||_F^2``
-        summed over layers (003 §2.1), returned by :meth:`penalty`.
+        summed over layers (Carta et al. 2020b §2.1), returned by :meth:`penalty`.
     norm_penalty : float, default=0.0
         beta of the norm stabilizer ``beta mean_t (||m_t|| - ||m_{t-1}||)^2``
-        on every layer's memory (003 §2.1), summed over layers.
+        on every layer's memory (Carta et al. 2020b §2.1), summed over layers.
     truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (003 §2).
+        Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2).
     dropout : float, default=0.0
         Dropout on each layer's output except the last (training mode only).
     init_radius : float or None, default=0.95
@@ -940,7 +940,8 @@ class LMN(RecurrentModule):
 
         With ``W_xh = V``, ``W_mh = U``, ``b_h`` = the RNN biases,
         ``W_hm = I`` and ``W_mm = 0``, the LMN memory is ``m_t = h_rnn_t``
-        exactly (paper 003 §2.1, 000 §3.1), for every layer and direction.
+        exactly (Carta et al. 2020b §2.1, Carta et al. 2021 §3.1), for every layer and
+        direction.
 
         Parameters
         ----------
@@ -1001,7 +1002,7 @@ class LMN(RecurrentModule):
         return lmn
 
     def init_from_laes_(self, A: object, B: object, mean: object | None = None) -> LMN:
-        """Initialize the (single, unidirectional) layer from a LAES (003 §3.2).
+        """Initialize a one-layer, one-way LMN from a LAES (Carta et al. 2020b §3.2).
 
         See :meth:`LMNLayer.init_from_laes_`.
 

@@ -8,13 +8,13 @@ sequence's first element, so every module sees the first input.
 
 A module reads itself and all *slower* modules: the recurrent matrix is block
 upper-triangular, row block ``k`` (the update of module ``k``) using column
-blocks ``k .. g-1`` (paper 001 eq. 7, ``sum_{i=k}^{g}``; the ``sum_{i=1}^{k}``
-of paper 000 eq. 7 is a typo, both papers' block matrices agree with 001).
+blocks ``k .. g-1`` (Carta et al. 2020a eq. 7, ``sum_{i=k}^{g}``; the ``sum_{i=1}^{k}``
+of Carta et al. 2021 eq. 7 is a typo, both papers' block matrices agree with 2020a).
 
 With nested periods (each period divides the next one, e.g. the default
 ``2**k``) the modules active at a step always form a prefix ``0 .. a-1``, so a
-single sliced matrix product updates all of them (000/001 eq. 9-10) and the
-cost of a step grows with the number of *active* units, not with ``g``.
+single sliced matrix product updates all of them (Carta et al. 2021 and 2020a, eq. 9-10)
+and the cost of a step grows with the number of *active* units, not with ``g``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ __all__ = ["ClockworkRNN", "MultiScaleLMN"]
 # Clock and block structure (shared by MultiScaleLMN and ClockworkRNN)
 # --------------------------------------------------------------------------- #
 def _default_periods(n_modules: int) -> tuple[int, ...]:
-    """Periods ``1, 2, 4, ..., 2**(g-1)`` (000 eq. 6: ``t mod 2^(k-1)``)."""
+    """Periods ``1, 2, ..., 2**(g-1)`` (Carta et al. 2021 eq. 6: ``t mod 2^(k-1)``)."""
     return tuple(2**k for k in range(n_modules))
 
 
@@ -103,7 +103,7 @@ def _active_prefix_counts(
     """Number of active modules at steps ``t_start .. t_start + n_steps - 1``.
 
     Only meaningful for nested periods, where the active modules are the
-    first ``count`` ones (000 eq. 9: ``i_max^t``).
+    first ``count`` ones (Carta et al. 2021 eq. 9: ``i_max^t``).
     """
     t = np.arange(t_start, t_start + n_steps, dtype=np.int64)
     return (t[:, None] % np.asarray(periods, dtype=np.int64) == 0).sum(1).tolist()
@@ -163,13 +163,13 @@ def _uniform_start(t0: Tensor) -> int | None:
 # The MS-LMN recurrence kernel (shared clock, sorted batch)
 # --------------------------------------------------------------------------- #
 class _MultiScaleScan(torch.autograd.Function):
-    """MS-LMN recurrence with the active-prefix update of 000/001 eq. 9-10.
+    """MS-LMN recurrence, active-prefix update (Carta et al. 2021 and 2020a, eq. 9-10).
 
     Inputs: ``xp`` (T, N, H) = W_xh x_t + b_h of a batch sorted by decreasing
     length; ``m0`` (N, M); ``weight_mh`` (H, M); ``weight_hm`` (M, H); the
     effective (masked) ``weight_mm`` (M, M); ``units[t]`` = number of active
     memory units at step t (a prefix, eq. 9); ``batch_sizes[t]`` = sequences
-    still running (None: all); ``truncate``: cut dh_t/dm_{t-1} (003 §2).
+    still running (None: all); ``truncate``: cut dh_t/dm_{t-1} (Carta et al. 2020b §2).
 
     Outputs ``hs`` (T, N, H) (zero rows for finished sequences) and ``ms``
     (T, N, M): inactive modules (eq. 10) and finished sequences carry their
@@ -270,7 +270,7 @@ class _MultiScaleScan(torch.autograd.Function):
 # Multi-scale LMN
 # --------------------------------------------------------------------------- #
 class MultiScaleLMN(RecurrentModule):
-    r"""Multi-scale Linear Memory Network (paper 000 §3.2, 001 §3).
+    r"""Multi-scale Linear Memory Network (Carta et al. 2021 §3.2, 2020a §3).
 
     A tanh functional layer reads the input and all memory modules; the linear
     memory is split into ``n_modules`` modules of ``memory_size`` units, module
@@ -301,11 +301,11 @@ class MultiScaleLMN(RecurrentModule):
         Number of memory modules ``g``.
     output : {'memory', 'hidden'}, default='memory'
         Output sequence: all memory modules concatenated (``g * N_m``
-        features, 000's LMN-m) or the hidden state (``N_h`` features).
+        features, LMN-m in Carta et al. 2021) or the hidden state (``N_h`` features).
     memory_matrix : {'free', 'spectral'}, default='free'
         ``'free'``: the masked matrix is used as is. ``'spectral'``: the
         masked matrix is divided by its spectral radius (+ 1e-3) with the
-        latch rule of 002 §4 (as ``LMN(memory_matrix='spectral')``); the
+        latch rule of Helfrich & Ye 2020 §4 (as ``LMN(memory_matrix='spectral')``); the
         spectral radius of a block-triangular matrix is the largest one of its
         diagonal blocks. ``'orthogonal'`` is not offered: an orthogonal
         block-triangular matrix is block diagonal (no module could read the
@@ -356,8 +356,8 @@ class MultiScaleLMN(RecurrentModule):
     sequences cost nothing and carry their state unchanged (a linear memory
     left running on padding could overflow).
 
-    :meth:`grow_` appends modules in place (incremental training, 000 Alg. 2);
-    it replaces the Parameters, so optimizers must be rebuilt afterwards.
+    :meth:`grow_` appends modules in place (incremental training, Carta et al. 2021 Alg.
+    2); it replaces the Parameters, so optimizers must be rebuilt afterwards.
 
     Examples
     --------
@@ -480,7 +480,7 @@ class MultiScaleLMN(RecurrentModule):
 
         ``W_xh``, ``W_mh``, ``W_hm`` uniform in ``±1/sqrt(fan_in)`` (as
         :class:`torch.nn.RNN`); ``W_mm`` block diagonal with random orthogonal
-        diagonal blocks (so it is orthogonal, like the LMN's, paper 003) and
+        diagonal blocks (so it is orthogonal, like the LMN's, Carta et al. 2020b) and
         zero off-diagonal blocks; bias zero. Then ``W_mm`` and ``W_mh`` are
         scaled so that the linearized memory map (all modules active) has
         spectral radius at most ``init_radius``.
@@ -543,7 +543,7 @@ class MultiScaleLMN(RecurrentModule):
     def _penalty(
         self, W_mm: Tensor, m0: Tensor, m_seq: Tensor, lengths: Tensor | None
     ) -> Tensor | None:
-        """Soft orthogonality and norm stabilizer terms (003 §2.1), or None."""
+        """Soft orthogonality and norm stabilizer (Carta et al. 2020b §2.1), or None."""
         total = None
         if self.orthogonality_penalty > 0:
             total = orthogonality_penalty(W_mm, self.orthogonality_penalty)
@@ -751,8 +751,8 @@ class MultiScaleLMN(RecurrentModule):
         ``weight_mm`` are zero, so its state stays zero and the function
         computed on the old memory coordinates (and the hidden states) does
         not change; the output gains ``n_new * memory_size`` zero features.
-        Incremental training (000 Alg. 2) then sets the new module's blocks
-        with :meth:`set_module_` from a LAES ``(A, B)``.
+        Incremental training (Carta et al. 2021 Alg. 2) then sets the new module's
+        blocks with :meth:`set_module_` from a LAES ``(A, B)``.
 
         The Parameters are replaced by larger ones: rebuild the optimizer
         (and any readout reading the memory) after growing.
@@ -808,8 +808,8 @@ class MultiScaleLMN(RecurrentModule):
 
         Sets ``weight_hm[rows_k] = weight_hm`` (``(memory_size, hidden_size)``,
         the LAES ``A``) and ``weight_mm[rows_k, rows_k] = weight_mm``
-        (``(memory_size, memory_size)``, the LAES ``B``), as in 000 Alg. 2.
-        With ``memory_matrix='spectral'`` setting ``weight_mm`` restarts the
+        (``(memory_size, memory_size)``, the LAES ``B``), as in Carta et al. 2021 Alg.
+        2. With ``memory_matrix='spectral'`` setting ``weight_mm`` restarts the
         latch rule, so the block is used as is while the spectral radius of
         the masked matrix stays <= 1.
 
@@ -845,7 +845,8 @@ class MultiScaleLMN(RecurrentModule):
                 )
             param[rows, cols] = value
         if self.memory_normalization is not None and weight_mm is not None:
-            # As for an assigned LMN weight: restart the latch rule (002 §4).
+            # As for an assigned LMN weight: restart the latch rule
+            # (Helfrich & Ye 2020 §4).
             self.memory_normalization.right_inverse(self.weight_mm)
 
 

@@ -1,4 +1,4 @@
-"""Regularization terms for linear recurrences (paper 003 §2.1).
+"""Regularization terms for linear recurrences (Carta et al. 2020b §2.1).
 
 - Soft orthogonality (Vorontsov et al. 2017): ``scale * ||W^T W - I||_F^2``.
 - Norm stabilizer (Krueger & Memisevic 2015), applied to the LMN memory:
@@ -26,7 +26,7 @@ def orthogonality_penalty(weight: Tensor, scale: float = 1.0) -> Tensor:
     weight : Tensor of shape (n, k)
         Matrix ``W`` (e.g. the LMN memory matrix ``weight_mm``).
     scale : float, default=1.0
-        Non-negative factor (lambda in paper 003 §2.1).
+        Non-negative factor (lambda in Carta et al. 2020b §2.1).
 
     Returns
     -------
@@ -73,7 +73,7 @@ def norm_stabilizer_penalty(
     initial_state : Tensor of shape (N, M), optional
         ``m_0`` (default: zeros).
     scale : float, default=1.0
-        Non-negative factor (beta in paper 003 §2.1).
+        Non-negative factor (beta in Carta et al. 2020b §2.1).
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Unrolled RNN with a tape of past hidden states, and its transfer to an LMN.
 
-The unrolled recurrent model (URNN, paper 000 §4.1 eq. 11-12, 004 §4.1
-eq. 13-14) keeps the last ``k`` hidden states on a tape delay line and reads
+The unrolled recurrent model (URNN, Carta et al. 2021 §4.1 eq. 11-12, Bacciu et al. 2019
+§4.1 eq. 13-14) keeps the last ``k`` hidden states on a tape delay line and reads
 each of them with its own matrix:
 
     h_t = tanh(W_xh x_t + sum_{i=1..k} W_i h_{t-i} + b),   h_{t-i} = 0 before t = 0
@@ -10,7 +10,7 @@ each of them with its own matrix:
 A linear autoencoder for sequences (LAES) fit on the URNN's hidden sequences
 encodes the whole tape in a memory state ``m_t = A h_t + B m_{t-1}`` from which
 ``h_{t-j} = A^T (B^T)^j m_t``. :func:`init_lmn_from_unrolled_` uses it to build
-an equivalent LMN (000 §4.2, Alg. 1 lines 15-19).
+an equivalent LMN (Carta et al. 2021 §4.2, Alg. 1 lines 15-19).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ class UnrolledRNN(RecurrentModule):
 
         h_t = \tanh\Big(W^{xh} x_t + \sum_{i=1}^{k} W_i h_{t-i} + b\Big)
 
-    (000 eq. 11, 004 eq. 13) with ``h_{t-i} = 0`` before the sequence's
-    first element. The output is the hidden sequence; pair it with
+    (Carta et al. 2021 eq. 11, Bacciu et al. 2019 eq. 13) with ``h_{t-i} = 0`` before
+    the sequence's first element. The output is the hidden sequence; pair it with
     :class:`TapeReadout` for the outputs of eq. 12.
 
     Parameters
@@ -208,7 +208,9 @@ class UnrolledRNN(RecurrentModule):
 
 
 class TapeReadout(nn.Module):
-    r"""Linear readout of a tape of hidden states (000 eq. 12, 004 eq. 14).
+    r"""Linear readout of a tape of hidden states.
+
+    Carta et al. 2021 eq. 12, Bacciu et al. 2019 eq. 14.
 
     .. math::
 
@@ -325,7 +327,7 @@ def init_lmn_from_unrolled_(
     A: Tensor | np.ndarray,
     B: Tensor | np.ndarray,
 ) -> tuple[Tensor, Tensor]:
-    r"""Initialize an LMN equivalent to an unrolled RNN (000 §4.2, Alg. 1).
+    r"""Initialize an LMN equivalent to an unrolled RNN (Carta et al. 2021 Alg. 1).
 
     Given a LAES ``(A, B)`` fit on the URNN's hidden sequences, so that
     ``h_{t-j} = A^T (B^T)^j m_t`` with ``m_t = A h_t + B m_{t-1}``, sets

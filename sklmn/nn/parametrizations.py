@@ -1,13 +1,13 @@
 """Parametrizations of square recurrent weights (ENRNN, scoRNN).
 
-Two constraints from paper 002 (Helfrich & Ye, *Eigenvalue Normalized
+Two constraints from Helfrich & Ye 2020 (*Eigenvalue Normalized
 Recurrent Neural Networks for Short Term Memory*), in the shape of
 :mod:`torch.nn.utils.parametrizations`: a small private :class:`~torch.nn.Module`
 registered on a module's tensor by a public function.
 
 - :func:`spectral_radius_normalization`: ``W = T / (rho(T) + eps)`` where
-  ``rho`` is the spectral radius (largest eigenvalue modulus), 002 §3.1, with
-  the latch rule of 002 §4. This is *not*
+  ``rho`` is the spectral radius (largest eigenvalue modulus), Helfrich & Ye 2020 §3.1,
+  with the latch rule of Helfrich & Ye 2020 §4. This is *not*
   :func:`torch.nn.utils.parametrizations.spectral_norm`, which divides by the
   largest singular value.
 - :func:`cayley_orthogonal`: the scaled Cayley transform of scoRNN
@@ -15,7 +15,7 @@ registered on a module's tensor by a public function.
   skew-symmetric and ``D = diag(+-1)``.
 
 :func:`spectral_radius` is the differentiable spectral radius behind the
-normalization; its backward is the derivative of 002 Proposition 3.2.
+normalization; its backward is the derivative of Helfrich & Ye 2020 Proposition 3.2.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- #
-# Spectral radius with the gradient of 002 Proposition 3.2
+# Spectral radius with the gradient of Helfrich & Ye 2020 Proposition 3.2
 # --------------------------------------------------------------------------- #
 class _SpectralRadius(torch.autograd.Function):
     """``rho(T) = max_k |lambda_k(T)|`` with an eigenvector-based backward.
 
     For a simple dominant eigenvalue ``lambda = alpha + i beta`` with right and
-    left eigenvectors ``T u = lambda u``, ``v^* T = lambda v^*`` (002 Prop. 3.2),
-    ``d lambda / d T = S = conj(v) u^T / (v^* u)`` and, since
+    left eigenvectors ``T u = lambda u``, ``v^* T = lambda v^*`` (Helfrich & Ye 2020
+    Prop. 3.2), ``d lambda / d T = S = conj(v) u^T / (v^* u)`` and, since
     ``rho = |lambda|``,
 
         d rho / d T = (alpha Re S + beta Im S) / rho = Re(conj(lambda) S) / rho.
@@ -57,7 +57,7 @@ class _SpectralRadius(torch.autograd.Function):
     ``V^T w = e_k``, so ``S = w u^T``. ``S`` (hence the gradient) does not
     depend on the scaling or phase of ``u`` and ``v``, and choosing
     ``lambda`` or ``conj(lambda)`` of a complex pair gives the same real
-    gradient (002, note after Prop. 3.2).
+    gradient (Helfrich & Ye 2020, note after Prop. 3.2).
     """
 
     @staticmethod
@@ -85,8 +85,9 @@ class _SpectralRadius(torch.autograd.Function):
         tiny = torch.finfo(rho.dtype).tiny
         drho = (lam.conj() * dlam).real / rho.clamp_min(tiny)
         # Near a defective (double) dominant eigenvalue the derivative does not
-        # exist and S blows up; then rho is held constant for this step, as 002
-        # suggests after Prop. 3.2 (plain steps until the eigenvalues separate).
+        # exist and S blows up; then rho is held constant for this step, as
+        # Helfrich & Ye 2020 suggest after Prop. 3.2 (plain steps until the
+        # eigenvalues separate).
         limit = 1.0 / math.sqrt(torch.finfo(rho.dtype).eps)
         ok = cond <= limit  # False for inf/nan too
         return torch.where(ok, grad_rho * drho, torch.zeros_like(drho))
@@ -96,14 +97,14 @@ def spectral_radius(T: Tensor) -> Tensor:
     """Differentiable spectral radius ``max_k |lambda_k(T)|`` of a square matrix.
 
     The gradient is ``Re(conj(lambda) S) / |lambda|`` with ``S`` the
-    eigenvalue derivative of 002 Proposition 3.2, computed from the right and
-    left eigenvectors of the dominant eigenvalue ``lambda`` (assumed simple;
+    eigenvalue derivative of Helfrich & Ye 2020 Proposition 3.2, computed from the right
+    and left eigenvectors of the dominant eigenvalue ``lambda`` (assumed simple;
     for a complex-conjugate pair either member gives the same gradient).
     When ``lambda`` is ill-conditioned (condition number
     ``||u|| ||v|| / |v^* u|`` above ``1 / sqrt(machine epsilon)``, as next to a
     defective double eigenvalue, where the derivative does not exist) the
-    gradient is zero: ``rho`` is held constant for that step, the remedy 002
-    suggests after Prop. 3.2.
+    gradient is zero: ``rho`` is held constant for that step, the remedy
+    Helfrich & Ye 2020 suggest after Prop. 3.2.
 
     Parameters
     ----------
@@ -135,10 +136,10 @@ def spectral_radius(T: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------- #
-# Spectral-radius normalization (002 §3.1, latch rule of §4)
+# Spectral-radius normalization (Helfrich & Ye 2020 §3.1, latch rule of §4)
 # --------------------------------------------------------------------------- #
 class _SpectralRadiusNormalization(nn.Module):
-    """``W = T / (rho(T) + eps)``, switched on by the latch rule of 002 §4.
+    """``W = T / (rho(T) + eps)``, switched on by a latch (Helfrich & Ye 2020 §4).
 
     The buffer ``latched`` (bool scalar, saved in the ``state_dict``) records
     that ``rho(T) > 1`` was seen during training; from then on the
@@ -207,7 +208,7 @@ def spectral_radius_normalization(
     eps: float = 1e-3,
     latch: bool = True,
 ) -> nn.Module:
-    r"""Normalize a square weight by its spectral radius (ENRNN, 002 §3.1).
+    r"""Normalize a square weight by its spectral radius (Helfrich & Ye 2020 §3.1).
 
     Registers on ``module.<name>`` the parametrization
 
@@ -217,11 +218,11 @@ def spectral_radius_normalization(
     ``T`` (the largest eigenvalue modulus, not the largest singular value as
     in :func:`torch.nn.utils.parametrizations.spectral_norm`), so
     :math:`\rho(W) = \rho(T) / (\rho(T) + \epsilon) < 1`. The gradient with
-    respect to ``T`` is the derivative of 002 Proposition 3.2 (see
+    respect to ``T`` is the derivative of Helfrich & Ye 2020 Proposition 3.2 (see
     :func:`spectral_radius`).
 
-    With ``latch=True`` (002 §4), ``W = T`` as long as :math:`\rho(T) \le 1`;
-    the first forward in training mode that finds :math:`\rho(T) > 1` switches
+    With ``latch=True`` (Helfrich & Ye 2020 §4), ``W = T`` as long as :math:`\rho(T) \le
+    1`; the first forward in training mode that finds :math:`\rho(T) > 1` switches
     the normalization on for good (buffer ``latched``, saved in the
     ``state_dict``). A forward that finds :math:`\rho(T) > 1` normalizes also
     in evaluation mode (without switching the latch), so :math:`\rho(W) \le 1`
@@ -235,10 +236,11 @@ def spectral_radius_normalization(
     name : str, default="weight"
         Name of a square floating point parameter or buffer of ``module``.
     eps : float, default=1e-3
-        :math:`\epsilon \ge 0` of 002 §3.1 (the paper's experiments, §5, use
-        ``eps=0``; then :math:`\rho(W) = 1` once normalized).
+        :math:`\epsilon \ge 0` of Helfrich & Ye 2020 §3.1 (the paper's experiments, §5,
+        use ``eps=0``; then :math:`\rho(W) = 1` once normalized).
     latch : bool, default=True
-        Apply the latch rule of 002 §4; ``False`` normalizes from the start.
+        Apply the latch rule of Helfrich & Ye 2020 §4; ``False`` normalizes from the
+        start.
 
     Returns
     -------
@@ -252,7 +254,7 @@ def spectral_radius_normalization(
     Every evaluation of the weight costs one eigendecomposition of ``T``
     (:math:`O(n^3)`); evaluate it once per forward with
     :func:`torch.nn.utils.parametrize.cached`. Proposition 3.2 as printed in
-    002 writes :math:`1/\tilde\rho(T)` for the factor that is
+    Helfrich & Ye 2020 write :math:`1/\tilde\rho(T)` for the factor that is
     :math:`1/\rho(T)` in the exact derivative (the two agree for the paper's
     :math:`\epsilon = 0`); autograd here gives the exact derivative.
 
@@ -285,15 +287,15 @@ def spectral_radius_normalization(
 def scaled_rotation_init_(
     tensor: Tensor, generator: torch.Generator | None = None
 ) -> Tensor:
-    r"""Fill a square matrix with random scaled 2x2 rotations (002 eq. 5).
+    r"""Fill a square matrix with scaled 2x2 rotations (Helfrich & Ye 2020 eq. 5).
 
     ``T = diag(B_1, ..., B_{n//2})`` with
     :math:`B_j = \gamma_j \begin{bmatrix}\cos t_j & -\sin t_j\\
     \sin t_j & \cos t_j\end{bmatrix}`, :math:`t_j \sim U[0, \pi/2)`,
     :math:`\gamma_j \sim U[-1, 1)`, so the eigenvalues are
     :math:`\gamma_j e^{\pm i t_j}`, inside the unit disc. For odd ``n`` the
-    last diagonal entry is a 1x1 block :math:`\gamma \sim U[-1, 1)` (002 does
-    not say).
+    last diagonal entry is a 1x1 block :math:`\gamma \sim U[-1, 1)`
+    (Helfrich & Ye 2020 do not say).
 
     Parameters
     ----------
@@ -345,7 +347,7 @@ def _check_square(tensor: Tensor, name: str) -> None:
 
 
 # --------------------------------------------------------------------------- #
-# Scaled Cayley transform (scoRNN), the long-term matrix of 002
+# Scaled Cayley transform (scoRNN), the long-term matrix of Helfrich & Ye 2020
 # --------------------------------------------------------------------------- #
 def _signs(n: int, n_negative: int, like: Tensor) -> Tensor:
     """Diagonal of D: the first ``n_negative`` entries are -1, the rest +1."""
@@ -419,8 +421,8 @@ def scornn_skew_init_(
     Strict upper triangle of the block diagonal ``A = diag(A_1, ...)`` with
     :math:`A_j = \begin{bmatrix} 0 & s_j \\ -s_j & 0 \end{bmatrix}`,
     :math:`s_j = \sqrt{(1 - \cos t_j) / (1 + \cos t_j)} = \tan(t_j / 2)`,
-    :math:`t_j \sim U[0, \pi/2)` (Helfrich, Willmott & Ye 2018; 002 §4 refers
-    to it). The Cayley transform of ``A_j`` has eigenvalues
+    :math:`t_j \sim U[0, \pi/2)` (Helfrich, Willmott & Ye 2018; Helfrich & Ye 2020 §4
+    refers to it). The Cayley transform of ``A_j`` has eigenvalues
     :math:`e^{\pm i t_j}`, spread over the right half of the unit circle.
 
     Parameters
@@ -464,7 +466,7 @@ def cayley_orthogonal(
     r"""Constrain a square weight to be orthogonal with the scaled Cayley transform.
 
     Registers on ``module.<name>`` the scoRNN parametrization (Helfrich,
-    Willmott & Ye 2018; the long-term matrix :math:`W^{(L)}` of 002)
+    Willmott & Ye 2018; the long-term matrix :math:`W^{(L)}` of Helfrich & Ye 2020)
 
     .. math:: W = (I + A)^{-1} (I - A) D,
 
@@ -472,7 +474,8 @@ def cayley_orthogonal(
     triangle of the unconstrained ``X``) and ``D`` diagonal with
     ``n_negative`` entries equal to -1 (the first ones) and the others +1.
     ``W`` is orthogonal for every ``X``; ``W D`` never has the eigenvalue -1,
-    which is why ``D`` (its number of -1 entries, tuned in 002 §5) matters.
+    which is why ``D`` (its number of -1 entries, tuned in Helfrich & Ye 2020 §5)
+    matters.
 
     The current value of the weight is replaced by the scoRNN initialization
     (:func:`scornn_skew_init_`), since an arbitrary matrix has no Cayley

@@ -197,7 +197,7 @@ def test_words_sizes_and_split(words10):
 
 
 def test_words_suffix_classes_follow_the_paper():
-    # paper 000 §5.5, in the paper's order
+    # Carta et al. 2021 §5.5, in the paper's order
     assert _words.SUFFIX_CLASSES["-ical"] == (
         "biblical",
         "cyclical",
@@ -243,7 +243,7 @@ def test_words_standardized_on_training_frames(words10):
 
 
 def test_words_paper_features_are_long():
-    data = load_common_suffix_words()  # 1 ms hop, as in paper 000 §5.5
+    data = load_common_suffix_words()  # 1 ms hop, as in Carta et al. 2021 §5.5
     lengths = np.array([len(x) for x in data.data])
     assert lengths.min() > 300 and lengths.max() < 1500
 

@@ -606,8 +606,10 @@ def test_invalid_model_parameters(estimator, match):
 def test_invalid_targets():
     seqs = _ragged(n=6)
     clf = _lmn_clf(max_iter=1)
-    with pytest.raises(ValueError, match="only one class"):
-        clf.fit(seqs, np.zeros(6))
+    with pytest.raises(ValueError, match="only one class: 0.0[.]$"):
+        clf.fit(seqs, np.zeros(6))  # the plain value, not np.float64(0.0)
+    with pytest.raises(ValueError, match="only one class: 'a'[.]$"):
+        clf.fit(seqs, np.array(["a"] * 6, dtype=object))
     with pytest.raises(ValueError, match="multiclass-multioutput"):
         clf.fit(seqs, np.arange(12).reshape(6, 2))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

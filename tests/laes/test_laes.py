@@ -112,7 +112,7 @@ def test_truncated_matches_dense_reference(rng, solver, center, n_components):
     np.testing.assert_allclose(
         laes.explained_variance_ratio_, s_ref[:n_components] ** 2 / (xi**2).sum()
     )
-    # A = U[:a]ᵀ, B = U[a:]ᵀ U[:-a] (paper 000 §2.3)
+    # A = U[:a]ᵀ, B = U[a:]ᵀ U[:-a] (Carta et al. 2021 §2.3)
     U = laes.components_.T
     np.testing.assert_allclose(laes.A_, U[:2].T)
     np.testing.assert_allclose(laes.B_, U[2:].T @ U[:-2], atol=1e-14)

@@ -1,4 +1,4 @@
-"""Tests of sklmn.nn.ENRNN (002) against a plain per-step numpy reference."""
+"""Tests of sklmn.nn.ENRNN (Helfrich & Ye 2020) against a per-step numpy reference."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def explicit_matrices(net: ENRNN) -> dict[str, np.ndarray]:
 
     W_L = (I + A)^{-1} (I - A) D with A from the strict upper triangle of X
     (scoRNN); W_S = T / (rho(T) + eps) when the normalization is active
-    (latched, or rho(T) > 1), T otherwise (002 §3.1, §4).
+    (latched, or rho(T) > 1), T otherwise (Helfrich & Ye 2020 §3.1, §4).
     """
     q, s = net.hidden_size, net.short_size
     X = net.parametrizations.weight_long.original.detach().double().numpy()
@@ -47,7 +47,7 @@ def explicit_matrices(net: ENRNN) -> dict[str, np.ndarray]:
 
 
 def reference_enrnn(net: ENRNN, x, lengths=None, state=None):
-    """Per-sequence, per-step loop of 002 eq. 3 with separate h^(L), h^(S)."""
+    """Per-sequence, per-step loop of Helfrich & Ye 2020 eq. 3 (h^(L), h^(S) apart)."""
     mats = explicit_matrices(net)
     q = net.hidden_size
     U_L, U_S = mats["U"][:q], mats["U"][q:]

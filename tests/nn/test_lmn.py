@@ -339,7 +339,7 @@ def test_from_elman_reproduces_rnn(num_layers, bidirectional, wrapper):
     x = torch.randn(4, 6, 3, dtype=DTYPE)
     expected, h_rnn = inner(x)
     out, (h, m) = lmn(x)
-    # 003 §2.1: m_t = h_rnn_t exactly (W_hm = I, W_mm = 0)
+    # Carta et al. 2020b §2.1: m_t = h_rnn_t exactly (W_hm = I, W_mm = 0)
     torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(m, h_rnn, rtol=1e-12, atol=1e-12)
     assert torch.count_nonzero(lmn.layers[0].weight_mm) == 0

@@ -9,7 +9,7 @@ from sklmn.nn import MultiScaleLMN
 
 
 def reference_mslmn(net, x, lengths=None, state=None):
-    """Plain per-sequence, per-step, per-module loop of 001 eq. 5-7.
+    """Plain per-sequence, per-step, per-module loop of Carta et al. 2020a eq. 5-7.
 
     Reads the *raw* ``weight_mm`` but only its blocks ``i >= k`` (a module
     reads itself and slower modules), so garbage below the block diagonal

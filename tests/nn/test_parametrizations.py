@@ -35,7 +35,7 @@ def _matrix_with_dominant(kind: str, n: int, rng: np.random.Generator) -> np.nda
 
 
 def _prop32_gradient(T: np.ndarray, G: np.ndarray, eps: float, exact: bool):
-    """dL/dT of 002 Prop. 3.2 from dL/dW = G, with scipy's left/right vectors.
+    """dL/dT of Helfrich & Ye 2020 Prop. 3.2 from dL/dW = G, scipy's left/right vectors.
 
     With ``exact=False`` the formula as printed,
     ``1/rt [G - 1/rt 1^T (G o W) 1 C]``; with ``exact=True`` the inner

@@ -16,7 +16,7 @@ from sklmn.nn import (
 
 
 def reference_urnn(urnn, x, lengths=None, tape0=None):
-    """Naive loop of 000 eq. 11 with an explicit list of past hidden states."""
+    """Naive loop of Carta et al. 2021 eq. 11 with a list of past hidden states."""
     H, k = urnn.hidden_size, urnn.tape_length
     results = []
     for n in range(x.shape[0]):
@@ -129,7 +129,7 @@ def test_gradcheck():
 
 
 def exact_laes(h_seqs):
-    """Exact LAES of hidden sequences: explicit Xi, SVD, p = rank(Xi) (000 §2.3).
+    """Exact LAES of hidden sequences (Carta et al. 2021 §2.3): explicit Xi, SVD.
 
     Xi has one row per time step, ``[h_t, h_{t-1}, ..., h_0, 0, ...]`` (newest
     first, zero padded to L * H columns); with Xi = V S U^T,
