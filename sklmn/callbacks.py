@@ -1,8 +1,10 @@
 """skorch callbacks for the ``callbacks=`` parameter of sklmn estimators.
 
-* :class:`RestoreOnDivergence`: when training diverges (a non-finite loss or
-  non-finite parameters), restore the best (or last) finite weights, stop
-  training and warn, instead of raising :class:`FloatingPointError`.
+* :class:`RestoreOnDivergence`: when training diverges (a non-finite loss,
+  non-finite parameters, a loss that explodes far above the lowest so far, or
+  a recurrent matrix that cannot be computed), restore the best (or last)
+  weights, stop training and warn, instead of raising
+  :class:`FloatingPointError`.
 
 For checkpointing long runs use skorch's own callbacks (see the README,
 "Interrupting, checkpointing and resuming"): ``skorch.callbacks.Checkpoint``
@@ -34,21 +36,27 @@ class DivergenceWarning(UserWarning):
 class RestoreOnDivergence(Callback):
     """Recover from a diverging training instead of failing.
 
-    Without this callback, a non-finite training loss (or non-finite
-    parameters at the end of training) makes ``fit`` raise a
-    :class:`FloatingPointError` that names the epoch, the batch and the cause.
-    With it, training stops at the first non-finite loss or at the end of an
-    epoch whose parameters are not finite; the module gets back the
-    parameters of the best epoch or of the last completed epoch (the initial
-    parameters if no epoch completed), and a :class:`DivergenceWarning`
-    repeats the cause. The estimator is then fitted with the completed epochs
-    (``n_iter_``, ``loss_curve_``).
+    Without this callback, a divergence makes ``fit`` raise a
+    :class:`FloatingPointError` that names the epoch, the batch and the cause:
+    a non-finite training loss, non-finite parameters, a recurrent matrix
+    that cannot be computed from the parameters (ENRNN), or weights whose
+    loss after an epoch is more than a million times the lowest loss so far
+    (and above a million, so an ordinary spike of a small loss or an
+    optimizer's transient does not count). With
+    it, training stops there; the module gets back the parameters of the
+    best epoch or of the last epoch judged sound (the initial parameters if
+    no epoch completed), and a :class:`DivergenceWarning` repeats the cause.
+    The estimator is then fitted with the completed epochs (``n_iter_``,
+    ``loss_curve_``; an epoch whose weights exploded counts as run) and
+    records the recovery in its ``diverged_`` attribute; the callback object
+    passed in ``callbacks`` is not modified (``fit`` trains with a copy).
 
     "Best" is the estimators' own best-weights record (the weights with the
     lowest monitored loss, measured on those weights after their epoch: see
     the estimators' ``best_loss_``), so recovery and the normal end of
-    training keep the same weights. ``'last'`` copies the parameters at the
-    end of every epoch, which costs one copy of the model in memory.
+    training keep the same weights, whose loss is finite and the lowest
+    measured. ``'last'`` copies the parameters of every epoch that was not
+    found diverged, which costs one copy of the model in memory.
 
     Parameters
     ----------
@@ -59,7 +67,9 @@ class RestoreOnDivergence(Callback):
     Attributes
     ----------
     diverged_ : bool
-        Whether the last training diverged and was stopped.
+        Whether the last training diverged and was stopped (set on the copy
+        the estimator trains with, ``dict(est.net_.callbacks_)[name]``; the
+        estimator's own ``diverged_`` says the same).
     message_ : str or None
         Cause of the divergence.
     restored_epoch_ : int or None
@@ -79,8 +89,8 @@ class RestoreOnDivergence(Callback):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     reg = reg.fit(X, y * 1e30)  # the squared error overflows float32
-    >>> reg.n_iter_, bool(np.isfinite(reg.predict(X)).all())
-    (0, True)
+    >>> reg.n_iter_, reg.diverged_, bool(np.isfinite(reg.predict(X)).all())
+    (0, True, True)
     """
 
     def __init__(self, restore: str = "best"):
@@ -100,6 +110,14 @@ class RestoreOnDivergence(Callback):
         self.restored_epoch_ = None
         self._state = self._snapshot(net)
         self._state_epoch = 0
+        self._pending = None
+
+    def on_epoch_begin(self, net, **kwargs):
+        if self._pending is not None:
+            # every callback (the stopping rule's explosion check included)
+            # has accepted the weights of the previous epoch
+            self._state, self._state_epoch = self._pending
+            self._pending = None
 
     def on_epoch_end(self, net, **kwargs):
         finite = all(bool(torch.isfinite(p).all()) for p in net.module_.parameters())
@@ -117,11 +135,11 @@ class RestoreOnDivergence(Callback):
             )
         if self.restore == "last" or not hasattr(net, "restore_best_weights"):
             # (a plain skorch net keeps no best weights: fall back to "last")
-            self._state = self._snapshot(net)
-            self._state_epoch = int(row["epoch"])
+            self._pending = (self._snapshot(net), int(row["epoch"]))
 
     def on_train_end(self, net, **kwargs):
-        self._state = None  # do not keep (and pickle) the copy with the model
+        # do not keep (and pickle) the copies with the model
+        self._state = self._pending = None
 
     def on_divergence(self, net, message: str) -> None:
         """Restore the saved parameters, warn and stop training.
@@ -162,3 +180,97 @@ class RestoreOnDivergence(Callback):
             stacklevel=2,
         )
         raise KeyboardInterrupt
+
+
+__all__ += ["TrainingNoise"]
+
+
+class TrainingNoise(Callback):
+    """Add fresh Gaussian noise to the training inputs, a new draw every batch.
+
+    A regularizer for small data sets: every training minibatch gets
+    independent noise of standard deviation ``std`` added to its input
+    values (a fresh draw each time the batch is seen, so each epoch trains
+    on new noisy copies), as in the common-suffix word experiments of Carta
+    et al. 2020a §5.2 and Carta et al. 2021 §5.5 (std 0.6 on standardized
+    features). Nothing else sees noise: the validation data, the training
+    loss that the stopping rule recomputes on the clean training set, the
+    pretrainers and incremental growth (which use the clean training
+    sequences) and ``predict``. The recorded ``loss_curve_`` is the loss on
+    the noisy batches.
+
+    The noise is added to the inputs the network receives, i.e. after the
+    estimator's standardization (``standardize=True``): ``std`` is in units
+    of each feature's standard deviation. Padded steps beyond each
+    sequence's length are left untouched.
+
+    Parameters
+    ----------
+    std : float, default=0.6
+        Standard deviation of the noise (0: no noise).
+    random_state : int or None, default=None
+        Seed of the noise. None: derived from the estimator's
+        ``random_state`` (the net's shuffling seed), so a seeded estimator
+        trains reproducibly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.callbacks import TrainingNoise
+    >>> from sklmn.estimators import RNNClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X, y = rng.randn(30, 5, 2), rng.randint(0, 2, 30)
+    >>> clf = RNNClassifier(hidden_size=4, max_iter=3, random_state=0,
+    ...                     callbacks=[("noise", TrainingNoise(std=0.6))])
+    >>> clf = clf.fit(X, y)
+    >>> clf.predict(X).shape
+    (30,)
+    >>> TrainingNoise(std=-1).initialize()
+    Traceback (most recent call last):
+    ...
+    ValueError: std must be a finite number >= 0, got -1
+    """
+
+    def __init__(self, std=0.6, random_state=None):
+        self.std = std
+        self.random_state = random_state
+
+    def initialize(self):
+        std = self.std
+        if (
+            isinstance(std, bool)
+            or not isinstance(std, (int, float))
+            or not (0 <= std < float("inf"))
+        ):
+            raise ValueError(f"std must be a finite number >= 0, got {std!r}")
+        seed = self.random_state
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"random_state must be an int or None, got {seed!r}")
+        return super().initialize()
+
+    def on_train_begin(self, net, **kwargs):
+        seed = self.random_state
+        if seed is None:
+            # a different stream from the shuffling that uses the same seed
+            seed = int(getattr(net, "shuffle_seed", 0)) + 7919
+        self._generator = torch.Generator().manual_seed(int(seed))
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+        if not training or not self.std or batch is None:
+            return
+        Xi = batch[0]
+        X = Xi["X"] if isinstance(Xi, dict) else Xi
+        noise = torch.randn(X.shape, generator=self._generator, dtype=X.dtype)
+        noise = noise.to(X.device).mul_(float(self.std))
+        lengths = Xi.get("lengths") if isinstance(Xi, dict) else None
+        if lengths is not None and X.dim() >= 2:
+            steps = torch.arange(X.shape[1], device=X.device)
+            valid = steps[None, :] < lengths.to(X.device)[:, None]
+            noise = noise * valid.reshape(valid.shape + (1,) * (X.dim() - 2))
+        if isinstance(Xi, dict):
+            Xi["X"] = X + noise  # a new tensor: the dataset is left clean
+        else:
+            X.add_(noise)  # a collated copy of the data
+
+    def on_train_end(self, net, **kwargs):
+        self._generator = None  # not pickled with the model

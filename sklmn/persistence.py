@@ -17,7 +17,12 @@ without executing code from the file:
   :class:`UntrustedTypeError` before anything is imported;
 * the torch module is rebuilt by the estimator itself (``_build_module`` from
   the saved parameters) and the saved weights are loaded into it, so no
-  module code is read from the file.
+  module code is read from the file;
+* nothing is allocated before the sizes are checked: the uncompressed size
+  of every member (``max_bytes`` of :func:`load` in all), every ``.npy``
+  header against its data, the sizes a network is rebuilt from against the
+  saved weights; only the fitted attributes a class lists (with their types)
+  can be set, and every failure raises :class:`ModelFileError`.
 
 Only parameters and attributes made of JSON values (None, bool, int, float,
 str), lists, tuples, dicts with string keys, numpy arrays of numbers, bools
@@ -33,6 +38,7 @@ import io
 import json
 import math
 import os
+import re
 import warnings
 import zipfile
 from collections.abc import Iterable
@@ -41,10 +47,20 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from ._version import __version__
 
-__all__ = ["FORMAT_VERSION", "SAFE_CLASSES", "UntrustedTypeError", "load", "save"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_BYTES",
+    "SAFE_CLASSES",
+    "ModelFileError",
+    "UntrustedTypeError",
+    "load",
+    "save",
+]
 
 #: Version of the archive layout written by :func:`save`.
 FORMAT_VERSION = 1
@@ -53,13 +69,45 @@ _FORMAT_NAME = "sklmn-safe-estimator"
 _MANIFEST = "manifest.json"
 
 
-class UntrustedTypeError(ValueError):
+#: Default ``max_bytes`` of :func:`load`: the most bytes the archive members
+#: it reads may hold uncompressed (1 GiB).
+MAX_BYTES = 2**30
+
+_MAX_MEMBERS = 100_000
+_MAX_DEPTH = 64  # nesting of JSON values and estimators
+# sizes of a network are bounded by the number of saved weights, or this
+_MIN_SIZE_LIMIT = 1024
+# rebuilding a network may allocate this many times the saved weights (plus a
+# constant) and run this many tensor operations per saved tensor (plus a
+# constant); building sklmn's networks takes at most ~30 of each
+_BUDGET_FACTOR = 256
+_BUDGET_ELEMENTS = 2**22
+_OPS_FACTOR = 64
+_BUDGET_OPS = 1024
+
+
+class ModelFileError(ValueError):
+    """A file cannot be loaded by :func:`load`: not an archive written by
+    :func:`save`, corrupt, tampered with, or exceeding the loader's limits.
+
+    Every failure of :func:`load` to read a file it could open raises this
+    exception (or its subclass :class:`UntrustedTypeError`).
+
+    Examples
+    --------
+    >>> from sklmn.persistence import ModelFileError
+    >>> issubclass(ModelFileError, ValueError)
+    True
+    """
+
+
+class UntrustedTypeError(ModelFileError):
     """A saved file names a class outside the allow-list of :func:`load`.
 
     Examples
     --------
-    >>> from sklmn.persistence import UntrustedTypeError
-    >>> issubclass(UntrustedTypeError, ValueError)
+    >>> from sklmn.persistence import ModelFileError, UntrustedTypeError
+    >>> issubclass(UntrustedTypeError, ModelFileError)
     True
     """
 
@@ -300,57 +348,185 @@ def save(
             archive.writestr(name, data)
 
 
-class _Reader:
-    """Decode the JSON nodes of an archive, checking every class name."""
+class _BudgetExceeded(Exception):
+    """The rebuilt network outgrows what the saved weights describe."""
 
-    def __init__(self, archive: zipfile.ZipFile, allowed: set[str]) -> None:
+
+class _AllocationBudget(TorchDispatchMode):
+    """Stop a module's construction once it allocates more tensor elements, or
+    runs more tensor operations, than allowed.
+
+    Each operation is checked before it runs when its arguments name a size
+    (``empty``, ``zeros``, ``eye``...), and every result is counted after.
+    """
+
+    def __init__(self, elements: int, ops: int) -> None:
+        super().__init__()
+        self.elements = elements
+        self.ops = ops
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.ops -= 1
+        if self.ops < 0 or _requested_elements(func, args) > self.elements:
+            raise _BudgetExceeded
+        out = func(*args, **kwargs)
+        for leaf in tree_flatten(out)[0]:
+            if isinstance(leaf, torch.Tensor):
+                self.elements -= leaf.numel()
+        if self.elements < 0:
+            raise _BudgetExceeded
+        return out
+
+
+def _requested_elements(func, args) -> int:
+    """Largest tensor size named by an operation's arguments."""
+    name = getattr(func, "__name__", "")
+    if name.startswith("eye"):
+        ints = [a for a in args if isinstance(a, int)]
+        if ints:
+            return ints[0] * (ints[1] if len(ints) > 1 else ints[0])
+    largest = 0
+    for arg in args:
+        if isinstance(arg, list | tuple) and all(isinstance(d, int) for d in arg):
+            largest = max(largest, math.prod(arg))
+    return largest
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+_KINDS = {
+    "int": _is_int,
+    "float": lambda v: isinstance(v, int | float | np.integer | np.floating)
+    and not isinstance(v, bool | np.bool_),
+    "bool": lambda v: isinstance(v, bool | np.bool_),
+    "str": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, np.ndarray),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "estimator": lambda v: isinstance(v, BaseEstimator),
+}
+
+_NODE_KEYS = {"class", "params", "attributes", "net"}
+_NET_KEYS = {"state_dict", "device", "n_modules"}
+_FITTED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*_")
+
+
+def _listed_attributes(cls: type) -> dict[str, str] | None:
+    """Fitted attributes (name -> kind) listed by ``cls`` and its bases, or
+    None when no class of the hierarchy lists them."""
+    listed = None
+    for klass in reversed(cls.__mro__):
+        own = vars(klass).get("_fitted_attributes")
+        if own is not None:
+            listed = {**(listed or {}), **own}
+    return listed
+
+
+class _Reader:
+    """Decode the JSON nodes of an archive, checking every class name, every
+    size and type, and the size of every member before reading it."""
+
+    def __init__(
+        self, archive: zipfile.ZipFile, allowed: set[str], max_bytes: int
+    ) -> None:
         self.archive = archive
         self.allowed = allowed
+        self.budget = max_bytes
+        self.max_bytes = max_bytes
 
     def member(self, name: Any) -> bytes:
         if not isinstance(name, str):
-            raise ValueError(f"Corrupt archive: member name {name!r} is not a string")
+            raise ModelFileError(
+                f"Corrupt archive: member name {name!r} is not a string"
+            )
         try:
-            return self.archive.read(name)
+            info = self.archive.getinfo(name)
         except KeyError:
-            raise ValueError(f"Corrupt archive: member {name!r} is missing") from None
+            raise ModelFileError(
+                f"Corrupt archive: member {name!r} is missing"
+            ) from None
+        if info.file_size > self.budget:
+            raise ModelFileError(
+                f"The archive member {name!r} declares {info.file_size} bytes "
+                f"uncompressed: the members read exceed max_bytes="
+                f"{self.max_bytes} (pass a larger max_bytes to load bigger "
+                "models you trust)."
+            )
+        with self.archive.open(info) as handle:
+            data = handle.read(info.file_size + 1)
+        if len(data) != info.file_size:
+            raise ModelFileError(f"Corrupt archive: member {name!r} has a wrong size")
+        self.budget -= len(data)
+        return data
 
     def array(self, name: Any) -> np.ndarray:
-        return np.load(io.BytesIO(self.member(name)), allow_pickle=False)
+        data = self.member(name)
+        buffer = io.BytesIO(data)
+        version = np.lib.format.read_magic(buffer)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(buffer)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(buffer)
+        else:
+            raise ModelFileError(
+                f"Corrupt archive: {name!r} has .npy version {version}"
+            )
+        if dtype.hasobject or dtype.kind not in "biufcUS?":
+            raise ModelFileError(f"Corrupt archive: {name!r} has dtype {dtype}")
+        expected = math.prod(shape) * dtype.itemsize
+        if expected != len(data) - buffer.tell():
+            raise ModelFileError(
+                f"Corrupt archive: {name!r} declares shape {shape} of {dtype} "
+                f"({expected} bytes) but holds {len(data) - buffer.tell()} bytes"
+            )
+        buffer.seek(0)
+        return np.load(buffer, allow_pickle=False)
 
-    def value(self, value: Any) -> Any:
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        if not isinstance(value, dict):
+    def value(self, value: Any, depth: int = 0) -> Any:
+        if depth > _MAX_DEPTH:
+            raise ModelFileError(
+                f"Corrupt archive: values nested deeper than {_MAX_DEPTH}"
+            )
+        if value is None or isinstance(value, bool | int | float | str):
             return value
-        if len(value) != 1:
-            raise ValueError(f"Corrupt archive: unexpected JSON object {value!r}")
+        if isinstance(value, list):
+            return [self.value(v, depth + 1) for v in value]
+        if not isinstance(value, dict) or len(value) != 1:
+            raise ModelFileError(
+                f"Corrupt archive: unexpected JSON value {value!r:.200}"
+            )
         ((tag, content),) = value.items()
         if tag == "__float__":
             if content not in ("nan", "inf", "-inf"):
-                raise ValueError(f"Corrupt archive: bad float {content!r}")
+                raise ModelFileError(f"Corrupt archive: bad float {content!r:.200}")
             return float(content)
         if tag == "__ndarray__":
             return self.array(content)
         if tag == "__npscalar__":
-            return self.array(content)[()]
+            arr = self.array(content)
+            if arr.shape != ():
+                raise ModelFileError(f"Corrupt archive: {content!r} is not a scalar")
+            return arr[()]
         if tag == "__torch_device__":
-            return torch.device(content)
-        if tag == "__tuple__":
-            return tuple(self.value(v) for v in content)
-        if tag == "__dict__":
-            return {k: self.value(v) for k, v in content.items()}
+            return _device(content)
+        if tag == "__tuple__" and isinstance(content, list):
+            return tuple(self.value(v, depth + 1) for v in content)
+        if tag == "__dict__" and isinstance(content, dict):
+            return {k: self.value(v, depth + 1) for k, v in content.items()}
         if tag == "__estimator__":
-            return self.estimator(content)
-        raise ValueError(f"Corrupt archive: unknown tag {tag!r}")
+            return self.estimator(content, depth + 1)
+        raise ModelFileError(f"Corrupt archive: unknown or malformed tag {tag!r:.200}")
 
     def resolve(self, name: Any) -> type:
         if not isinstance(name, str) or name not in self.allowed:
             raise UntrustedTypeError(
-                f"The file names the class {name!r}, which is not in the "
+                f"The file names the class {name!r:.200}, which is not in the "
                 "allow-list of sklmn.persistence.load (sklmn's public "
                 "estimators). If you trust the file, pass "
-                f"trusted=[{name!r}]."
+                f"trusted=[{name!r:.200}]."
             )
         module_name, _, qualname = name.rpartition(".")
         try:
@@ -358,54 +534,184 @@ class _Reader:
             for part in qualname.split("."):
                 obj = getattr(obj, part)
         except (ImportError, AttributeError):
-            raise ValueError(
+            raise ModelFileError(
                 f"Cannot import the class {name!r} named by the file"
             ) from None
         if not (isinstance(obj, type) and issubclass(obj, BaseEstimator)):
             raise UntrustedTypeError(f"{name!r} is not a scikit-learn estimator class")
         return obj
 
-    def estimator(self, node: Any) -> BaseEstimator:
-        if not isinstance(node, dict) or "class" not in node:
-            raise ValueError("Corrupt archive: an estimator node has no class")
+    def estimator(self, node: Any, depth: int = 0) -> BaseEstimator:
+        if not isinstance(node, dict) or "class" not in node or set(node) - _NODE_KEYS:
+            raise ModelFileError("Corrupt archive: malformed estimator node")
         cls = self.resolve(node["class"])
-        params = {k: self.value(v) for k, v in node.get("params", {}).items()}
-        est = cls(**params)
-        for key, value in node.get("attributes", {}).items():
-            if not isinstance(key, str) or key.startswith("__"):
-                raise ValueError(f"Corrupt archive: bad attribute name {key!r}")
-            setattr(est, key, self.value(value))
+        params, attributes = node.get("params", {}), node.get("attributes", {})
+        if not isinstance(params, dict) or not isinstance(attributes, dict):
+            raise ModelFileError("Corrupt archive: malformed estimator node")
+        unknown = set(params) - set(cls._get_param_names())
+        if unknown:
+            raise ModelFileError(
+                f"Corrupt archive: {cls.__name__} has no parameter "
+                f"{sorted(unknown)[0]!r:.200}"
+            )
+        est = cls(**{k: self.value(v, depth + 1) for k, v in params.items()})
+        if getattr(cls, "_parameter_constraints", None) is not None:
+            try:
+                est._validate_params()
+            except ValueError as exc:  # InvalidParameterError
+                raise ModelFileError(f"Corrupt archive: {exc}") from None
+        if isinstance(getattr(est, "device", None), str):
+            _device(est.device)
+        listed = _listed_attributes(cls)
+        for key, raw in attributes.items():
+            self.set_attribute(est, cls, listed, key, raw, depth)
         if node.get("net") is not None:
             self.net(est, node["net"])
+        if hasattr(est, "_build_module"):
+            _check_sequence_estimator(est, has_net=node.get("net") is not None)
+        elif hasattr(est, "A_") and hasattr(est, "_encode"):
+            _check_laes(est)
         return est
 
-    def net(self, est: BaseEstimator, spec: dict) -> None:
+    def set_attribute(self, est, cls, listed, key, raw, depth) -> None:
+        if listed is None:  # a trusted class that lists none: the convention
+            allowed = (
+                isinstance(key, str)
+                and _FITTED_NAME.fullmatch(key) is not None
+                and not hasattr(cls, key)
+                and key not in est.get_params(deep=False)
+            )
+            kind = None
+        else:
+            allowed = key in listed
+            kind = listed.get(key)
+        if not allowed:
+            raise ModelFileError(
+                f"Corrupt archive: {key!r:.200} is not a fitted attribute of "
+                f"{cls.__name__}"
+            )
+        value = self.value(raw, depth + 1)
+        if kind is not None:
+            optional = kind.endswith("?")
+            if not (
+                (optional and value is None) or _KINDS[kind.rstrip("?")](value)
+            ):
+                raise ModelFileError(
+                    f"Corrupt archive: {cls.__name__}.{key} must be of kind "
+                    f"{kind!r}, got {type(value).__name__} {value!r:.100}"
+                )
+        setattr(est, key, value)
+
+    def weights(self, name: Any) -> tuple[dict, int]:
+        """The saved ``state_dict`` (checked: a torch zip archive of tensors
+        whose sizes fit the member) and its number of elements."""
+        data = self.member(name)
+        if not zipfile.is_zipfile(io.BytesIO(data)):
+            raise ModelFileError(f"Corrupt archive: {name!r} is not a torch file")
+        with zipfile.ZipFile(io.BytesIO(data)) as inner:
+            records = inner.infolist()
+        if any(r.file_size > len(data) for r in records) or sum(
+            r.file_size for r in records
+        ) > len(data):
+            raise ModelFileError(
+                f"Corrupt archive: the records of {name!r} declare more bytes "
+                "than it holds"
+            )
+        # first on the meta device: the declared storages, nothing allocated
+        for location in ("meta", "cpu"):
+            state = torch.load(
+                io.BytesIO(data), weights_only=True, map_location=location
+            )
+            if not isinstance(state, dict) or not all(
+                isinstance(k, str) and isinstance(v, torch.Tensor)
+                for k, v in state.items()
+            ):
+                raise ModelFileError(f"Corrupt archive: {name!r} is not a state_dict")
+            nbytes = sum(
+                v.untyped_storage().nbytes() + v.numel() * v.element_size()
+                for v in state.values()
+            )
+            if nbytes > 2 * len(data):
+                raise ModelFileError(
+                    f"Corrupt archive: the tensors of {name!r} declare more bytes "
+                    "than it holds"
+                )
+        return state, sum(v.numel() for v in state.values())
+
+    def net(self, est: BaseEstimator, spec: Any) -> None:
         from .estimators._net import SequenceNet
 
-        state = torch.load(
-            io.BytesIO(self.member(spec["state_dict"])),
-            weights_only=True,
-            map_location="cpu",
-        )
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)  # the values are overwritten by the state
-            recurrent = est._build_module(int(est.n_features_in_))
+        if (
+            not hasattr(est, "_build_module")
+            or not isinstance(spec, dict)
+            or set(spec) - _NET_KEYS
+        ):
+            raise ModelFileError("Corrupt archive: malformed network node")
+        state, n_elements = self.weights(spec.get("state_dict"))
+        # every size the network is built from is bounded by the saved weights
+        # (a network of size k has at least k weights), so a tampered manifest
+        # cannot ask for a huge network before the shapes are compared
+        limit = max(n_elements, _MIN_SIZE_LIMIT)
+        sizes = {
+            f"parameter {name}": getattr(est, name)
+            for name in est._model_parameter_names()
+            if _is_int(getattr(est, name))
+        }
+        for name in ("n_features_in_", "n_outputs_"):
+            value = getattr(est, name, None)
+            if not _is_int(value):
+                raise ModelFileError(
+                    f"Corrupt archive: {name} must be an int, got {value!r:.100}"
+                )
+            sizes[name] = value
         n_modules = spec.get("n_modules")
-        built = getattr(recurrent, "n_modules", None)
-        if n_modules is not None and built is not None and n_modules > built:
-            recurrent.grow_(int(n_modules) - int(built))
-        module = SequenceNet(
-            recurrent, int(est.n_outputs_), per_step=est.target == "timestep"
-        )
+        if n_modules is not None:
+            if not _is_int(n_modules):
+                raise ModelFileError(
+                    f"Corrupt archive: bad n_modules {n_modules!r:.100}"
+                )
+            sizes["n_modules"] = n_modules
+        for name, value in sizes.items():
+            if not 0 <= value <= limit:
+                raise ModelFileError(
+                    f"Corrupt archive: {name} = {value} does not fit the saved "
+                    f"weights ({n_elements} values)"
+                )
+        if est.n_features_in_ < 1 or est.n_outputs_ < 1:
+            raise ModelFileError(
+                "Corrupt archive: n_features_in_ and n_outputs_ must be >= 1"
+            )
+        saved_shapes = {k: tuple(v.shape) for k, v in state.items()}
         try:
-            module.load_state_dict(state)
-        except RuntimeError as exc:
-            raise ValueError(
-                f"The saved weights do not fit the {type(est).__name__} rebuilt "
-                f"from the saved parameters: {exc}"
+            with (
+                torch.random.fork_rng(devices=[]),
+                _AllocationBudget(
+                    elements=_BUDGET_FACTOR * n_elements + _BUDGET_ELEMENTS,
+                    ops=_OPS_FACTOR * len(state) + _BUDGET_OPS,
+                ),
+            ):
+                torch.manual_seed(0)  # the values are overwritten by the state
+                recurrent = est._build_module(int(est.n_features_in_))
+                built = getattr(recurrent, "n_modules", None)
+                if n_modules is not None and built is not None and n_modules > built:
+                    recurrent.grow_(int(n_modules) - int(built))
+                module = SequenceNet(
+                    recurrent, int(est.n_outputs_), per_step=est.target == "timestep"
+                )
+        except _BudgetExceeded:
+            raise ModelFileError(
+                f"Corrupt archive: the {type(est).__name__} described by the saved "
+                "parameters is much larger than the saved weights"
             ) from None
+        expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+        if expected != saved_shapes:
+            raise ModelFileError(
+                f"The saved weights do not fit the {type(est).__name__} rebuilt "
+                "from the saved parameters (tensor names or shapes differ)"
+            )
+        module.load_state_dict(state)
         device = "cpu"
-        saved = torch.device(spec.get("device", "cpu"))
+        saved = _device(spec.get("device", "cpu"))
         if saved.type == "cuda" and torch.cuda.is_available():
             device = str(saved)
         net = est._make_net(
@@ -419,10 +725,118 @@ class _Reader:
         est.net_ = net
 
 
+def _device(value: Any) -> torch.device:
+    if not isinstance(value, str):
+        raise ModelFileError(f"Corrupt archive: bad torch device {value!r:.100}")
+    try:
+        return torch.device(value)
+    except (RuntimeError, TypeError, ValueError):
+        raise ModelFileError(
+            f"Corrupt archive: bad torch device {value!r:.100}"
+        ) from None
+
+
+def _check_sequence_estimator(est: BaseEstimator, *, has_net: bool) -> None:
+    """The fitted attributes of an sklmn sequence estimator agree with each
+    other and with its network (or it is unfitted)."""
+    fitted = [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
+    if not has_net:
+        if fitted:
+            raise ModelFileError(
+                f"Corrupt archive: {type(est).__name__} has fitted attributes "
+                f"({fitted[0]}) but no network"
+            )
+        return
+    missing = [
+        name
+        for name in ("_problem", "n_iter_", "loss_curve_", "_fitted_params")
+        if not hasattr(est, name)
+    ]
+    if missing:
+        raise ModelFileError(
+            f"Corrupt archive: fitted attribute {missing[0]} is missing"
+        )
+    if est._problem not in ("multiclass", "multilabel", "continuous"):
+        raise ModelFileError(f"Corrupt archive: bad problem {est._problem!r:.100}")
+    n_in, n_out = int(est.n_features_in_), int(est.n_outputs_)
+    if hasattr(est, "classes_"):
+        if est._problem == "continuous" or est.classes_.shape != (n_out,):
+            raise ModelFileError("Corrupt archive: classes_ do not match the network")
+    elif est._problem != "continuous" or not hasattr(est, "_has_output_axis"):
+        raise ModelFileError("Corrupt archive: a regressor's attributes are missing")
+    for name, size in (
+        ("input_mean_", n_in),
+        ("input_scale_", n_in),
+        ("target_mean_", n_out),
+        ("target_scale_", n_out),
+    ):
+        value = getattr(est, name, None)
+        if value is not None and (
+            value.shape != (size,) or value.dtype.kind != "f"
+        ):
+            raise ModelFileError(f"Corrupt archive: {name} does not match the network")
+
+
+def _check_shape(est, name: str, shape: tuple, optional: bool = False) -> None:
+    value = getattr(est, name, None)
+    if value is None and optional:
+        return
+    if (
+        not isinstance(value, np.ndarray)
+        or value.shape != shape
+        or value.dtype.kind != "f"
+    ):
+        raise ModelFileError(
+            f"Corrupt archive: {type(est).__name__}.{name} must be a float array "
+            f"of shape {shape}"
+        )
+
+
+def _check_laes(est: BaseEstimator) -> None:
+    """The fitted attributes of a LAES transformer agree with each other."""
+    sizes = {}
+    for name in ("n_features_in_", "n_components_", "max_length_"):
+        value = getattr(est, name, None)
+        if not _is_int(value) or value < (0 if name == "n_components_" else 1):
+            raise ModelFileError(f"Corrupt archive: bad {name} {value!r:.100}")
+        sizes[name] = int(value)
+    a, p, L = sizes["n_features_in_"], sizes["n_components_"], sizes["max_length_"]
+    _check_shape(est, "A_", (p, a))
+    _check_shape(est, "B_", (p, p))
+    _check_shape(est, "mean_", (a,))
+    _check_shape(est, "components_", (p, L * a))
+    _check_shape(est, "singular_values_", (p,))
+    _check_shape(est, "explained_variance_ratio_", (p,))
+    state = getattr(est, "_gram_state", None)
+    if state is not None:
+        keys = {"origin", "n_lags", "gram", "sum", "s1", "count", "n_steps"}
+        if not isinstance(state, dict) or set(state) != keys:
+            raise ModelFileError("Corrupt archive: bad _gram_state")
+        lags = state["n_lags"]
+        if not _is_int(lags) or lags < 0:
+            raise ModelFileError("Corrupt archive: bad _gram_state")
+        holder = type("_State", (), state)
+        _check_shape(holder, "origin", (a,))
+        _check_shape(holder, "sum", (a,))
+        _check_shape(holder, "gram", (lags, a, lags, a), optional=True)
+        _check_shape(holder, "s1", (lags, lags, a), optional=True)
+        _check_shape(holder, "count", (lags, lags), optional=True)
+
+
 def load(
-    path: str | os.PathLike, *, trusted: Iterable[str] | None = None
+    path: str | os.PathLike,
+    *,
+    trusted: Iterable[str] | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> BaseEstimator:
     """Load an estimator saved by :func:`save`, without executing its code.
+
+    Every size and type the file declares is checked before anything is
+    allocated: the uncompressed size of each archive member before it is read
+    (at most ``max_bytes`` in all), each array's header against its data,
+    the type of every fitted attribute (only those the class lists can be
+    set), and the sizes a network is rebuilt from against the saved weights.
+    Whatever is wrong with the file, :class:`ModelFileError` is raised.
 
     Parameters
     ----------
@@ -432,6 +846,9 @@ def load(
         Fully qualified class names (``'sklearn.pipeline.Pipeline'``) to accept
         in addition to :data:`SAFE_CLASSES`. Only name classes whose
         constructor and ``set_params`` you trust.
+    max_bytes : int, default=MAX_BYTES
+        Most bytes the members read may hold uncompressed (1 GiB by default);
+        raise it to load larger models from files you trust.
 
     Returns
     -------
@@ -442,10 +859,15 @@ def load(
 
     Raises
     ------
+    ModelFileError
+        (a :class:`ValueError`) If the file is not an archive written by
+        :func:`save`, is corrupt or tampered with, exceeds ``max_bytes`` or
+        has a format version newer than :data:`FORMAT_VERSION`.
     UntrustedTypeError
-        If the archive names a class outside the allow-list.
-    ValueError
-        If the file is not an archive written by :func:`save` or is corrupt.
+        (a :class:`ModelFileError`) If the archive names a class outside the
+        allow-list.
+    OSError
+        If the file cannot be opened.
 
     See Also
     --------
@@ -470,6 +892,8 @@ def load(
     >>> bool(np.array_equal(load(path).predict(X), reg.predict(X)))
     True
     """
+    if not _is_int(max_bytes) or max_bytes < 1:
+        raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
     if trusted is not None and isinstance(trusted, str):
         trusted = [trusted]
     allowed = set(SAFE_CLASSES | frozenset(_public_classes()))
@@ -484,26 +908,56 @@ def load(
             continue
         if isinstance(obj, type):
             allowed.add(f"{obj.__module__}.{obj.__qualname__}")
+    shown = os.fspath(path)
+    with open(shown, "rb") as handle:
+        try:
+            return _load(handle, shown, allowed, int(max_bytes))
+        except ModelFileError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is documented
+            raise ModelFileError(
+                f"{shown!r} is not a valid sklmn estimator archive "
+                f"({type(exc).__name__}: {str(exc)[:300]})"
+            ) from exc
+
+
+def _reject_constant(name: str):
+    raise ModelFileError(f"Corrupt archive: JSON constant {name} in the manifest")
+
+
+def _load(handle, shown: str, allowed: set[str], max_bytes: int) -> BaseEstimator:
     try:
-        archive = zipfile.ZipFile(os.fspath(path), "r")
+        archive = zipfile.ZipFile(handle, "r")
     except zipfile.BadZipFile:
-        raise ValueError(
-            f"{os.fspath(path)!r} is not an archive written by sklmn.persistence.save"
+        raise ModelFileError(
+            f"{shown!r} is not an archive written by sklmn.persistence.save"
         ) from None
     with archive:
+        if len(archive.infolist()) > _MAX_MEMBERS:
+            raise ModelFileError(f"{shown!r} has too many members")
+        reader = _Reader(archive, allowed, max_bytes)
         try:
-            manifest = json.loads(archive.read(_MANIFEST))
-        except (KeyError, json.JSONDecodeError):
-            raise ValueError(
-                f"{os.fspath(path)!r} has no valid {_MANIFEST}; it was not written "
+            text = reader.member(_MANIFEST)
+        except ModelFileError as exc:
+            raise ModelFileError(
+                f"{shown!r} has no valid {_MANIFEST}; it was not written by "
+                f"sklmn.persistence.save ({exc})"
+            ) from None
+        try:
+            manifest = json.loads(text, parse_constant=_reject_constant)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ModelFileError(
+                f"{shown!r} has no valid {_MANIFEST}; it was not written "
                 "by sklmn.persistence.save"
             ) from None
         if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT_NAME:
-            raise ValueError(f"{os.fspath(path)!r} is not an sklmn estimator archive")
+            raise ModelFileError(f"{shown!r} is not an sklmn estimator archive")
         version = manifest.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ValueError(
-                f"{os.fspath(path)!r} has format version {version!r}; this sklmn "
+        if not _is_int(version) or version > FORMAT_VERSION:
+            raise ModelFileError(
+                f"{shown!r} has format version {version!r:.100}; this sklmn "
                 f"reads versions up to {FORMAT_VERSION} (upgrade sklmn)."
             )
-        return _Reader(archive, allowed).estimator(manifest.get("estimator"))
+        if version < 1:
+            raise ModelFileError(f"{shown!r} has an invalid format version {version!r}")
+        return reader.estimator(manifest.get("estimator"))

@@ -260,6 +260,16 @@ class SequenceStandardScaler(
     (3,)
     """
 
+    #: Fitted attributes that :func:`sklmn.persistence.load` may set
+    _fitted_attributes: dict = {
+        "n_features_in_": "int",
+        "feature_names_in_": "array",
+        "mean_": "array",
+        "var_": "array",
+        "scale_": "array",
+        "n_samples_seen_": "int",
+    }
+
     _parameter_constraints: dict = {
         "with_mean": ["boolean"],
         "with_std": ["boolean"],

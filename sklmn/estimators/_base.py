@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import threading
 import warnings
 from numbers import Integral, Real
@@ -27,7 +28,13 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy.special import expit, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    _fit_context,
+    clone,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
@@ -186,6 +193,11 @@ FITTED_ATTRIBUTES_DOC = """\
         Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
         Validation score of the kept weights when early stopping is on.
+    diverged_ : bool
+        Whether the last ``fit`` diverged and recovered: a
+        :class:`sklmn.callbacks.RestoreOnDivergence` in ``callbacks`` stopped
+        training and restored earlier weights (the callback object passed in
+        is left untouched).
     net_ : skorch.NeuralNet
         The trained skorch net; ``net_.module_`` is the
         :class:`torch.nn.Module` (``.recurrent`` and ``.readout``) and
@@ -237,6 +249,55 @@ def _seeded_torch(seed: int):
         yield
 
 
+def _atomic_fit(fit):
+    """Make ``fit`` all or nothing: on any exception (``KeyboardInterrupt``
+    included) the estimator gets back every attribute it had before."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)  # fit assigns attributes, never mutates
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return wrapper
+
+
+def _same_parameter(a, b) -> bool:
+    """Whether two parameter values are equal; nested estimators compare by
+    class and parameters (not identity), arrays by value."""
+    if isinstance(a, BaseEstimator) or isinstance(b, BaseEstimator):
+        return type(a) is type(b) and _same_parameter(
+            a.get_params(deep=False), b.get_params(deep=False)
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_parameter(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(
+            _same_parameter(x, z) for x, z in zip(a, b, strict=True)
+        )
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _check_float32_range(values: np.ndarray) -> None:
+    """Reject regression targets that overflow float32 (the training dtype)."""
+    limit = float(np.finfo(np.float32).max)
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest > limit:
+        raise ValueError(
+            f"y has values too large for float32, the training precision: max "
+            f"|y| = {largest:.4g} > {limit:.4g}. Rescale the targets."
+        )
+
+
 def _completed(history, key: str) -> list[float]:
     """Values of ``key`` in the epochs of a skorch history that recorded it."""
     try:
@@ -252,6 +313,29 @@ class _BaseSequenceEstimator(BaseEstimator):
     of :mod:`sklmn.nn`) and the target hooks ``_encode_target`` and
     predictions (classifier/regressor bases).
     """
+
+    #: Fitted attributes that :func:`sklmn.persistence.load` may set, with
+    #: their kind (subclasses add theirs; ``load`` merges the lists of the
+    #: class hierarchy)
+    _fitted_attributes: dict = {
+        "n_features_in_": "int",
+        "feature_names_in_": "array",
+        "n_outputs_": "int",
+        "_problem": "str",
+        "input_mean_": "array?",
+        "input_scale_": "array?",
+        "target_mean_": "array?",
+        "target_scale_": "array?",
+        "loss_curve_": "list",
+        "n_iter_": "int",
+        "best_epoch_": "int",
+        "best_loss_": "float",
+        "validation_loss_curve_": "list?",
+        "validation_scores_": "list?",
+        "best_validation_score_": "float?",
+        "diverged_": "bool",
+        "_fitted_params": "dict",
+    }
 
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep"})],
@@ -507,8 +591,16 @@ class _BaseSequenceEstimator(BaseEstimator):
         return bool(self.early_stopping)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @_atomic_fit
     def fit(self, X, y, *, X_val=None, y_val=None):
         """Train the model on sequences ``X`` and targets ``y``.
+
+        ``fit`` is all or nothing: if it raises (invalid data, a
+        :class:`FloatingPointError` of a diverging training, a
+        ``KeyboardInterrupt`` before the first epoch completed...), the
+        estimator keeps every attribute it had before the call, so a fitted
+        model still predicts as before. A ``KeyboardInterrupt`` after at least
+        one completed epoch ends training with those epochs instead.
 
         Parameters
         ----------
@@ -530,6 +622,12 @@ class _BaseSequenceEstimator(BaseEstimator):
         -------
         self : object
             The fitted estimator.
+
+        Raises
+        ------
+        FloatingPointError
+            If training diverges and no callback recovers (see
+            :class:`sklmn.callbacks.RestoreOnDivergence`).
         """
         if (X_val is None) != (y_val is None):
             raise ValueError("X_val and y_val must be given together.")
@@ -588,10 +686,19 @@ class _BaseSequenceEstimator(BaseEstimator):
             net.initialize()
             net.partial_fit(dataset)
 
+        if (
+            net.interrupted_
+            and net.divergence_ is None
+            and not _completed(net.history, "train_loss")
+        ):
+            # interrupted before an epoch completed: nothing was trained, so
+            # the interruption propagates (and the estimator is left as it was)
+            raise KeyboardInterrupt
         self._check_finite_parameters(net)
         # do not keep (and pickle) the validation sequences with the model
         net.train_split = None
         self._record_history(net, warm)
+        self.diverged_ = net.divergence_ is not None
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
         self._record_fit(net)
@@ -659,13 +766,16 @@ class _BaseSequenceEstimator(BaseEstimator):
 
     def _current_fitted_params(self) -> dict:
         names = ["target", *self._model_parameter_names()]
-        return {name: getattr(self, name) for name in names}
+        return {
+            name: clone(value) if isinstance(value, BaseEstimator) else value
+            for name, value in ((n, getattr(self, n)) for n in names)
+        }
 
     def _check_warm_start(self) -> None:
         changed = {
             name: (old, getattr(self, name))
             for name, old in self._fitted_params.items()
-            if getattr(self, name) != old
+            if not _same_parameter(getattr(self, name), old)
         }
         if changed:
             desc = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
@@ -699,8 +809,31 @@ class _BaseSequenceEstimator(BaseEstimator):
         )
         outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
-        restored[order] = self._unstandardized_outputs(outputs)
+        with np.errstate(over="ignore", invalid="ignore"):
+            restored[order] = self._unstandardized_outputs(outputs)
+        self._check_finite_outputs(restored, seqs)
         return restored, seqs
+
+    def _check_finite_outputs(self, outputs: np.ndarray, seqs: Sequences) -> None:
+        """Raise :class:`FloatingPointError` naming the sequences whose outputs
+        (at valid steps) are not finite."""
+        bad = ~np.isfinite(outputs)
+        if self.target == "timestep":
+            bad &= seqs.mask[:, : outputs.shape[1], None]
+        bad = bad.reshape(len(bad), -1).any(axis=1)
+        if not bad.any():
+            return
+        index = np.flatnonzero(bad)
+        shown = ", ".join(str(int(i)) for i in index[:10])
+        more = ", ..." if len(index) > 10 else ""
+        raise FloatingPointError(
+            f"The model's outputs are not finite for {len(index)} of "
+            f"{len(bad)} sequences (indices {shown}{more}; lengths up to "
+            f"{int(seqs.lengths[index].max())}): the recurrence overflowed, as "
+            "happens on sequences much longer than the training ones when the "
+            "memory amplifies its state, or on extreme input values. No "
+            "prediction is made from non-finite outputs."
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -713,6 +846,8 @@ class _BaseSequenceEstimator(BaseEstimator):
 class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
     """Classification targets: multiclass (cross-entropy on logits) or
     multilabel (binary cross-entropy on logits)."""
+
+    _fitted_attributes = {"classes_": "array"}
 
     def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
         classes = None if reset else self.classes_
@@ -856,10 +991,13 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
 class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
     """Regression targets (squared error), single or multi-output."""
 
+    _fitted_attributes = {"_has_output_axis": "bool"}
+
     def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
         if self.target == "sequence":
             y = check_sequence_target(y, seqs.n_samples, classifier=False)
             has_output_axis = y.ndim == 2
+            _check_float32_range(np.asarray(y, dtype=np.float64))
             encoded = y.reshape(y.shape[0], -1).astype(np.float32)
         else:
             steps, has_output_axis = check_timestep_target(y, seqs)
@@ -870,6 +1008,7 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
                     f"Regression targets must be numeric, got dtype {steps.dtype}."
                 ) from None
             steps = steps.reshape(steps.shape[0], -1)
+            _check_float32_range(steps)
             encoded = pad_steps(steps.astype(np.float32), seqs, 0.0)
         n_outputs = encoded.shape[-1]
         if not reset and n_outputs != self.n_outputs_:

@@ -326,7 +326,14 @@ class SequenceNeuralNet(NeuralNet):
       weights only: parameters whose name starts with ``bias`` (``bias_h``,
       ``bias_ih_l0``, the readout's ``bias``...) form a group without decay;
     * the ``module`` parameter (an instance) is pickled with the torch-aware
-      part of the state, so a net trained on a GPU unpickles on a CPU.
+      part of the state, so a net trained on a GPU unpickles on a CPU;
+    * a :class:`torch.linalg.LinAlgError` of the forward pass during training
+      (a parametrized recurrent matrix that cannot be computed from
+      non-finite parameters, e.g. the Cayley transform of an ENRNN) is a
+      divergence like a non-finite loss;
+    * ``divergence_`` holds the message of a divergence a callback recovered
+      from during the last training (None otherwise) and ``interrupted_``
+      whether a ``KeyboardInterrupt`` ended it.
     """
 
     # "module" also covers the module instance passed as parameter
@@ -395,6 +402,51 @@ class SequenceNeuralNet(NeuralNet):
             return iterator(dataset, batch_sampler=sampler, **kwargs)
         return iterator(dataset, generator=generator, **kwargs)
 
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.divergence_ = None
+        self.interrupted_ = False
+        self._training = True
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        self._training = False
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            # skorch ends training quietly; remember that it was interrupted
+            # (by the user, a stopping rule or a divergence recovery)
+            self.interrupted_ = True
+            raise
+
+    def infer(self, x, **fit_params):
+        try:
+            return super().infer(x, **fit_params)
+        except torch.linalg.LinAlgError as exc:
+            if not getattr(self, "_training", False):
+                raise FloatingPointError(
+                    f"The recurrent matrix of the model cannot be computed: {exc}"
+                ) from None
+            epoch = len(self.history)
+            batch = max(len(self.history[-1, "batches"]), 1) if epoch else 1
+            self.diverged(
+                f"Training diverged at epoch {epoch}, batch {batch}: the "
+                f"recurrent matrix cannot be computed ({exc}){self._bad_params()}."
+                " Try a smaller learning_rate_init, gradient_clipping, or scaled "
+                "inputs and targets."
+            )
+            raise  # pragma: no cover - diverged always raises
+
+    def _bad_params(self) -> str:
+        bad = [
+            name
+            for name, p in self.module_.named_parameters()
+            if not bool(torch.isfinite(p).all())
+        ]
+        if not bad:
+            return ""
+        return f"; non-finite parameters: {bad[0]!r} ({len(bad)} tensor(s))"
+
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = to_tensor(y_true, device=self.device)
         data_loss = self.criterion_(y_pred, y_true, X["lengths"])
@@ -438,7 +490,9 @@ class SequenceNeuralNet(NeuralNet):
         :class:`sklmn.callbacks.RestoreOnDivergence`) may restore finite
         weights and stop training by raising ``KeyboardInterrupt``;
         otherwise :class:`FloatingPointError` is raised with ``message``.
+        The message is kept as ``divergence_``.
         """
+        self.divergence_ = message
         for _, callback in self.callbacks_:
             handler = getattr(callback, "on_divergence", None)
             if handler is not None:
@@ -589,6 +643,15 @@ class ConvergenceMonitor(Callback):
     group is divided by 5 each time ``ceil(n_iter_no_change / 2)`` epochs in a
     row bring no improvement.
 
+    A divergence is reported to the net (``net.diverged(message)``: a
+    :class:`FloatingPointError`, or a recovery by
+    :class:`sklmn.callbacks.RestoreOnDivergence`) when the monitored value of
+    the weights after an epoch is not finite, or when their loss (the
+    validation loss when the score is monitored) exceeds ``explosion_factor``
+    times the lowest loss so far (the starting weights' loss included; below
+    1 the reference is 1, so a small loss that grows without exploding does
+    not count).
+
     Parameters
     ----------
     tol : float
@@ -601,6 +664,10 @@ class ConvergenceMonitor(Callback):
         Learning-rate schedule.
     sink : callable or None
         Receives the stopping message (None: silent).
+    explosion_factor : float, default=1e6
+        Growth of the loss over the lowest loss so far that counts as a
+        divergence (large enough for the transient spikes of optimizers such
+        as RMSprop in their first steps).
 
     Attributes
     ----------
@@ -623,12 +690,14 @@ class ConvergenceMonitor(Callback):
         monitor="train_loss",
         learning_rate="constant",
         sink=None,
+        explosion_factor=1e6,
     ):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.monitor = monitor
         self.learning_rate = learning_rate
         self.sink = sink
+        self.explosion_factor = explosion_factor
 
     def initialize(self):
         if self.monitor not in self.MONITORS:
@@ -683,6 +752,8 @@ class ConvergenceMonitor(Callback):
         self.best_epoch_ = len(net.history)
         self._best_state = snapshot_state(net.module_)
         self._hold = False
+        start_loss = self.start_loss_ if self._higher_is_better else self.start_
+        self._lowest_loss = start_loss if np.isfinite(start_loss) else np.inf
 
     def _value(self, net, row) -> float:
         if self.monitor == "train_loss":
@@ -699,6 +770,7 @@ class ConvergenceMonitor(Callback):
                 f"Training diverged at epoch {row['epoch']}: the monitored "
                 f"{self.monitor} of the weights after the epoch is {value}."
             )
+        self._check_explosion(net, row, value)
         sign = -1.0 if self._higher_is_better else 1.0
         improved = sign * value <= sign * self.best_ - self.tol
         if sign * value < sign * self.best_:
@@ -725,6 +797,30 @@ class ConvergenceMonitor(Callback):
                 group["lr"] /= 5.0
             if self.sink is not None:
                 self.sink(f"Learning rate divided by 5 at epoch {row['epoch']}.")
+
+    def _check_explosion(self, net, row, value: float) -> None:
+        """Report a loss far above the lowest so far as a divergence."""
+        if self._higher_is_better:
+            name, loss = "valid_loss", float(row.get("valid_loss", np.nan))
+        else:
+            name, loss = self.monitor, float(value)
+        if not np.isfinite(loss):
+            if self._higher_is_better:
+                net.diverged(
+                    f"Training diverged at epoch {row['epoch']}: the validation "
+                    f"loss of the weights after the epoch is {loss}."
+                )
+            return
+        reference = max(self._lowest_loss, 1.0)
+        if loss > self.explosion_factor * reference:
+            net.diverged(
+                f"Training diverged at epoch {row['epoch']}: the {name} of the "
+                f"weights after the epoch is {loss:.4g}, more than "
+                f"{self.explosion_factor:g} times the lowest so far "
+                f"({self._lowest_loss:.4g}). Try a smaller learning_rate_init, "
+                "gradient_clipping, or scaled inputs and targets."
+            )
+        self._lowest_loss = min(self._lowest_loss, loss)
 
     def restore_best(self, net) -> int:
         """Load the best weights seen so far into ``net.module_``.

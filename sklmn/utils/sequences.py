@@ -122,10 +122,23 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             f"{input_name}{where} has non-numeric dtype {arr.dtype}; sequences "
             "must hold numbers."
         )
+    if arr.dtype.kind in "mM":
+        raise TypeError(
+            f"{input_name}{where} has dtype {arr.dtype} (dates or time "
+            "differences); sequences must hold numbers: convert them explicitly "
+            "(e.g. to seconds) first."
+        )
     if arr.dtype.kind == "b" or arr.dtype.kind in "iuf":
         return np.array(arr, dtype=dtype, copy=True)
     # object arrays: float() gives the clear TypeError/ValueError for strings,
-    # dicts, None...
+    # dicts, None... but converts numpy dates to numbers
+    if arr.dtype == object and any(
+        isinstance(v, np.datetime64 | np.timedelta64) for v in arr.flat
+    ):
+        raise TypeError(
+            f"{input_name}{where} contains numpy dates or time differences; "
+            "sequences must hold numbers: convert them explicitly first."
+        )
     try:
         return np.array(arr, dtype=dtype, copy=True)
     except (TypeError, ValueError) as exc:

@@ -247,6 +247,8 @@ def test_fine_tuning_never_ends_below_the_pretrained_start():
 
 
 def test_a_destroyed_start_is_restored_with_best_epoch_zero():
+    from sklmn.callbacks import DivergenceWarning, RestoreOnDivergence
+
     X, _, yr = _data(n=40)
     reg = LMNRegressor(
         hidden_size=3,
@@ -257,8 +259,12 @@ def test_a_destroyed_start_is_restored_with_best_epoch_zero():
         learning_rate_init=3.0,  # Adam steps of 3 per weight: bounded, ruinous
         gradient_clipping=None,
         early_stopping=False,
-    ).fit(X, yr)
-    assert reg.best_epoch_ == 0
+        # the loss explodes (~1e11): a divergence, recovered here
+        callbacks=[("restore", RestoreOnDivergence())],
+    )
+    with pytest.warns(DivergenceWarning, match="times the lowest"):
+        reg.fit(X, yr)
+    assert reg.best_epoch_ == 0 and reg.diverged_
     for k, v in reg.pretrainer_.start_state_.items():
         torch.testing.assert_close(reg.net_.module_.state_dict()[k], v)
 

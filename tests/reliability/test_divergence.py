@@ -10,7 +10,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklmn.callbacks import DivergenceWarning, RestoreOnDivergence
-from sklmn.estimators import LMNRegressor
+from sklmn.estimators import ENRNNRegressor, LMNRegressor, RNNRegressor
 
 T = 80  # 3**80 ~ 1e38: an expanding memory overflows float32 within a sequence
 
@@ -168,3 +168,147 @@ def test_gradient_clipping_bounds_gradient_norm(clip):
         assert norms.max() > 10 * 0.05  # the clipped run below is a real bound
     else:
         assert norms.max() <= clip * (1 + 1e-5)
+
+
+# ---------------------------------------------------------------------------
+# reproducers of training that diverges or explodes (tiny data, huge steps)
+
+
+def _tiny():
+    rng = np.random.RandomState(0)
+    return rng.randn(12, 6, 2), rng.randint(0, 3, 12), rng.randn(12)
+
+
+def _quiet_fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning, DivergenceWarning
+        return est.fit(X, y)
+
+
+def test_recovery_keeps_weights_judged_after_their_epoch_and_finite():
+    X, _, y = _tiny()
+    guard = RestoreOnDivergence()
+    est = LMNRegressor(
+        hidden_size=3,
+        memory_size=2,
+        max_iter=3,
+        random_state=0,
+        optimizer="sgd",
+        learning_rate_init=1e8,
+        callbacks=[("r", guard)],
+    )
+    with pytest.warns(DivergenceWarning, match="Training diverged"):
+        est.fit(X, y)
+    assert est.diverged_ is True
+    assert not hasattr(guard, "diverged_")  # the user's object is untouched
+    assert dict(est.net_.callbacks_)["r"].diverged_
+    pred = est.predict(X)
+    assert np.isfinite(pred).all() and np.abs(pred).max() < 100 * np.abs(y).max()
+    # best_loss_ is the loss of the weights kept, measured on them: the mean
+    # squared error in standardized units (the LMN has no penalty here)
+    mse = np.mean(((pred - y) / est.target_scale_[0]) ** 2)
+    assert np.isfinite(est.best_loss_)
+    assert mse == pytest.approx(est.best_loss_, rel=1e-3)
+    # the kept weights are the best measured: no completed epoch beat them
+    monitor = dict(est.net_.callbacks_)["convergence"]
+    assert est.best_loss_ <= monitor.start_ * (1 + 1e-6)
+
+
+def test_diverged_is_false_after_a_normal_fit():
+    X, _, y = _tiny()
+    est = _quiet_fit(
+        LMNRegressor(hidden_size=3, memory_size=2, max_iter=2, random_state=0), X, y
+    )
+    assert est.diverged_ is False
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: RNNRegressor(hidden_size=3, **kw),
+        lambda **kw: ENRNNRegressor(hidden_size=3, short_size=2, **kw),
+    ],
+    ids=["rnn", "enrnn"],
+)
+def test_exploding_finite_loss_is_a_divergence(make):
+    X, _, y = _tiny()
+    params = dict(max_iter=3, random_state=0, optimizer="sgd", learning_rate_init=1e8)
+    with pytest.raises(
+        FloatingPointError, match=r"diverged at epoch 1: .*1e\+06 times the lowest"
+    ):
+        make(**params).fit(X, y)
+    est = make(callbacks=[("r", RestoreOnDivergence())], **params)
+    with pytest.warns(DivergenceWarning, match="times the lowest"):
+        est.fit(X, y)
+    assert est.diverged_ and est.best_epoch_ == 0  # the starting weights
+    assert np.isfinite(est.best_loss_) and est.best_loss_ < 10
+    assert est.score(X, y) > -10  # not the R² of -3e48 of exploded weights
+
+
+def test_small_loss_that_grows_is_not_an_explosion():
+    """A loss far below 1 may grow a million-fold (an ordinary first-epoch
+    spike of a model that starts almost perfect) without counting as
+    divergence."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(16, 5, 1)
+    y = 1e-4 * rng.randn(16)  # squared errors ~1e-8 at the start
+    est = LMNRegressor(
+        hidden_size=3,
+        memory_size=2,
+        max_iter=2,
+        standardize=False,
+        learning_rate_init=0.5,
+        random_state=0,
+        early_stopping=False,
+    )
+    _quiet_fit(est, X, y)
+    assert not est.diverged_ and est.n_iter_ == 2
+    monitor = dict(est.net_.callbacks_)["convergence"]
+    after_epoch_1 = float(est.net_.history[0, "train_eval_loss"])
+    assert 1e6 * monitor.start_ < after_epoch_1 < 1.0  # grew a million-fold
+    assert np.isfinite(est.predict(X)).all()
+
+
+@pytest.mark.parametrize("restore", [None, "best", "last"])
+def test_enrnn_singular_cayley_matrix_is_a_divergence(restore):
+    from sklmn.estimators import ENRNNClassifier
+
+    X, yc, _ = _tiny()
+    callbacks = None if restore is None else [("r", RestoreOnDivergence(restore))]
+    est = ENRNNClassifier(
+        hidden_size=3,
+        short_size=2,
+        max_iter=5,
+        random_state=0,
+        optimizer="adam",
+        learning_rate_init=1e8,
+        gradient_clipping=None,
+        callbacks=callbacks,
+    )
+    if restore is None:
+        with pytest.raises(FloatingPointError, match="recurrent matrix cannot be"):
+            est.fit(X, yc)
+        return
+    with pytest.warns(DivergenceWarning, match="recurrent matrix cannot be"):
+        est.fit(X, yc)
+    assert est.diverged_
+    assert np.isfinite(est.predict_proba(X)).all()
+
+
+def test_restore_last_never_restores_weights_found_exploded():
+    X, _, y = _tiny()
+    est = LMNRegressor(
+        hidden_size=3,
+        memory_size=2,
+        max_iter=3,
+        random_state=0,
+        optimizer="sgd",
+        learning_rate_init=1e8,
+        callbacks=[("r", RestoreOnDivergence(restore="last"))],
+    )
+    with pytest.warns(DivergenceWarning):
+        est.fit(X, y)
+    guard = dict(est.net_.callbacks_)["r"]
+    assert est.diverged_ and guard.restored_epoch_ < est.n_iter_ + 1
+    assert np.isfinite(est.predict(X)).all()
+    assert np.abs(est.predict(X)).max() < 100 * np.abs(y).max()
