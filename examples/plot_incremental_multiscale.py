@@ -9,8 +9,11 @@ train it incrementally (Carta et al. 2021 Alg. 2, Carta et al. 2020a §4.1): sta
 one module, train, then add the next slower module, whose weights come from a
 linear autoencoder for sequences (LAES) fit on the hidden states subsampled
 at the new module's clock, and whose readout columns are a least-squares fit;
-then fine-tune everything and repeat. Growth stops when a new module no
-longer improves the validation score (Carta et al. 2020a §5.3).
+then fine-tune everything and repeat until every module has been added;
+only the ordinary early-stopping rule (on the validation loss) may end
+training sooner, and the model of the best epoch is kept (Carta et al. 2020a
+§5.3). ``growth='adaptive'`` instead stops growing at the first stage that
+does not improve the validation loss.
 
 :class:`~sklmn.pretraining.IncrementalTraining` plugs this schedule into
 :class:`~sklmn.estimators.MultiScaleLMNRegressor`; ``n_modules`` is the
@@ -49,7 +52,7 @@ model = MultiScaleLMNRegressor(
     n_modules=4,  # at most 4 modules: periods 1, 2, 4, 8
     max_iter=12 if quick else 40,
     learning_rate_init=0.003,
-    early_stopping=True,  # the validation R² drives the growth decisions
+    early_stopping=True,  # the validation loss selects the kept model
     validation_fraction=0.2,
     n_iter_no_change=100,
     incremental=IncrementalTraining(epochs_per_module=3 if quick else 8),
@@ -65,7 +68,7 @@ with warnings.catch_warnings():
 for stage in model.module_history_:
     print(
         f"{stage['n_modules']} module(s) from epoch {stage['epoch_added']}: "
-        f"best validation R² {stage['best_score']:.3f}, kept: {stage['kept']}"
+        f"best validation loss {-stage['best_score']:.3f}, kept: {stage['kept']}"
     )
 print(f"modules in the final model: {model.n_modules_}")
 

@@ -35,11 +35,21 @@ class Row:
 
 @dataclass
 class Claim:
-    """A claim of the papers checked by an experiment."""
+    """A claim of the papers checked by an experiment.
+
+    ``text`` states the claim with its threshold (e.g. ">= 95%", "MSE <
+    0.05") or ordering; ``reproduced`` is the verdict on the measured values
+    (None: not checked, e.g. a missing component). A non-empty
+    ``smaller_than_paper`` says why this preset does not test the claim at
+    the paper's size (e.g. "T = 30; the paper: T = 100, 500"): the report
+    then says "not tested at this size" and shows the measured outcome only
+    as a detail.
+    """
 
     text: str
     reproduced: bool | None  # None: not checked in this preset
     detail: str = ""
+    smaller_than_paper: str = ""
 
 
 @dataclass
@@ -51,6 +61,9 @@ class ExperimentResult:
     claims: list[Claim] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
     seconds: float = 0.0
+    #: set-up notes: model selection rule, thresholds, remaining deviations
+    #: from the paper's set-up with their reasons
+    notes: list[str] = field(default_factory=list)
 
 
 ExperimentFn = Callable[[str, Path, Callable[[str], None]], ExperimentResult]
@@ -99,6 +112,29 @@ def _fmt(value: float) -> str:
     return f"{value:.3e}"
 
 
+def _cell(text) -> str:
+    """A Markdown table cell: ``|`` escaped, line breaks flattened."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+#: The papers the reports cite (short form, authors, title, venue).
+PAPERS = (
+    ("Bacciu et al. 2019", "D. Bacciu, A. Carta, A. Sperduti", "Linear Memory "
+     "Networks", "ICANN 2019"),
+    ("Carta et al. 2020a", "A. Carta, A. Sperduti, D. Bacciu", "Incremental "
+     "Training of a Recurrent Neural Network Exploiting a Multi-Scale Dynamic "
+     "Memory", "ECML-PKDD 2020"),
+    ("Carta et al. 2020b", "A. Carta, A. Sperduti, D. Bacciu", "Autoencoder-based "
+     "Initialization for Recurrent Neural Networks with a Linear Memory", "2020"),
+    ("Carta et al. 2021", "A. Carta, A. Sperduti, D. Bacciu", "Encoding-based "
+     "Memory Modules for Recurrent Neural Networks", "journal version, 2021"),
+    ("Helfrich & Ye 2020", "K. Helfrich, Q. Ye", "Eigenvalue Normalized "
+     "Recurrent Neural Networks for Short Term Memory", "AAAI 2020"),
+)
+
+_VERDICTS = {True: "yes", False: "**no**", None: "not checked"}
+
+
 def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -115,28 +151,56 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
 
     Examples
     --------
-    >>> res = ExperimentResult("x", rows=[Row("task", "LMN", "acc", 0.5, "50")])
-    >>> print(format_markdown([res], "quick").splitlines()[4])
-    | task | LMN | acc | 0.5 | 50 |  |
+    >>> res = ExperimentResult("x", rows=[Row("task", "LMN", "acc (%)", 50.0, "50")],
+    ...                        claims=[Claim("|a - b| < 1", True, "|a - b| = 0")])
+    >>> text = format_markdown([res], "quick")
+    >>> print(text.splitlines()[6])
+    | task | LMN | acc (%) | 50 | 50 |  |
+    >>> print([line for line in text.splitlines() if "| yes |" in line][0])
+    | \\|a - b\\| < 1 | yes | \\|a - b\\| = 0 |
     """
     lines = [f"# sklmn benchmark results (preset: {preset})", ""]
     lines += [
+        "Each row: a model's test score (the metric column gives the unit; the "
+        "paper column is in the same unit) with the weights of the epoch the "
+        "experiment's selection rule kept (see the set-ups below).",
+        "",
         "| task | model | metric | sklmn | paper | note |",
         "|---|---|---|---|---|---|",
     ]
     for res in results:
         for r in res.rows:
-            lines.append(
-                f"| {r.task} | {r.model} | {r.metric} | {_fmt(r.value)} | "
-                f"{r.paper} | {r.note} |"
-            )
+            cells = (r.task, r.model, r.metric, _fmt(r.value), r.paper, r.note)
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     claims = [c for res in results for c in res.claims]
     if claims:
         lines += ["", "## Claims of the papers", ""]
+        lines += [
+            "A claim is reproduced (\"yes\") when the threshold or ordering "
+            "stated in its text holds for the measured test scores; \"not "
+            "tested at this size\" marks a claim this preset measures on a "
+            "smaller problem than the paper's (the outcome there is only a "
+            "detail).",
+            "",
+        ]
         lines += ["| claim | reproduced | detail |", "|---|---|---|"]
         for c in claims:
-            verdict = {True: "yes", False: "**no**", None: "not checked"}[c.reproduced]
-            lines.append(f"| {c.text} | {verdict} | {c.detail} |")
+            verdict, detail = _VERDICTS[c.reproduced], c.detail
+            if c.smaller_than_paper:
+                measured = {True: "holds", False: "does not hold", None: "n/a"}
+                detail = (
+                    f"{c.smaller_than_paper}; at this size the claim "
+                    f"{measured[c.reproduced]}: {detail}"
+                )
+                verdict = "not tested at this size"
+            lines.append(f"| {_cell(c.text)} | {verdict} | {_cell(detail)} |")
+    notes = [(res.name, n) for res in results for n in res.notes]
+    if notes:
+        lines += ["", "## Set-ups: selection rules and deviations from the papers", ""]
+        for res in results:
+            if res.notes:
+                lines.append(f"- **{res.name}**")
+                lines += [f"  - {n}" for n in res.notes]
     lines += ["", "## Time per experiment", ""]
     lines += ["| experiment | seconds |", "|---|---|"]
     for res in results:
@@ -144,7 +208,10 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     plots = [p for res in results for p in res.plots]
     if plots:
         lines += ["", "## Plots", ""]
-        lines += [f"- `{p.name}`" for p in plots]
+        for p in plots:
+            lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
+    lines += ["## Papers", ""]
+    lines += [f"- {key}: {who}. *{title}*. {venue}." for key, who, title, venue in PAPERS]
     return "\n".join(lines) + "\n"
 
 

@@ -47,6 +47,7 @@ def grow_multiscale_(
     alpha: float = 1e-6,
     solver: str = "auto",
     fit_readout: bool = True,
+    readout: str = "residual",
 ) -> dict:
     r"""Add the next slower memory module to a ``SequenceNet`` (2021 Alg. 2).
 
@@ -61,13 +62,22 @@ def grow_multiscale_(
     2. the readout (when it reads the memory) gains zero columns for the new
        module, so the network's outputs are unchanged so far (the hidden
        layer does not read the new module: its ``W_mh`` columns are zero);
-    3. with ``fit_readout``, the new readout columns (and a bias correction)
-       are the ridge least-squares fit (pseudoinverse for ``alpha = 0``,
-       2020 §4.1) of the new module's states to the residual, i.e. the
-       negative gradient of the loss with respect to the outputs: ``y - ŷ``
-       for the squared error, ``onehot(y) - softmax(ŷ)`` for the
-       cross-entropy, ``y - sigmoid(ŷ)`` for multilabel targets. For the
-       squared error this can only lower the training loss.
+    3. with ``fit_readout``, the readout is fitted by ridge least squares
+       (the pseudoinverse for ``alpha = 0``), in one of two ways:
+
+       - ``readout='residual'``: only the new readout columns (and a bias
+         correction) are fitted, on the new module's states, to the
+         residual, i.e. the negative gradient of the loss with respect to
+         the outputs: ``y - ŷ`` for the squared error, ``onehot(y) -
+         softmax(ŷ)`` for the cross-entropy, ``y - sigmoid(ŷ)`` for
+         multilabel targets. The trained columns are kept; for the squared
+         error this can only lower the training loss.
+       - ``readout='all_modules'``: the whole memory readout (all columns and
+         the bias) is replaced by the fit of the targets themselves (class
+         indicators, 0/1 labels or values) on the states of all the modules
+         (2020 §4.1). The columns learned so far are discarded; with a
+         cross-entropy loss the least-squares outputs are not calibrated
+         logits, so the training loss may rise (``loss_after`` says).
 
     The Parameters are replaced: rebuild the optimizer afterwards.
 
@@ -94,7 +104,11 @@ def grow_multiscale_(
         LAES solver; ``'auto'`` picks the cheaper of ``'gram'`` and
         ``'matrix_free'`` by a cost model.
     fit_readout : bool, default=True
-        Fit the new readout columns (else they stay zero).
+        Fit the readout (else the new columns stay zero).
+    readout : {'residual', 'all_modules'}, default='residual'
+        What the readout fit does (see step 3 above): fit the new columns to
+        the residual, or refit the whole memory readout to the targets on
+        all modules' states (2020 §4.1).
 
     Returns
     -------
@@ -120,11 +134,16 @@ def grow_multiscale_(
     >>> info["loss_after"] <= info["loss_before"]
     True
     """
+    if readout not in ("residual", "all_modules"):
+        raise ValueError(
+            f"readout must be 'residual' or 'all_modules', got {readout!r}"
+        )
     rec = module.recurrent
     if not isinstance(rec, MultiScaleLMN):
         raise ValueError(
             f"incremental training needs a MultiScaleLMN, got {type(rec).__name__}"
         )
+    readout_mode = readout
     was_training = module.training
     module.eval()
     like = rec.weight_xh
@@ -176,18 +195,23 @@ def grow_multiscale_(
             (m_new,) = module_sequences(
                 lambda Xb, lb: (rec.forward_states(Xb, lb)[1],), X, lengths
             )
-            feats = rows(m_new[..., new_cols], lengths_np, per_step)
-            residual = output_residual(outputs, targets, problem)
-            W_new, b_new = ridge_readout(feats, residual, alpha)
-            readout.weight[:, new_cols] = torch.as_tensor(
-                W_new, dtype=readout.weight.dtype, device=readout.weight.device
-            )
-            readout.bias.add_(
-                torch.as_tensor(
-                    b_new, dtype=readout.bias.dtype, device=readout.bias.device
+            like = dict(dtype=readout.weight.dtype, device=readout.weight.device)
+            if readout_mode == "all_modules":
+                # 2020 §4.1: the targets from the states of the whole memory
+                feats = rows(m_new, lengths_np, per_step)
+                W_all, b_all = ridge_readout(feats, targets, alpha)
+                readout.weight.copy_(torch.as_tensor(W_all, **like))
+                readout.bias.copy_(torch.as_tensor(b_all, **like))
+                loss_after = row_loss(feats @ W_all.T + b_all, targets, problem)
+            else:
+                feats = rows(m_new[..., new_cols], lengths_np, per_step)
+                residual = output_residual(outputs, targets, problem)
+                W_new, b_new = ridge_readout(feats, residual, alpha)
+                readout.weight[:, new_cols] = torch.as_tensor(W_new, **like)
+                readout.bias.add_(torch.as_tensor(b_new, **like))
+                loss_after = row_loss(
+                    outputs + feats @ W_new.T + b_new, targets, problem
                 )
-            )
-            loss_after = row_loss(outputs + feats @ W_new.T + b_new, targets, problem)
     module.train(was_training)
     return {
         "module": g,
@@ -206,18 +230,31 @@ class IncrementalTraining(BaseEstimator):
     ``epochs_per_module`` epochs, or earlier when the monitored score has not
     improved for ``patience`` epochs) the next slower module is added by
     :func:`grow_multiscale_` (LAES on the subsampled hidden states, readout
-    block by least squares), the optimizer is rebuilt for the new parameters
-    and the whole model is fine-tuned, until the estimator's ``n_modules``
-    (the maximum) is reached.
+    by least squares, see ``readout``), the optimizer is rebuilt for the new
+    parameters and the whole model is fine-tuned, until the estimator's
+    ``n_modules`` (the maximum) is reached.
 
-    The monitored score is the validation score when the estimator uses
-    ``early_stopping=True`` (recommended, as in 2020 §5.3), else the negative
-    training loss. When a stage's best score does not beat the best score of
-    the previous stages by more than ``min_improvement``, growth stops, the
-    model of the best stage is restored (with its number of modules) and
-    training ends: the model picks its own number of modules (2020 §5.3). The
-    estimator's stopping rule (``n_iter_no_change``) restarts at every new
-    module; keep it longer than a stage.
+    The monitored score is the one the estimator's stopping rule monitors,
+    as a score (higher is better): the negative validation loss with
+    ``early_stopping=True`` (recommended, as in 2020 §5.3) and
+    ``validation_metric='loss'``, the validation score with
+    ``validation_metric='score'``, else the negative training loss.
+
+    Two ways to end growth (``growth``):
+
+    - ``'all'`` (the papers' procedure, 2021 Alg. 2 and 2020 §4.1: "until
+      all the memory modules have been added"): every module is added on
+      schedule; only the estimator's ordinary stopping rule ends training,
+      counted across the stages: more than ``n_iter_no_change`` epochs
+      without an improvement of the best monitored score of the whole run
+      by more than ``tol`` (so training may end before the last module, as
+      in 2020 §5.3, where it stopped at 8 of 9 modules). Training ends with
+      the best model of the whole run (its number of modules included).
+    - ``'adaptive'``: when a stage's best score does not beat the best score
+      of the previous stages by more than ``min_improvement``, growth stops,
+      the model of the best stage is restored (with its number of modules)
+      and training ends. The estimator's stopping rule restarts at every new
+      module; keep ``n_iter_no_change`` longer than a stage.
 
     After each growth the optimizer is rebuilt with a fresh state (the
     Parameters are new tensors): Adam's first steps then move every weight by
@@ -233,15 +270,25 @@ class IncrementalTraining(BaseEstimator):
     patience : int or None, default=None
         Also add the next module when the monitored score has not improved
         for this many epochs of the stage (None: on the schedule only).
+    growth : {'all', 'adaptive'}, default='all'
+        ``'all'``: add every module, end by the ordinary stopping rule only
+        (the papers' procedure); ``'adaptive'``: stop growing at the first
+        stage that does not improve by ``min_improvement``.
     min_improvement : float, default=0.0
-        Improvement of the best monitored score a new module must bring to
-        be kept.
+        With ``growth='adaptive'``: improvement of the best monitored score
+        a new module must bring to be kept (ignored with ``'all'``).
     n_components : int or None, default=None
         LAES components of every new module (None: the estimator's
         ``memory_size``; at most ``memory_size``).
     alpha : float, default=1e-6
         Relative ridge penalty of the least-squares readout fit (0: the
         pseudoinverse of 2020 §4.1).
+    readout : {'residual', 'all_modules'}, default='residual'
+        Readout fit after each growth (see :func:`grow_multiscale_`):
+        ``'residual'`` fits only the new module's readout columns to the
+        residual of the current outputs (keeps what the readout learned);
+        ``'all_modules'`` refits the whole memory readout to the targets on
+        the states of all the modules (2020 §4.1).
     solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
         LAES solver; ``'auto'`` picks the cheaper of ``'gram'`` and
         ``'matrix_free'`` by a cost model.
@@ -260,18 +307,33 @@ class IncrementalTraining(BaseEstimator):
     >>> y = X[:, 0, 0]
     >>> reg = MultiScaleLMNRegressor(
     ...     hidden_size=8, memory_size=4, n_modules=3, max_iter=6,
-    ...     incremental=IncrementalTraining(epochs_per_module=2, min_improvement=-1.0),
+    ...     early_stopping=False, n_iter_no_change=10,
+    ...     incremental=IncrementalTraining(epochs_per_module=2),
     ...     random_state=0).fit(X, y)
     >>> [(s["n_modules"], s["epoch_added"]) for s in reg.module_history_]
     [(1, 0), (2, 2), (3, 4)]
+
+    The readout of 2020 §4.1 (least squares on all modules' states), and the
+    adaptive rule that stops growing at the first stage that brings no
+    improvement:
+
+    >>> inc = IncrementalTraining(epochs_per_module=2, growth="adaptive",
+    ...                           readout="all_modules", alpha=0.0)
+    >>> IncrementalTraining(growth="never").make_callback(
+    ...     problem="continuous", per_step=False, max_modules=3)
+    Traceback (most recent call last):
+    ...
+    sklearn.utils._param_validation.InvalidParameterError: The 'growth' parameter of IncrementalTraining must be a str among {...}. Got 'never' instead.
     """
 
     _parameter_constraints: dict = {
         "epochs_per_module": [Interval(Integral, 1, None, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left"), None],
+        "growth": [StrOptions({"all", "adaptive"})],
         "min_improvement": [Real],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "readout": [StrOptions({"residual", "all_modules"})],
         "solver": [StrOptions({"auto", "dense", "gram", "matrix_free"})],
     }
 
@@ -280,16 +342,20 @@ class IncrementalTraining(BaseEstimator):
         epochs_per_module=10,
         *,
         patience=None,
+        growth="all",
         min_improvement=0.0,
         n_components=None,
         alpha=1e-6,
+        readout="residual",
         solver="auto",
     ):
         self.epochs_per_module = epochs_per_module
         self.patience = patience
+        self.growth = growth
         self.min_improvement = min_improvement
         self.n_components = n_components
         self.alpha = alpha
+        self.readout = readout
         self.solver = solver
 
     def make_callback(self, *, problem: str, per_step: bool, max_modules: int):
@@ -327,6 +393,9 @@ class ModuleGrowth(Callback):
         loss right after growth, before and after the least-squares readout
         fit; None for the first stage) and ``kept`` (whether the final model
         has at least this many modules).
+    stopped_epoch_ : int or None
+        With ``growth='all'``: the epoch at which the stopping rule, counted
+        across the stages, ended training (None: it did not).
     """
 
     def __init__(
@@ -343,6 +412,10 @@ class ModuleGrowth(Callback):
         self.growing_ = g < self.max_modules
         self._best_modules = {}
         self._since_best = 0
+        # the ordinary stopping rule counted across the stages (growth='all')
+        self._run_best = -np.inf
+        self._since_run_best = 0
+        self.stopped_epoch_ = None
 
     @staticmethod
     def _stage(g: int, epoch: int, info: dict | None = None) -> dict:
@@ -372,11 +445,14 @@ class ModuleGrowth(Callback):
         i = int(np.argmax(scores))
         return scores[i], i
 
-    def _restore_best(self, net) -> bool:
-        """Restore the best earlier stage if the current one is not better."""
+    def _restore_best(self, net, margin: float | None = None) -> bool:
+        """Restore the best earlier stage if the current one does not beat it
+        by more than ``margin`` (default: ``min_improvement``)."""
+        if margin is None:
+            margin = self.schedule.min_improvement
         best, i = self._best_previous()
         current = self.history_[-1]["best_score"]
-        if i is None or current > best + self.schedule.min_improvement:
+        if i is None or current > best + margin:
             return False
         net.module_ = self._best_modules[i]
         net.initialize_optimizer()
@@ -385,10 +461,43 @@ class ModuleGrowth(Callback):
         self._monitor_reset(net)
         return True
 
+    @staticmethod
+    def _stopping_rule(net):
+        """The estimator's stopping rule (None for a plain skorch net)."""
+        return dict(getattr(net, "callbacks_", [])).get("convergence")
+
+    def _score(self, net, row) -> float:
+        """The quantity the estimator's stopping rule monitors, as a score."""
+        rule = self._stopping_rule(net)
+        monitor = getattr(rule, "monitor", None)
+        if monitor == "valid_loss" and "valid_loss" in row:
+            return -float(row["valid_loss"])
+        if "valid_score" in row:
+            return float(row["valid_score"])
+        if "valid_loss" in row:
+            return -float(row["valid_loss"])
+        return -float(row["train_loss"])
+
+    def _run_stop(self, net, score: float, epoch: int) -> bool:
+        """Ordinary early stopping over the whole run (``growth='all'``)."""
+        rule = self._stopping_rule(net)
+        if rule is None:
+            return False
+        if score > self._run_best + float(rule.tol):
+            self._since_run_best = 0
+        else:
+            self._since_run_best += 1
+        self._run_best = max(self._run_best, score)
+        if self._since_run_best > int(rule.n_iter_no_change):
+            self.stopped_epoch_ = epoch
+            rule.converged_ = True
+            return True
+        return False
+
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         row = net.history[-1]
         epoch = len(net.history)
-        score = row["valid_score"] if "valid_score" in row else -row["train_loss"]
+        score = self._score(net, row)
         stage = self.history_[-1]
         if score > stage["best_score"]:
             stage["best_score"], stage["best_epoch"] = float(score), epoch
@@ -396,6 +505,10 @@ class ModuleGrowth(Callback):
             self._since_best = 0
         else:
             self._since_best += 1
+        adaptive = self.schedule.growth == "adaptive"
+        if not adaptive and self._run_stop(net, score, epoch):
+            self.growing_ = False
+            raise KeyboardInterrupt  # the best model of the run is restored
         if not self.growing_:
             return
         patience = self.schedule.patience
@@ -404,7 +517,7 @@ class ModuleGrowth(Callback):
         )
         if not done:
             return
-        if self._restore_best(net):
+        if adaptive and self._restore_best(net):
             self.growing_ = False
             raise KeyboardInterrupt  # growth stopped: the best stage is kept
         if net.module_.recurrent.n_modules >= self.max_modules:
@@ -421,6 +534,7 @@ class ModuleGrowth(Callback):
             n_components=self.schedule.n_components,
             alpha=float(self.schedule.alpha),
             solver=self.schedule.solver,
+            readout=self.schedule.readout,
         )
         # the new Parameters need new optimizer state
         net.initialize_optimizer()
@@ -432,5 +546,8 @@ class ModuleGrowth(Callback):
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
         if len(self.history_) > 1:
-            self._restore_best(net)
+            # 'all': the best model of the run, like ordinary early stopping
+            self._restore_best(
+                net, None if self.schedule.growth == "adaptive" else 0.0
+            )
         self._best_modules = {}  # do not pickle copies of the model

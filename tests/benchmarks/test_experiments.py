@@ -150,7 +150,7 @@ def test_experiment_without_pretraining_degrades_gracefully(
 def test_experiment_reports_diverged_models(name, tmp_path, monkeypatch):
     fn, _ = EXPERIMENTS[name]
     module = __import__(fn.__module__, fromlist=["fit_timed"])
-    monkeypatch.setattr(module, "fit_timed", lambda *args: (None, 0.0))
+    monkeypatch.setattr(module, "fit_timed", lambda *args, **kwargs: (None, 0.0))
     result = fn("test", tmp_path, lambda msg: None)
     diverged = [r for r in result.rows if r.note == DIVERGED]
     assert diverged and all(math.isnan(r.value) for r in diverged)

@@ -130,12 +130,14 @@ def test_growth_stops_without_improvement_and_keeps_the_best():
         max_iter=20,
         early_stopping=True,
         validation_fraction=0.25,
-        incremental=IncrementalTraining(epochs_per_module=2, min_improvement=10.0),
+        incremental=IncrementalTraining(
+            epochs_per_module=2, growth="adaptive", min_improvement=10.0
+        ),
         random_state=0,
     )
     _fit(clf, X, (y > 0).astype(int))
     hist = clf.module_history_
-    # the second module cannot improve the validation accuracy by 10:
+    # the second module cannot improve the validation score by 10:
     # training stops at the end of its stage with the one-module model
     assert [s["n_modules"] for s in hist] == [1, 2]
     assert [s["kept"] for s in hist] == [True, False]
@@ -160,3 +162,181 @@ def test_patience_triggers_growth_early():
     )
     _fit(reg, X, y)
     assert [s["epoch_added"] for s in reg.module_history_] == [0, 3]
+
+
+# ---------------------------------------------------------------------------
+# the papers' procedure: readout of all modules, growth until n_modules
+
+
+def _lstsq_with_intercept(features, targets):
+    """Reference: plain least squares with a column of ones."""
+    design = np.hstack([features, np.ones((features.shape[0], 1))])
+    coef = np.linalg.lstsq(design, targets, rcond=None)[0]
+    return coef[:-1].T, coef[-1]
+
+
+@pytest.mark.parametrize("per_step", [False, True])
+def test_all_modules_readout_is_least_squares_on_every_module(per_step):
+    rng = np.random.RandomState(0)
+    n, T = 25, 7
+    X = rng.randn(n, T, 1)
+    lengths = torch.from_numpy(rng.randint(3, T + 1, n))
+    if per_step:
+        y = rng.randn(n, T, 1)
+    else:
+        y = rng.randn(n, 1)
+    torch.manual_seed(0)
+    net = SequenceNet(MultiScaleLMN(1, 4, 2, 1), 1, per_step=per_step).double()
+    Xt = torch.from_numpy(X)
+    info = grow_multiscale_(
+        net,
+        Xt,
+        lengths,
+        y,
+        problem="continuous",
+        per_step=per_step,
+        alpha=0.0,
+        readout="all_modules",
+    )
+    # the states of both modules, read straight from the grown network
+    with torch.no_grad():
+        m_seq = net.recurrent.forward_states(Xt, lengths)[1].numpy()
+    assert m_seq.shape[-1] == 4  # 2 modules x 2 units: all of them are used
+    lens = lengths.numpy()
+    if per_step:
+        feats = np.concatenate([m_seq[i, : lens[i]] for i in range(n)])
+        targets = np.concatenate([y[i, : lens[i]] for i in range(n)])
+    else:
+        feats = np.stack([m_seq[i, lens[i] - 1] for i in range(n)])
+        targets = y
+    W_ref, b_ref = _lstsq_with_intercept(feats, targets)
+    W = net.readout.weight.detach().numpy()
+    b = net.readout.bias.detach().numpy()
+    np.testing.assert_allclose(feats @ W.T + b, feats @ W_ref.T + b_ref, atol=1e-8)
+    np.testing.assert_allclose(W, W_ref, atol=1e-6)
+    np.testing.assert_allclose(b, b_ref, atol=1e-6)
+    # the network now outputs that fit, and loss_after is its mean squared error
+    with torch.no_grad():
+        out = net(Xt, lengths).numpy()
+    rows_out = (
+        np.concatenate([out[i, : lens[i]] for i in range(n)]) if per_step else out
+    )
+    np.testing.assert_allclose(rows_out, feats @ W_ref.T + b_ref, atol=1e-8)
+    assert info["loss_after"] == pytest.approx(
+        np.mean((rows_out - targets) ** 2), rel=1e-6
+    )
+
+
+def test_all_modules_readout_regresses_class_indicators():
+    rng = np.random.RandomState(1)
+    X = rng.randn(40, 6, 1)
+    y = rng.randint(0, 3, 40)
+    Xt, lengths = torch.from_numpy(X), torch.full((40,), 6)
+    torch.manual_seed(0)
+    net = SequenceNet(MultiScaleLMN(1, 4, 2, 1), 3).double()
+    grow_multiscale_(
+        net,
+        Xt,
+        lengths,
+        y,
+        problem="multiclass",
+        per_step=False,
+        alpha=0.0,
+        readout="all_modules",
+    )
+    with torch.no_grad():
+        feats = net.recurrent.forward_states(Xt, lengths)[1].numpy()[:, -1]
+    W_ref, b_ref = _lstsq_with_intercept(feats, np.eye(3)[y])
+    np.testing.assert_allclose(net.readout.weight.detach().numpy(), W_ref, atol=1e-6)
+    np.testing.assert_allclose(net.readout.bias.detach().numpy(), b_ref, atol=1e-6)
+
+
+def test_grow_rejects_an_unknown_readout():
+    X = torch.zeros(4, 5, 1)
+    with pytest.raises(ValueError, match="'pinv'"):
+        grow_multiscale_(
+            _net(),
+            X,
+            torch.full((4,), 5),
+            np.zeros((4, 1)),
+            problem="continuous",
+            per_step=False,
+            readout="pinv",
+        )
+
+
+@pytest.mark.parametrize(
+    "params, bad",
+    [({"growth": "never"}, "'never'"), ({"readout": "pinv"}, "'pinv'")],
+)
+def test_invalid_parameters_are_named(params, bad):
+    with pytest.raises(ValueError, match=bad):
+        IncrementalTraining(**params).make_callback(
+            problem="continuous", per_step=False, max_modules=2
+        )
+
+
+def _stalled_regressor(n_iter_no_change, readout="residual"):
+    # a learning rate too small to change anything: the monitored loss does
+    # not improve, which the adaptive rule would answer by not growing
+    return MultiScaleLMNRegressor(
+        hidden_size=6,
+        memory_size=2,
+        n_modules=3,
+        max_iter=12,
+        learning_rate_init=1e-9,
+        early_stopping=True,
+        validation_fraction=0.25,
+        n_iter_no_change=n_iter_no_change,
+        incremental=IncrementalTraining(epochs_per_module=4, readout=readout),
+        random_state=0,
+    )
+
+
+@pytest.mark.parametrize("readout", ["residual", "all_modules"])
+def test_papers_growth_adds_every_module(readout):
+    X, y = _memory_task(n=60, T=8)
+    reg = _fit(_stalled_regressor(100, readout), X, y)
+    hist = reg.module_history_
+    assert [(s["n_modules"], s["epoch_added"]) for s in hist] == [
+        (1, 0),
+        (2, 4),
+        (3, 8),
+    ]
+    assert reg.n_iter_ == 12
+    growth = dict(reg.net_.callbacks_)["incremental"]
+    assert growth.stopped_epoch_ is None
+    # the stages are scored by the validation loss (the stopping rule's)
+    first = reg.validation_loss_curve_[:4]
+    assert hist[0]["best_score"] == pytest.approx(-min(first))
+    # the kept model is the best of the run
+    best_stage = int(np.argmax([s["best_score"] for s in hist]))
+    assert reg.n_modules_ == hist[best_stage]["n_modules"]
+
+
+def test_papers_growth_ends_only_by_the_ordinary_stopping_rule():
+    # noise targets: no module can lower the validation loss. One epoch per
+    # stage restarts the estimator's own (per-stage) rule every epoch, so only
+    # the rule counted across the stages can end training early
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(60, 8, 1), rng.randn(60)
+    reg = MultiScaleLMNRegressor(
+        hidden_size=6,
+        memory_size=2,
+        n_modules=6,
+        max_iter=12,
+        learning_rate_init=1e-9,
+        early_stopping=True,
+        validation_fraction=0.25,
+        n_iter_no_change=2,
+        incremental=IncrementalTraining(epochs_per_module=1),
+        random_state=0,
+    )
+    _fit(reg, X, y)
+    growth = dict(reg.net_.callbacks_)["incremental"]
+    assert growth.stopped_epoch_ is not None
+    assert reg.n_iter_ == growth.stopped_epoch_ < 6
+    assert len(reg.module_history_) < 6  # stopped before every module was added
+    scores = [s["best_score"] for s in reg.module_history_]
+    assert reg.n_modules_ == reg.module_history_[int(np.argmax(scores))]["n_modules"]
+    assert reg.predict(X).shape == (60,)
