@@ -199,6 +199,15 @@ class LAESInitializer(BaseEstimator):
     (min(total steps, longest length x features) = min(300, 5 x 1))
     """
 
+    #: Fitted attributes that :func:`sklmn.persistence.load` may set
+    _fitted_attributes: dict = {
+        "laes_": "estimator",
+        "laes_layers_": "list",
+        "n_components_": "int",
+        "notes_": "list",
+        "linear_score_": "float",
+    }
+
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "center": ["boolean"],
@@ -384,6 +393,14 @@ class LAESInitializer(BaseEstimator):
         the other units of the module start at zero. The readout is fitted by
         ridge least squares on the memory states of the initialized network
         (tanh included).
+
+        A bidirectional network gets the same construction in both
+        directions (the same ``mu`` and ``W_in``), the reverse direction's
+        modules from LAES of the sequences read backwards (each valid part
+        reversed, then subsampled at the reverse clock). ``laes_layers_[j]``
+        holds the modules' autoencoders of direction ``j`` (0: forward, 1:
+        reverse) and ``n_components_`` counts the forward direction's
+        components (the reverse one uses as many).
         """
         recurrent = module.recurrent
         lengths = np.asarray(seqs.lengths)
@@ -406,48 +423,64 @@ class LAESInitializer(BaseEstimator):
             )
         r = W_in.shape[0]
         z = np.where(mask[..., None], (data - mu) @ W_in.T, 0.0)
-        W_xh, b_h = numpy_weight(recurrent.weight_xh), numpy_weight(recurrent.bias_h)
-        W_mh = numpy_weight(recurrent.weight_mh)
-        W_hm = np.zeros_like(numpy_weight(recurrent.weight_hm))
-        W_mm = np.zeros_like(numpy_weight(recurrent.weight_mm))
-        W_xh[:r] = s * W_in
-        b_h[:r] = -s * (W_in @ mu)
-        W_mh[:r] = 0.0
-        laes_modules, used = [], []
-        for k in range(recurrent.n_modules):
-            period = recurrent.periods[k]
-            sub, sub_lengths = subsample_clock(z, lengths, period)
-            prefix = f"module {k}: "
-            p = reduce_components(
-                self.n_components, N, [data_limit(sub_lengths, r)], notes, prefix
-            )
-            p = min(p, N)
-            laes = make_laes(
-                p,
-                self.solver,
-                sub_lengths,
-                r,
-                center=False,
-                random_state=int(rng.randint(np.iinfo(np.int32).max)),
-            )
-            fit_laes(laes, sequence_list(sub, sub_lengths))
-            rows_k = recurrent.module_slice(k)
-            start = rows_k.start
-            W_hm[start : start + p, :r] = laes.A_ / s
-            W_mm[start : start + p, start : start + p] = laes.B_
-            laes_modules.append(laes)
-            used.append(p)
-        with torch.no_grad():
-            for param, value in (
-                (recurrent.weight_xh, W_xh),
-                (recurrent.bias_h, b_h),
-                (recurrent.weight_mh, W_mh),
-                (recurrent.weight_hm, W_hm),
-                (recurrent.weight_mm, W_mm),
-            ):
-                param.copy_(
-                    torch.as_tensor(value, dtype=param.dtype, device=param.device)
+        directions = [recurrent]
+        if recurrent.reverse is not None:
+            directions.append(recurrent.reverse)
+        laes_dirs, used = [], []
+        for j, net in enumerate(directions):
+            # the reverse direction reads every valid sequence backwards
+            z_j = z if j == 0 else reverse_valid(z, lengths)
+            W_xh, b_h = numpy_weight(net.weight_xh), numpy_weight(net.bias_h)
+            W_mh = numpy_weight(net.weight_mh)
+            W_hm = np.zeros_like(numpy_weight(net.weight_hm))
+            W_mm = np.zeros_like(numpy_weight(net.weight_mm))
+            W_xh[:r] = s * W_in
+            b_h[:r] = -s * (W_in @ mu)
+            W_mh[:r] = 0.0
+            laes_modules = []
+            for k in range(net.n_modules):
+                period = net.periods[k]
+                sub, sub_lengths = subsample_clock(z_j, lengths, period)
+                prefix = f"module {k}: "
+                # reversal keeps the lengths: the reverse direction has the
+                # same reductions, noted once
+                p = reduce_components(
+                    self.n_components,
+                    N,
+                    [data_limit(sub_lengths, r)],
+                    notes if j == 0 else [],
+                    prefix,
                 )
+                p = min(p, N)
+                laes = make_laes(
+                    p,
+                    self.solver,
+                    sub_lengths,
+                    r,
+                    center=False,
+                    random_state=int(rng.randint(np.iinfo(np.int32).max)),
+                )
+                fit_laes(laes, sequence_list(sub, sub_lengths))
+                rows_k = net.module_slice(k)
+                start = rows_k.start
+                W_hm[start : start + p, :r] = laes.A_ / s
+                W_mm[start : start + p, start : start + p] = laes.B_
+                laes_modules.append(laes)
+                if j == 0:
+                    used.append(p)
+            laes_dirs.append(laes_modules)
+            with torch.no_grad():
+                for param, value in (
+                    (net.weight_xh, W_xh),
+                    (net.bias_h, b_h),
+                    (net.weight_mh, W_mh),
+                    (net.weight_hm, W_hm),
+                    (net.weight_mm, W_mm),
+                ):
+                    param.copy_(
+                        torch.as_tensor(value, dtype=param.dtype, device=param.device)
+                    )
+        with torch.no_grad():
             like = recurrent.weight_xh
             (states,) = module_sequences(
                 lambda Xb, lb: (recurrent(Xb, lengths=lb)[0],),
@@ -459,8 +492,8 @@ class LAESInitializer(BaseEstimator):
             module, features, y_encoded, lengths, problem, per_step
         )
         set_linear_(module.readout, W, b)
-        self.laes_layers_ = [laes_modules]
-        self.laes_ = laes_modules[0]
+        self.laes_layers_ = laes_dirs
+        self.laes_ = laes_dirs[0][0]
         self.n_components_ = int(sum(used))
         self.notes_ = notes
         return self

@@ -180,6 +180,15 @@ class UnrolledPretrainer(BaseEstimator):
     (5, 8)
     """
 
+    #: Fitted attributes that :func:`sklmn.persistence.load` may set (the
+    #: unrolled network ``urnn_net_`` is a torch module and is not saved)
+    _fitted_attributes: dict = {
+        "loss_curve_": "list",
+        "laes_": "estimator",
+        "n_components_": "int",
+        "notes_": "list",
+    }
+
     _parameter_constraints: dict = {
         "tape_length": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],

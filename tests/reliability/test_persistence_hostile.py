@@ -311,3 +311,14 @@ def test_warm_start_after_load_with_nested_objects(tmp_path):
         match = f"cannot change the model's parameters.*{nested}"
         with pytest.raises(ValueError, match=match):
             loaded.set_params(**{nested: other}).fit(X, target)
+
+
+@pytest.mark.parametrize("name, value", [("predict_", 1), ("n_components_", "2")])
+def test_pretrainer_attributes_are_listed_and_typed(saved, tmp_path, name, value):
+    # the default LMN classifier saves its LAES initializer as a nested node
+    manifest = _manifest(saved["lmn"])
+    node = manifest["estimator"]["attributes"]["pretrainer_"]["__estimator__"]
+    node["attributes"][name] = value
+    path = _write(tmp_path / "m.sklmn", _with_manifest(saved["lmn"], manifest))
+    with pytest.raises(ModelFileError):
+        load(path)
