@@ -8,15 +8,38 @@ Both accept flat arrays of frames / samples, NaN-padded 3-D arrays
 ``(n_sequences, n_timesteps, k)`` (trailing all-NaN steps are padding, as in
 :func:`sklmn.utils.sequences.check_sequences`) and ragged lists of per-sequence
 arrays; padding never contributes.
+
+Scorers for per-time-step targets (``target='timestep'``), usable as
+``scoring=`` in cross-validation and searches:
+
+* :func:`get_timestep_scorer`: any scikit-learn scorer name (``'accuracy'``,
+  ``'f1_macro'``, ``'neg_log_loss'``, ``'r2'``...) or scorer, applied to the
+  valid time steps of all sequences pooled;
+* :func:`make_timestep_scorer`: the same from a metric function, like
+  :func:`sklearn.metrics.make_scorer`;
+* :func:`flatten_timesteps`: the pooling itself.
+
+scikit-learn's string scorers cannot be used directly on per-step targets: a
+``y`` of shape ``(n, T)`` reads as a multilabel or multi-output target
+(``'accuracy'`` then scores whole sequences that are exactly right).
+``scoring=None`` (the estimator's ``score``) is correct too.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics import get_scorer
+from sklearn.metrics._scorer import _BaseScorer, _check_response_method, _Scorer
 
 from .utils.sequences import check_sequences
 
-__all__ = ["frame_level_accuracy", "normalized_mse"]
+__all__ = [
+    "flatten_timesteps",
+    "frame_level_accuracy",
+    "get_timestep_scorer",
+    "make_timestep_scorer",
+    "normalized_mse",
+]
 
 
 def _is_list_of_sequences(y) -> bool:
@@ -79,13 +102,23 @@ def _paired_rows(y_true, y_pred, *, flat_ndim: int) -> tuple[np.ndarray, np.ndar
 
 
 def _frame_level_accuracy_counts(
-    y_true: np.ndarray, y_pred: np.ndarray, zero_division: float = 1.0
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    zero_division: float = 1.0,
+    sample_weight=None,
 ) -> float:
-    """ΣTP / Σ(TP + FP + FN) of two binary arrays of the same shape."""
+    """ΣTP / Σ(TP + FP + FN) of two binary arrays of the same shape; with
+    ``sample_weight`` (one weight per row) the counts of every row are
+    weighted."""
     true = y_true.astype(bool)
     pred = y_pred.astype(bool)
-    tp = np.count_nonzero(true & pred)
-    errors = np.count_nonzero(true != pred)  # FP + FN
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64).reshape(len(true), -1)
+        tp = float(np.sum(w * (true & pred).reshape(len(true), -1)))
+        errors = float(np.sum(w * (true != pred).reshape(len(true), -1)))
+    else:
+        tp = np.count_nonzero(true & pred)
+        errors = np.count_nonzero(true != pred)  # FP + FN
     if tp + errors == 0:
         return float(zero_division)
     return float(tp / (tp + errors))
@@ -186,3 +219,213 @@ def normalized_mse(y_true, y_pred) -> float:
     if spread == 0.0:
         return 0.0 if error == 0.0 else float("inf")
     return error / spread
+
+
+def _padded_steps(pred: np.ndarray) -> np.ndarray:
+    """True at the padded steps of a per-step prediction ``(n, T[, k])``."""
+    if pred.dtype == object:
+        missing = np.vectorize(lambda v: v is None, otypes=[bool])(pred)
+    elif pred.dtype.kind == "f":
+        missing = np.isnan(pred)
+    else:
+        return np.zeros(pred.shape[:2], dtype=bool)
+    return missing.reshape(pred.shape[0], pred.shape[1], -1).all(axis=2)
+
+
+def flatten_timesteps(y_true, y_pred, sample_weight=None):
+    """Pool the valid time steps of per-step targets and predictions.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_sequences, n_timesteps[, k]) or list of \
+            array-like
+        Per-step targets in the layout that sklmn estimators with
+        ``target='timestep'`` take (a padded array, anything at padded steps,
+        or one ``(T_i[, k])`` array per sequence).
+    y_pred : ndarray or list of ndarray
+        Per-step predictions (``predict``, ``predict_proba``...) of such an
+        estimator: padded steps are NaN (None for non-numeric labels) in a
+        padded array, absent from a list.
+    sample_weight : array-like of shape (n_sequences,), default=None
+        Weight of every sequence, given to each of its valid steps.
+
+    Returns
+    -------
+    y_true_steps : ndarray of shape (n_valid_steps[, k])
+    y_pred_steps : ndarray of shape (n_valid_steps[, n_outputs])
+    step_weight : ndarray of shape (n_valid_steps,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.metrics import flatten_timesteps
+    >>> y_true = np.array([[0, 1, 1], [1, 0, -1]])  # -1: padding filler
+    >>> y_pred = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, np.nan]])
+    >>> true, pred, weight = flatten_timesteps(y_true, y_pred, [1.0, 2.0])
+    >>> true.tolist(), pred.tolist(), weight.tolist()
+    ([0, 1, 1, 1, 0], [0.0, 1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 2.0, 2.0])
+    """
+    if isinstance(y_pred, list | tuple):
+        preds = [np.asarray(p) for p in y_pred]
+        if len(y_true) != len(preds):
+            raise ValueError(
+                f"y_true has {len(y_true)} sequences but y_pred has {len(preds)}."
+            )
+        trues = [np.asarray(t) for t in y_true]
+        lengths = np.array([len(p) for p in preds], dtype=np.int64)
+        for i, (t, p) in enumerate(zip(trues, preds, strict=True)):
+            if len(t) < len(p):
+                raise ValueError(
+                    f"y_true[{i}] has {len(t)} time steps but y_pred[{i}] has "
+                    f"{len(p)}."
+                )
+        true = np.concatenate([t[: len(p)] for t, p in zip(trues, preds, strict=True)])
+        pred = np.concatenate(preds)
+    else:
+        pred = np.asarray(y_pred)
+        if pred.ndim < 2:
+            raise ValueError(
+                f"y_pred must hold per-time-step predictions (n_sequences, "
+                f"n_timesteps[, n_outputs]) or a list of per-sequence arrays, got "
+                f"an array of shape {pred.shape}; timestep scorers are for "
+                "estimators with target='timestep'."
+            )
+        true = np.asarray(y_true)
+        if true.ndim < 2 or true.shape[0] != pred.shape[0]:
+            raise ValueError(
+                f"y_true of shape {true.shape} does not match the per-step "
+                f"predictions of shape {pred.shape}."
+            )
+        if true.shape[1] < pred.shape[1]:
+            raise ValueError(
+                f"y_true has {true.shape[1]} time steps but the predictions have "
+                f"{pred.shape[1]}."
+            )
+        valid = ~_padded_steps(pred)
+        lengths = valid.sum(axis=1)
+        true = true[:, : pred.shape[1]][valid]
+        pred = pred[valid]
+    weight = None
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (len(lengths),):
+            raise ValueError(
+                f"sample_weight must have shape ({len(lengths)},) (one weight per "
+                f"sequence), got {sample_weight.shape}."
+            )
+        weight = np.repeat(sample_weight, lengths)
+    return true, pred, weight
+
+
+class _TimestepScorer(_Scorer):
+    """A scikit-learn scorer whose metric sees the pooled valid time steps."""
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        method = _check_response_method(estimator, self._response_method)
+        y_pred = method(X)
+        sample_weight = kwargs.pop("sample_weight", None)
+        true, pred, weight = flatten_timesteps(y_true, y_pred, sample_weight)
+        scoring_kwargs = {**self._kwargs, **kwargs}
+        if weight is not None:
+            scoring_kwargs["sample_weight"] = weight
+        name = getattr(method, "__name__", "")
+        classes = getattr(estimator, "classes_", None)
+        if name in ("predict_proba", "predict_log_proba") and classes is not None:
+            if pred.ndim == 2 and pred.shape[1] == 2 and len(classes) == 2:
+                # binary: the positive class's column, as scikit-learn's scorers
+                pos_label = scoring_kwargs.get("pos_label", classes[-1])
+                pred = pred[:, list(classes).index(pos_label)]
+        return self._sign * self._score_func(true, pred, **scoring_kwargs)
+
+
+def make_timestep_scorer(
+    score_func, *, response_method="predict", greater_is_better=True, **kwargs
+):
+    """Make a scorer for per-time-step targets from a metric function.
+
+    Like :func:`sklearn.metrics.make_scorer`, but the metric receives the
+    targets and predictions of the valid time steps of all sequences pooled
+    (see :func:`flatten_timesteps`), and per-sequence ``sample_weight`` is
+    given to each step. For binary classifiers and ``predict_proba`` the
+    metric gets the positive class's column, as with scikit-learn's scorers.
+
+    Parameters
+    ----------
+    score_func : callable
+        ``score_func(y_true, y_pred, **kwargs)`` on flat arrays.
+    response_method : str or list of str, default="predict"
+        Estimator method giving ``y_pred`` (e.g. ``"predict_proba"``).
+    greater_is_better : bool, default=True
+        False for losses (the scorer returns their negation).
+    **kwargs
+        Passed to ``score_func``.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y)``, for ``scoring=`` of cross-validation and
+        searches (supports ``set_score_request`` for metadata routing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics import f1_score
+    >>> from sklmn.estimators import RNNClassifier
+    >>> from sklmn.metrics import make_timestep_scorer
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(20, 6, 1)
+    >>> y = (X[..., 0] > 0).astype(int)  # one label per time step
+    >>> clf = RNNClassifier(hidden_size=4, target="timestep", max_iter=5,
+    ...                     random_state=0).fit(X, y)
+    >>> scorer = make_timestep_scorer(f1_score, average="macro")
+    >>> 0.0 <= scorer(clf, X, y) <= 1.0
+    True
+    """
+    sign = 1 if greater_is_better else -1
+    return _TimestepScorer(score_func, sign, kwargs, response_method)
+
+
+def get_timestep_scorer(scoring):
+    """The per-time-step version of a scikit-learn scorer.
+
+    Parameters
+    ----------
+    scoring : str or scorer
+        A name of :func:`sklearn.metrics.get_scorer_names` (``'accuracy'``,
+        ``'balanced_accuracy'``, ``'f1_macro'``, ``'neg_log_loss'``,
+        ``'r2'``, ``'neg_mean_squared_error'``...) or a scorer made by
+        :func:`sklearn.metrics.make_scorer`.
+
+    Returns
+    -------
+    scorer : callable
+        The same metric, response method and sign, on the pooled valid time
+        steps (see :func:`make_timestep_scorer`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklmn.estimators import RNNClassifier
+    >>> from sklmn.metrics import get_timestep_scorer
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(30, 6, 1)
+    >>> y = (X[..., 0] > 0).astype(int)
+    >>> clf = RNNClassifier(hidden_size=4, target="timestep", max_iter=5,
+    ...                     random_state=0)
+    >>> scores = cross_val_score(clf, X, y, cv=3,
+    ...                          scoring=get_timestep_scorer("neg_log_loss"))
+    >>> bool((scores < 0).all())
+    True
+    """
+    if isinstance(scoring, _TimestepScorer):
+        return scoring
+    base = get_scorer(scoring) if isinstance(scoring, str) else scoring
+    if not isinstance(base, _BaseScorer) or not hasattr(base, "_response_method"):
+        raise ValueError(
+            f"scoring must be a scorer name or a scorer made by make_scorer, got "
+            f"{scoring!r}; for a metric function use make_timestep_scorer."
+        )
+    return _TimestepScorer(
+        base._score_func, base._sign, dict(base._kwargs), base._response_method
+    )

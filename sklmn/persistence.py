@@ -810,7 +810,11 @@ def _check_laes(est: BaseEstimator) -> None:
     state = getattr(est, "_gram_state", None)
     if state is not None:
         keys = {"origin", "n_lags", "gram", "sum", "s1", "count", "n_steps"}
-        if not isinstance(state, dict) or set(state) != keys:
+        # "weight": the weighted number of steps (absent in older archives)
+        if not isinstance(state, dict) or not keys <= set(state) <= keys | {"weight"}:
+            raise ModelFileError("Corrupt archive: bad _gram_state")
+        weight = state.get("weight", 1.0)
+        if not isinstance(weight, float | int) or not np.isfinite(weight):
             raise ModelFileError("Corrupt archive: bad _gram_state")
         lags = state["n_lags"]
         if not _is_int(lags) or lags < 0:

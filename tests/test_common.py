@@ -15,6 +15,7 @@ from sklmn.estimators import (
     RNNRegressor,
 )
 from sklmn.preprocessing import SequenceStandardScaler
+from sklmn.utils.estimator_checks import expected_failed_checks
 
 # Small, quick instances: a few units, few epochs, a large learning rate and
 # minibatches of 50 so that check_regressors_train (200 sequences) reaches its
@@ -49,46 +50,9 @@ ESTIMATORS = [
     SequenceStandardScaler(with_std=False),
 ]
 
-# A 2-D X is a batch of univariate sequences (n_samples, n_timesteps): its
-# number of columns is a sequence length, not a feature count, and
-# n_features_in_ counts features per time step (README, "Input contract").
-EXPECTED_FAILED_CHECKS = {
-    "check_n_features_in": (
-        "n_features_in_ is the number of features per time step (1 for a 2-D X "
-        "of univariate sequences), not X.shape[1]"
-    ),
-    "check_n_features_in_after_fitting": (
-        "a 2-D X with another number of columns holds longer or shorter "
-        "univariate sequences, which is valid input"
-    ),
-    "check_classifiers_train": (
-        "asserts that predict(X.T) raises, but X.T is a valid batch of longer "
-        "univariate sequences; the accuracy part of this check is replicated in "
-        "tests/estimators/test_estimators.py::test_classifiers_train_accuracy"
-    ),
-}
-
-
-# Transformers (as LAESTransformer, tests/laes/test_laes_common.py): the same
-# two n_features_in_ checks, and check_transformer_general, which expects
-# transform(X[:, :-1]) to raise; for 2-D X that is the same univariate
-# sequences one step shorter, which transform must accept.
-TRANSFORMER_EXPECTED_FAILED_CHECKS = {
-    "check_n_features_in": EXPECTED_FAILED_CHECKS["check_n_features_in"],
-    "check_n_features_in_after_fitting": EXPECTED_FAILED_CHECKS[
-        "check_n_features_in_after_fitting"
-    ],
-    "check_transformer_general": (
-        "transform(X[:, :-1]) must not raise: a 2-D X with one column less holds "
-        "univariate sequences one step shorter, which is valid input"
-    ),
-}
-
-
-def _expected_failed_checks(estimator):
-    if isinstance(estimator, SequenceStandardScaler):
-        return TRANSFORMER_EXPECTED_FAILED_CHECKS
-    return EXPECTED_FAILED_CHECKS
+# The checks that assume a 2-D X of tabular features (a 2-D X is a batch of
+# univariate sequences here) are listed, with the reasons, by the package's
+# helper for users running check_estimator.
 
 
 @pytest.fixture(autouse=True)
@@ -100,6 +64,6 @@ def _single_thread():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

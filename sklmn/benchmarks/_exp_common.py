@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from sklearn.base import is_classifier
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -34,7 +35,8 @@ __all__ = [
 #: stated explicitly (the library defaults when the set-ups were written) so
 #: that a later change of a library default cannot silently change an
 #: experiment. ``'all'`` applies to every estimator, the other keys to the
-#: estimator family (the class name without ``Classifier``/``Regressor``).
+#: estimator family (the class name without ``Classifier``/``Regressor``),
+#: ``'classifier'`` to every classifier.
 #: The experiments override some of them, with the paper's value where it
 #: states one.
 PINNED: dict[str, dict] = {
@@ -73,6 +75,7 @@ PINNED: dict[str, dict] = {
         truncate_gradient=False,
     ),
     "MultiScaleLMN": dict(
+        bidirectional=False,
         incremental=None,
         memory_matrix="free",
         norm_penalty=0.0,
@@ -90,6 +93,8 @@ PINNED: dict[str, dict] = {
         pretrainer=None,
         tape_length=4,
     ),
+    # classifiers only (``'classifier'`` applies to every classifier)
+    "classifier": dict(class_weight=None),
     # eps = 0: the normalization W = T / rho(T) of Helfrich & Ye 2020 §3
     "ENRNN": dict(
         activation="modrelu",
@@ -131,7 +136,8 @@ def pinned(estimator_class, **params):
     family = estimator_class.__name__
     for suffix in ("Classifier", "Regressor"):
         family = family.removesuffix(suffix)
-    settings = {**PINNED["all"], **PINNED.get(family, {}), **params}
+    kind = PINNED["classifier"] if is_classifier(estimator_class()) else {}
+    settings = {**PINNED["all"], **kind, **PINNED.get(family, {}), **params}
     names = set(estimator_class().get_params(deep=False))
     missing = sorted(names - set(settings))
     if missing:

@@ -4,6 +4,7 @@ from ._base import get_data_home
 from ._chorales import load_bach_chorales
 from ._digits import load_sequential_digits
 from ._generation import load_generation_signal
+from ._handwriting import load_online_handwriting, make_online_handwriting
 from ._synthetic import make_adding_problem, make_copy_task
 from ._ts import load_ts_file
 from ._ucr import load_timeseries_dataset
@@ -15,6 +16,8 @@ __all__ += [
     "load_generation_signal",
     "load_bach_chorales",
     "load_common_suffix_words",
+    "make_online_handwriting",
+    "load_online_handwriting",
     "load_ts_file",
     "load_timeseries_dataset",
 ]

@@ -27,7 +27,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.special import expit, softmax
+from scipy.special import expit, log_softmax, softmax
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -40,8 +40,9 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from skorch.callbacks import GradientNormClipping
 from skorch.helper import predefined_split
 
@@ -69,6 +70,7 @@ from ._targets import (
 )
 
 __all__ = [
+    "CLASS_WEIGHT_DOC",
     "TRAINING_PARAMETERS_DOC",
     "fill_doc",
 ]
@@ -168,6 +170,22 @@ TRAINING_PARAMETERS_DOC = """\
         the progress printer and the stopping rule. A callback may stop
         training by raising ``KeyboardInterrupt`` (as skorch's do)."""
 
+CLASS_WEIGHT_DOC = """\
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes in the loss, for multiclass targets (one
+        label per sequence, or per time step with ``target='timestep'``):
+        ``{label: weight}`` (missing classes weigh 1), ``'balanced'``
+        (``n_entries / (n_classes * bincount(y))``, counted over sequences or
+        valid time steps, as :func:`sklearn.utils.class_weight.\
+compute_class_weight`), or None (all 1). They multiply ``sample_weight``,
+        and weight the validation loss and score too. Multilabel targets
+        raise ``ValueError`` (weight sequences with ``sample_weight``).
+        ``'balanced'`` is not supported by ``partial_fit`` (compute the
+        weights on the whole data and pass a dict)."""
+
+#: Parameter constraint of ``class_weight`` (classifiers only)
+CLASS_WEIGHT_CONSTRAINTS = {"class_weight": [None, dict, StrOptions({"balanced"})]}
+
 FITTED_ATTRIBUTES_DOC = """\
     n_features_in_ : int
         Number of features per time step.
@@ -209,8 +227,8 @@ def fill_doc(model_parameters_doc: str):
 
     Replaces the lines ``%(model_parameters)s`` (indented by 4 spaces, like
     the docstring) with ``model_parameters_doc`` and ``%(training_parameters)s``
-    / ``%(fitted_attributes)s`` with the docs shared by every sequence
-    estimator.
+    / ``%(fitted_attributes)s`` / ``%(class_weight)s`` with the docs shared by
+    every sequence estimator (classifier).
     """
 
     def decorate(cls):
@@ -218,6 +236,7 @@ def fill_doc(model_parameters_doc: str):
             cls.__doc__.replace("    %(model_parameters)s", model_parameters_doc)
             .replace("    %(training_parameters)s", TRAINING_PARAMETERS_DOC)
             .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
+            .replace("    %(class_weight)s", CLASS_WEIGHT_DOC)
         )
         return cls
 
@@ -264,6 +283,15 @@ def _atomic_fit(fit):
             raise
 
     return wrapper
+
+
+def _weighted_moments(values: np.ndarray, weights: np.ndarray):
+    """Weighted per-column mean, population variance and the number of rows
+    of positive weight (for the constant-feature rule of the scalers)."""
+    values = values.astype(np.float64)
+    mean = np.average(values, axis=0, weights=weights)
+    var = np.average((values - mean) ** 2, axis=0, weights=weights)
+    return mean, var, int(np.count_nonzero(weights))
 
 
 def _same_parameter(a, b) -> bool:
@@ -425,7 +453,10 @@ class _BaseSequenceEstimator(BaseEstimator):
         """
 
     def _model_parameter_names(self) -> list[str]:
-        base = _BaseSequenceEstimator._parameter_constraints
+        base = {
+            **_BaseSequenceEstimator._parameter_constraints,
+            **CLASS_WEIGHT_CONSTRAINTS,  # a training parameter
+        }
         return sorted(k for k in self._parameter_constraints if k not in base)
 
     # --------------------------------------------------------------- fitting
@@ -473,12 +504,15 @@ class _BaseSequenceEstimator(BaseEstimator):
                 dataset.lengths[idx],
                 dataset.y[idx],
                 per_step=dataset.per_step,
+                sample_weight=None
+                if dataset.sample_weight is None
+                else dataset.sample_weight[idx],
             )
 
         return subset(train_idx), subset(valid_idx)
 
     def _make_net(
-        self, module, *, device, batch_size, valid_dataset, shuffle_seed
+        self, module, *, device, batch_size, valid_dataset, shuffle_seed, monitor=True
     ) -> SequenceNeuralNet:
         per_step = self.target == "timestep"
         optimizer, optimizer_kwargs = _OPTIMIZERS[self.optimizer]
@@ -494,23 +528,24 @@ class _BaseSequenceEstimator(BaseEstimator):
         if self.verbose:
             callbacks.append(("progress", ProgressLogger(sink=print)))
         if valid_dataset is None:
-            monitor = "train_loss"
+            monitored = "train_loss"
         else:
-            monitor = (
+            monitored = (
                 "valid_score" if self.validation_metric == "score" else "valid_loss"
             )
-        callbacks.append(
-            (
-                "convergence",
-                ConvergenceMonitor(
-                    self.tol,
-                    self.n_iter_no_change,
-                    monitor=monitor,
-                    learning_rate=self.learning_rate,
-                    sink=sink,
-                ),
+        if monitor:  # partial_fit: one pass, no stopping rule
+            callbacks.append(
+                (
+                    "convergence",
+                    ConvergenceMonitor(
+                        self.tol,
+                        self.n_iter_no_change,
+                        monitor=monitored,
+                        learning_rate=self.learning_rate,
+                        sink=sink,
+                    ),
+                )
             )
-        )
         return SequenceNeuralNet(
             module=module,
             criterion=SequenceLoss,
@@ -540,25 +575,87 @@ class _BaseSequenceEstimator(BaseEstimator):
         )
 
     # ------------------------------------------------------- standardization
-    def _fit_standardization(self, seqs: Sequences, y_encoded: np.ndarray) -> None:
+    def _fit_standardization(
+        self, seqs: Sequences, y_encoded: np.ndarray, sample_weight=None
+    ) -> None:
         """Fit ``input_mean_``/``input_scale_`` (and the regressors' target
-        statistics) when ``standardize=True``; None otherwise."""
+        statistics) when ``standardize=True``; None otherwise. Sequence
+        weights (``sample_weight``) weight the statistics."""
         self.input_mean_ = self.input_scale_ = None
         self.target_mean_ = self.target_scale_ = None
         if not self.standardize:
             return
-        mean, var, count = _sequence_moments(seqs.data, seqs.lengths)
+        if sample_weight is not None and np.ptp(sample_weight) == 0:
+            sample_weight = None  # equal weights: the unweighted statistics
+        step_weight = None
+        if sample_weight is None:
+            mean, var, count = _sequence_moments(seqs.data, seqs.lengths)
+        else:
+            step_weight = np.repeat(sample_weight, seqs.lengths)
+            mean, var, count = _weighted_moments(seqs.data[seqs.mask], step_weight)
         self.input_mean_, self.input_scale_ = mean, _scale_from_var(var, mean, count)
         if self._problem == "continuous":
             if self.target == "timestep":
                 values = y_encoded[seqs.mask]
+                weight = step_weight
             else:
                 values = y_encoded
+                weight = sample_weight
             values = values.astype(np.float64)
-            mean = values.mean(axis=0)
-            var = values.var(axis=0)
+            if weight is None:
+                mean, var, count = values.mean(axis=0), values.var(axis=0), len(values)
+            else:
+                mean, var, count = _weighted_moments(values, weight)
             self.target_mean_ = mean
-            self.target_scale_ = _scale_from_var(var, mean, len(values))
+            self.target_scale_ = _scale_from_var(var, mean, count)
+
+    # ---------------------------------------------------------------- weights
+    @staticmethod
+    def _check_weights(sample_weight, seqs: Sequences, name="sample_weight"):
+        """Validated float64 copy of per-sequence weights (None stays None)."""
+        if sample_weight is None:
+            return None
+        weight = _check_sample_weight(
+            sample_weight, seqs.data, dtype=np.float64, ensure_non_negative=True
+        )
+        if not weight.sum() > 0:
+            raise ValueError(
+                f"{name} must have a positive sum; got only zero weights for "
+                f"{len(weight)} sequences."
+            )
+        return np.array(weight, copy=True)
+
+    def _class_weight_vector(self, y_encoded, seqs: Sequences):
+        """Weight of every class (classifiers with ``class_weight``) or None."""
+        return None
+
+    def _loss_weights(self, sample_weight, y_encoded, seqs: Sequences, class_weight):
+        """Weights of the loss terms: ``(n,)`` per sequence or ``(n, T)`` per
+        step (zero at padding), normalized to mean 1 over the valid entries;
+        None when every entry weighs the same (the unweighted loss)."""
+        per_step = self.target == "timestep"
+        if class_weight is None:
+            if sample_weight is None or np.ptp(sample_weight) == 0:
+                return None
+            weight = sample_weight
+        else:
+            valid = y_encoded[seqs.mask] if per_step else y_encoded
+            entry = class_weight[valid]
+            if per_step:
+                entry = pad_steps(entry, seqs, 0.0)
+            weight = entry
+            if sample_weight is not None:
+                per_sequence = sample_weight[:, None] if per_step else sample_weight
+                weight = weight * per_sequence
+        if per_step and weight.ndim == 1:
+            weight = np.where(seqs.mask, weight[:, None], 0.0)
+        valid = weight[seqs.mask] if per_step else weight
+        if not valid.sum() > 0:
+            raise ValueError(
+                "The weights of the loss (sample_weight times class_weight) are "
+                "zero for every sequence."
+            )
+        return (weight / valid.mean()).astype(np.float32)
 
     def _standardized_inputs(self, seqs: Sequences) -> Sequences:
         """``seqs`` with standardized valid steps (padding stays zero); the
@@ -592,7 +689,16 @@ class _BaseSequenceEstimator(BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     @_atomic_fit
-    def fit(self, X, y, *, X_val=None, y_val=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        X_val=None,
+        y_val=None,
+        sample_weight_val=None,
+    ):
         """Train the model on sequences ``X`` and targets ``y``.
 
         ``fit`` is all or nothing: if it raises (invalid data, a
@@ -610,6 +716,13 @@ class _BaseSequenceEstimator(BaseEstimator):
             trailing all-NaN time steps are padding.
         y : array-like or list of array-like
             Targets in the layout selected by ``target``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every sequence in the loss (a weighted
+            mean; with ``target='timestep'`` every valid step of a sequence
+            has its weight), in the validation loss and score of early
+            stopping, and in the ``standardize`` statistics. Weights that are
+            all equal are the same as None. Pretrainers (``pretrainer``) and
+            the growth schedule (``incremental``) ignore them.
         X_val : array-like or list of array-like, default=None
             Validation sequences monitored instead of a split of ``X``
             (like ``X_val`` of scikit-learn's
@@ -617,6 +730,8 @@ class _BaseSequenceEstimator(BaseEstimator):
             requires ``early_stopping`` True or ``'auto'``.
         y_val : array-like or list of array-like, default=None
             Targets of ``X_val``.
+        sample_weight_val : array-like of shape (n_val_samples,), default=None
+            Weights of the sequences of ``X_val``.
 
         Returns
         -------
@@ -628,9 +743,23 @@ class _BaseSequenceEstimator(BaseEstimator):
         FloatingPointError
             If training diverges and no callback recovers (see
             :class:`sklmn.callbacks.RestoreOnDivergence`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.estimators import RNNClassifier
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.randn(30, 5, 2)
+        >>> y = (X[:, -1, 0] > 0).astype(int)
+        >>> weights = np.where(y == 1, 2.0, 1.0)
+        >>> clf = RNNClassifier(hidden_size=4, max_iter=5, random_state=0)
+        >>> clf.fit(X, y, sample_weight=weights).n_iter_
+        5
         """
         if (X_val is None) != (y_val is None):
             raise ValueError("X_val and y_val must be given together.")
+        if sample_weight_val is not None and X_val is None:
+            raise ValueError("sample_weight_val needs X_val and y_val.")
         if X_val is not None and self.early_stopping is False:
             raise ValueError(
                 "X_val and y_val are monitored for early stopping: use "
@@ -641,8 +770,11 @@ class _BaseSequenceEstimator(BaseEstimator):
             self._check_warm_start()
         seqs = validate_sequences(self, X, reset=not warm, dtype=np.float32)
         y_encoded = self._encode_target(y, seqs, reset=not warm)
+        sample_weight = self._check_weights(sample_weight, seqs)
+        class_weight = self._class_weight_vector(y_encoded, seqs)
+        weights = self._loss_weights(sample_weight, y_encoded, seqs, class_weight)
         if not warm:
-            self._fit_standardization(seqs, y_encoded)
+            self._fit_standardization(seqs, y_encoded, sample_weight)
         device = self._resolve_device()
         rng = check_random_state(self.random_state)
         torch_seed, shuffle_seed, split_seed = (
@@ -650,14 +782,18 @@ class _BaseSequenceEstimator(BaseEstimator):
         )
         seqs = self._standardized_inputs(seqs)
         y_model = self._standardized_target(y_encoded, seqs)
-        dataset = self._dataset(seqs, y_model)
+        dataset = self._dataset(seqs, y_model, weights)
         valid_dataset = None
         if X_val is not None:
             val_seqs = validate_sequences(self, X_val, reset=False, dtype=np.float32)
             val_y = self._encode_target(y_val, val_seqs, reset=False)
+            val_sw = self._check_weights(
+                sample_weight_val, val_seqs, "sample_weight_val"
+            )
+            val_weights = self._loss_weights(val_sw, val_y, val_seqs, class_weight)
             val_seqs = self._standardized_inputs(val_seqs)
             valid_dataset = self._dataset(
-                val_seqs, self._standardized_target(val_y, val_seqs)
+                val_seqs, self._standardized_target(val_y, val_seqs), val_weights
             )
         elif self._split_validation(seqs.n_samples):
             dataset, valid_dataset = self._split(dataset, y_encoded, split_seed)
@@ -712,13 +848,132 @@ class _BaseSequenceEstimator(BaseEstimator):
             )
         return self
 
-    def _dataset(self, seqs: Sequences, y_encoded: np.ndarray) -> SequenceDataset:
+    def _dataset(
+        self, seqs: Sequences, y_encoded: np.ndarray, weights=None
+    ) -> SequenceDataset:
         return SequenceDataset(
             torch.from_numpy(seqs.data),
             torch.from_numpy(seqs.lengths),
             torch.from_numpy(y_encoded),
             per_step=self.target == "timestep",
+            sample_weight=None if weights is None else torch.from_numpy(weights),
         )
+
+    # ----------------------------------------------------------- partial_fit
+    def _check_partial_fit_parameters(self) -> None:
+        if self.early_stopping is True:
+            raise ValueError(
+                "partial_fit makes one pass over the given data and does not "
+                "support early stopping, got early_stopping=True; use fit, or "
+                "early_stopping=False or 'auto' (off in partial_fit)."
+            )
+        incremental = getattr(self, "incremental", None)
+        if incremental is not None:
+            raise ValueError(
+                "partial_fit does not support growth schedules, got "
+                f"incremental={incremental!r}; use fit, or incremental=None."
+            )
+        if isinstance(getattr(self, "class_weight", None), str):
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit, which "
+                "sees one batch at a time; compute the weights on the whole data "
+                "(sklearn.utils.class_weight.compute_class_weight) and pass them "
+                "as a dict."
+            )
+
+    def _encode_partial_target(self, y, seqs, *, first: bool, classes):
+        return self._encode_target(
+            y, seqs, reset=first, context="partial_fit" if not first else None
+        )
+
+    def _resume_optimizer(self, net) -> None:
+        """Carry the optimizer state (e.g. Adam's moments) of the previous
+        ``net_`` over to ``net``, keeping ``net``'s learning rate and weight
+        decay."""
+        previous = getattr(self.net_, "optimizer_", None)
+        if previous is None or type(previous) is not type(net.optimizer_):
+            return
+        fresh = [dict(group) for group in net.optimizer_.param_groups]
+        try:
+            net.optimizer_.load_state_dict(copy.deepcopy(previous.state_dict()))
+        except (ValueError, KeyError, RuntimeError):  # another parameter layout
+            return
+        for group, settings in zip(net.optimizer_.param_groups, fresh, strict=True):
+            for key in ("lr", "weight_decay"):
+                if key in settings:
+                    group[key] = settings[key]
+
+    def _partial_fit(self, X, y, *, classes=None, sample_weight=None):
+        """One pass (epoch) over ``X``; the first call builds the model."""
+        self._check_partial_fit_parameters()
+        first = not hasattr(self, "net_")
+        if not first:
+            self._check_warm_start(
+                "partial_fit", "call fit to train a new model instead"
+            )
+        seqs = validate_sequences(self, X, reset=first, dtype=np.float32)
+        y_encoded = self._encode_partial_target(y, seqs, first=first, classes=classes)
+        sample_weight = self._check_weights(sample_weight, seqs)
+        class_weight = self._class_weight_vector(y_encoded, seqs)
+        weights = self._loss_weights(sample_weight, y_encoded, seqs, class_weight)
+        if first:
+            self._fit_standardization(seqs, y_encoded, sample_weight)
+        device = self._resolve_device()
+        done = 0 if first else int(self.n_iter_)
+        rng = check_random_state(self.random_state)
+        torch_seed, shuffle_seed = (
+            (int(s) + done) % np.iinfo(np.int32).max
+            for s in rng.randint(np.iinfo(np.int32).max, size=2)
+        )
+        seqs = self._standardized_inputs(seqs)
+        y_model = self._standardized_target(y_encoded, seqs)
+        dataset = self._dataset(seqs, y_model, weights)
+        batch_size = (
+            min(200, len(dataset))
+            if self.batch_size == "auto"
+            else int(self.batch_size)
+        )
+        with _seeded_torch(torch_seed):
+            if first:
+                recurrent = self._build_module(seqs.n_features)
+                module = SequenceNet(
+                    recurrent, self.n_outputs_, per_step=self.target == "timestep"
+                )
+                self._initialize_module(module, seqs, y_model)
+            else:
+                # train a copy: a call that fails leaves the fitted model intact
+                module = copy.deepcopy(self.net_.module_)
+            net = self._make_net(
+                module,
+                device=device,
+                batch_size=batch_size,
+                valid_dataset=None,
+                shuffle_seed=shuffle_seed,
+                monitor=False,
+            )
+            net.initialize()
+            if not first:
+                self._resume_optimizer(net)
+            net.partial_fit(dataset, epochs=1)
+        if net.divergence_ is not None:  # a callback recovered: still a failure
+            raise FloatingPointError(net.divergence_)
+        losses = _completed(net.history, "train_loss")
+        if net.interrupted_ and not losses:
+            raise KeyboardInterrupt
+        self._check_finite_parameters(net)
+        self.loss_curve_ = ([] if first else list(self.loss_curve_)) + losses
+        self.n_iter_ = len(self.loss_curve_)
+        self.best_loss_ = float(self.loss_curve_[-1])
+        self.best_epoch_ = self.n_iter_
+        self.validation_loss_curve_ = None
+        self.validation_scores_ = None
+        self.best_validation_score_ = None
+        self.diverged_ = False
+        self.net_ = net
+        self._fitted_params = self._current_fitted_params()
+        self._record_fit(net)
+        return self
+
 
     def _record_history(self, net, warm: bool) -> None:
         """Set ``loss_curve_``, ``n_iter_``, ``best_loss_``, ``best_epoch_``
@@ -771,7 +1026,11 @@ class _BaseSequenceEstimator(BaseEstimator):
             for name, value in ((n, getattr(self, n)) for n in names)
         }
 
-    def _check_warm_start(self) -> None:
+    def _check_warm_start(
+        self,
+        what: str = "warm_start=True",
+        advice: str = "set warm_start=False to train a new model",
+    ) -> None:
         changed = {
             name: (old, getattr(self, name))
             for name, old in self._fitted_params.items()
@@ -780,8 +1039,7 @@ class _BaseSequenceEstimator(BaseEstimator):
         if changed:
             desc = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
             raise ValueError(
-                f"warm_start=True cannot change the model's parameters ({desc}); "
-                "set warm_start=False to train a new model."
+                f"{what} cannot change the model's parameters ({desc}); {advice}."
             )
 
     @staticmethod
@@ -849,8 +1107,16 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
 
     _fitted_attributes = {"classes_": "array"}
 
-    def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
-        classes = None if reset else self.classes_
+    def _encode_target(
+        self, y, seqs: Sequences, *, reset: bool, classes=None, context=None
+    ) -> np.ndarray:
+        """Encode ``y``; ``classes`` (first call to ``partial_fit``) fixes the
+        classes, ``context`` names the caller in the errors of later calls."""
+        if classes is None and not reset:
+            classes = self.classes_
+        unknown = None if context is None else "partial_fit"
+        if classes is not None and reset:
+            unknown = "partial_fit"
         if self.target == "sequence":
             y = check_sequence_target(y, seqs.n_samples, classifier=True)
             if y.ndim == 2:
@@ -866,7 +1132,9 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
                 new_classes = np.arange(y.shape[1])
             else:
                 problem = "multiclass"
-                encoded, new_classes = encode_labels(y, classes=classes)
+                encoded, new_classes = encode_labels(
+                    y, classes=classes, context=unknown
+                )
         else:
             steps, has_output_axis = check_timestep_target(y, seqs)
             if has_output_axis:
@@ -875,14 +1143,17 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
                 new_classes = np.arange(steps.shape[1])
             else:
                 problem = "multiclass"
-                indices, new_classes = encode_labels(steps, classes=classes)
+                indices, new_classes = encode_labels(
+                    steps, classes=classes, context=unknown
+                )
                 encoded = pad_steps(indices, seqs, IGNORE_INDEX)
         if not reset and (
             problem != self._problem or len(new_classes) != len(self.classes_)
         ):
+            where = "previous call to fit" if context is None else "first call"
             raise ValueError(
-                f"warm_start can only be used where y has the same kind and "
-                f"classes as in the previous call to fit; got a {problem} target "
+                f"{context or 'warm_start'} can only be used where y has the same "
+                f"kind and classes as in the {where}; got a {problem} target "
                 f"with {len(new_classes)} classes, previously a {self._problem} "
                 f"target with {len(self.classes_)}."
             )
@@ -890,6 +1161,102 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         self.classes_ = new_classes
         self.n_outputs_ = len(new_classes)
         return encoded
+
+    def _encode_partial_target(self, y, seqs, *, first: bool, classes):
+        if classes is not None:
+            classes = np.unique(np.asarray(classes))
+        if not first:
+            if classes is not None and not (
+                len(classes) == len(self.classes_)
+                and np.array_equal(classes, self.classes_)
+            ):
+                raise ValueError(
+                    f"classes={classes.tolist()!r} is not the same as on the first "
+                    f"call to partial_fit, was: {self.classes_.tolist()!r}."
+                )
+            return self._encode_target(y, seqs, reset=False, context="partial_fit")
+        if classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit (all "
+                "the class labels, or arange(n_labels) for multilabel targets)."
+            )
+        if len(classes) < 2:
+            raise ValueError(
+                f"classes must hold at least 2 classes, got {classes.tolist()!r}."
+            )
+        encoded = self._encode_target(y, seqs, reset=True, classes=classes)
+        if self._problem == "multilabel" and len(classes) != self.n_outputs_:
+            raise ValueError(
+                f"classes has {len(classes)} entries but the multilabel y has "
+                f"{self.n_outputs_} labels; pass classes=np.arange(n_labels)."
+            )
+        return encoded
+
+    def _class_weight_vector(self, y_encoded, seqs: Sequences):
+        if self.class_weight is None:
+            return None
+        if self._problem != "multiclass":
+            raise ValueError(
+                "class_weight is only supported for multiclass targets (one label "
+                "per sequence or per time step), got a multilabel indicator "
+                f"target with class_weight={self.class_weight!r}; weight the "
+                "sequences with sample_weight instead."
+            )
+        valid = y_encoded[seqs.mask] if self.target == "timestep" else y_encoded
+        return compute_class_weight(
+            self.class_weight, classes=self.classes_, y=self.classes_[valid]
+        ).astype(np.float64)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @_atomic_fit
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Train for one epoch on a batch of sequences.
+
+        One pass (epoch) over the given sequences per call, like
+        :meth:`sklearn.neural_network.MLPClassifier.partial_fit`: the first
+        call (on an unfitted estimator) needs ``classes``, builds the model,
+        runs the pretrainer and fits the ``standardize`` statistics; later
+        calls continue training that model (the optimizer state carries
+        over, also after ``fit``). There is no stopping rule and no
+        best-weights restore: ``loss_curve_`` grows by one entry per call and
+        ``best_loss_`` is the last epoch's mean training loss. Not supported
+        (``ValueError``): ``early_stopping=True`` (``'auto'`` is off here),
+        ``incremental`` growth schedules, ``class_weight='balanced'``, and
+        changing the model's parameters between calls. All or nothing like
+        ``fit``: on an exception the estimator is left as it was.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences (see :meth:`fit`).
+        y : array-like or list of array-like
+            Targets in the layout selected by ``target``.
+        classes : array-like of shape (n_classes,), default=None
+            All the class labels (``arange(n_labels)`` for multilabel
+            targets). Required on the first call, optional (and checked)
+            on later calls.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of every sequence in the loss (see :meth:`fit`).
+
+        Returns
+        -------
+        self : object
+            The estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.estimators import RNNClassifier
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.randn(40, 5, 2)
+        >>> y = (X[:, -1, 0] > 0).astype(int)
+        >>> clf = RNNClassifier(hidden_size=4, random_state=0)
+        >>> clf = clf.partial_fit(X[:20], y[:20], classes=[0, 1])
+        >>> clf = clf.partial_fit(X[20:], y[20:])
+        >>> clf.n_iter_
+        2
+        """
+        return self._partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predict labels.
@@ -940,6 +1307,42 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         if self.target == "timestep":
             return format_like_input(proba, seqs)
         return proba
+
+    def predict_log_proba(self, X):
+        """Predict the logarithm of the class (or label) probabilities.
+
+        Computed from the logits (``log_softmax`` / log-sigmoid), so it stays
+        finite where :meth:`predict_proba` rounds to 0.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences.
+
+        Returns
+        -------
+        log_proba : ndarray or list of ndarray
+            In the layout of :meth:`predict_proba`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.estimators import RNNClassifier
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.randn(20, 4, 1)
+        >>> y = (X[:, -1, 0] > 0).astype(int)
+        >>> clf = RNNClassifier(hidden_size=4, max_iter=3, random_state=0).fit(X, y)
+        >>> bool(np.allclose(np.exp(clf.predict_log_proba(X)), clf.predict_proba(X)))
+        True
+        """
+        outputs, seqs = self._predict_outputs(X)
+        if self._problem == "multiclass":
+            log_proba = log_softmax(outputs, axis=-1)
+        else:
+            log_proba = -np.logaddexp(0.0, -outputs)  # log(sigmoid)
+        if self.target == "timestep":
+            return format_like_input(log_proba, seqs)
+        return log_proba
 
     def score(self, X, y, sample_weight=None):
         """Natural accuracy of the target kind.
@@ -993,7 +1396,9 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
 
     _fitted_attributes = {"_has_output_axis": "bool"}
 
-    def _encode_target(self, y, seqs: Sequences, *, reset: bool) -> np.ndarray:
+    def _encode_target(
+        self, y, seqs: Sequences, *, reset: bool, context=None
+    ) -> np.ndarray:
         if self.target == "sequence":
             y = check_sequence_target(y, seqs.n_samples, classifier=False)
             has_output_axis = y.ndim == 2
@@ -1012,15 +1417,63 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
             encoded = pad_steps(steps.astype(np.float32), seqs, 0.0)
         n_outputs = encoded.shape[-1]
         if not reset and n_outputs != self.n_outputs_:
+            where = "previous call to fit" if context is None else "first call"
             raise ValueError(
-                f"warm_start can only be used where y has the same number of "
-                f"outputs as in the previous call to fit; got {n_outputs}, "
+                f"{context or 'warm_start'} can only be used where y has the same "
+                f"number of outputs as in the {where}; got {n_outputs}, "
                 f"previously {self.n_outputs_}."
             )
         self._problem = "continuous"
         self._has_output_axis = has_output_axis
         self.n_outputs_ = n_outputs
         return encoded
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @_atomic_fit
+    def partial_fit(self, X, y, sample_weight=None):
+        """Train for one epoch on a batch of sequences.
+
+        One pass (epoch) over the given sequences per call, like
+        :meth:`sklearn.neural_network.MLPRegressor.partial_fit`: the first
+        call (on an unfitted estimator) builds the model, runs the pretrainer
+        and fits the ``standardize`` statistics (inputs and targets); later
+        calls continue training that model (the optimizer state carries
+        over, also after ``fit``). There is no stopping rule and no
+        best-weights restore: ``loss_curve_`` grows by one entry per call and
+        ``best_loss_`` is the last epoch's mean training loss. Not supported
+        (``ValueError``): ``early_stopping=True`` (``'auto'`` is off here),
+        ``incremental`` growth schedules, and changing the model's parameters
+        between calls. All or nothing like ``fit``: on an exception the
+        estimator is left as it was.
+
+        Parameters
+        ----------
+        X : array-like or list of array-like
+            Sequences (see :meth:`fit`).
+        y : array-like or list of array-like
+            Targets in the layout selected by ``target``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of every sequence in the loss (see :meth:`fit`).
+
+        Returns
+        -------
+        self : object
+            The estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.estimators import RNNRegressor
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.randn(40, 5, 2)
+        >>> y = X[:, :, 0].sum(axis=1)
+        >>> reg = RNNRegressor(hidden_size=4, random_state=0)
+        >>> for start in (0, 20):
+        ...     reg = reg.partial_fit(X[start:start + 20], y[start:start + 20])
+        >>> len(reg.loss_curve_)
+        2
+        """
+        return self._partial_fit(X, y, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predict targets.

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..nn import ENRNN
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
     _BaseSequenceRegressor,
@@ -91,6 +92,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
     ----------
     %(model_parameters)s
     %(training_parameters)s
+    %(class_weight)s
 
     Attributes
     ----------
@@ -115,6 +117,11 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
     >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
     ((3,), (3, 2))
     """
+
+    _parameter_constraints = {
+        **_ENRNNMixin._parameter_constraints,
+        **CLASS_WEIGHT_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -147,6 +154,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         callbacks=None,
+        class_weight=None,
     ):
         super().__init__(
             target=target,
@@ -178,6 +186,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         self.coupling = coupling
         self.normalize = normalize
         self.activation = activation
+        self.class_weight = class_weight
 
 
 @fill_doc(ENRNN_PARAMETERS_DOC)

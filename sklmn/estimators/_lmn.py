@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
     _BaseSequenceRegressor,
@@ -152,6 +153,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     ----------
     %(model_parameters)s
     %(training_parameters)s
+    %(class_weight)s
 
     Attributes
     ----------
@@ -184,6 +186,11 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     >>> clf.score(X, y) > 0.8
     True
     """
+
+    _parameter_constraints = {
+        **_LMNMixin._parameter_constraints,
+        **CLASS_WEIGHT_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -220,6 +227,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         device="cpu",
         callbacks=None,
         pretrainer="auto",
+        class_weight=None,
     ):
         super().__init__(
             target=target,
@@ -255,6 +263,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.truncate_gradient = truncate_gradient
         self.dropout = dropout
         self.pretrainer = pretrainer
+        self.class_weight = class_weight
 
 
 @fill_doc(LMN_PARAMETERS_DOC)

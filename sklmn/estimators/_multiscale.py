@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import MultiScaleLMN
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
     _BaseSequenceRegressor,
@@ -29,6 +30,10 @@ MULTISCALE_PARAMETERS_DOC = """\
     output : {'memory', 'hidden'}, default='memory'
         What the readout reads: all memory modules ``m_t`` (Carta et al. 2021 eq. 8)
         or the hidden state ``h_t``.
+    bidirectional : bool, default=False
+        Add a reverse direction (a second multi-scale LMN reading each
+        sequence backwards; outputs concatenated). With ``incremental`` both
+        directions grow together.
     memory_matrix : {'free'}, default='free'
         Constraint on the memory recurrence (only ``'free'``, the block
         upper-triangular matrix of the paper).
@@ -78,6 +83,7 @@ class _MultiScaleLMNMixin:
         "memory_size": [Interval(Integral, 1, None, closed="left")],
         "n_modules": [Interval(Integral, 1, None, closed="left")],
         "output": [StrOptions({"memory", "hidden"})],
+        "bidirectional": ["boolean"],
         "memory_matrix": [StrOptions({"free"})],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
@@ -94,6 +100,7 @@ class _MultiScaleLMNMixin:
             # incremental training starts with one module (Carta et al. 2021 Alg. 2)
             1 if self.incremental is not None else self.n_modules,
             output=self.output,
+            bidirectional=self.bidirectional,
             memory_matrix=self.memory_matrix,
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
@@ -148,6 +155,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     ----------
     %(model_parameters)s
     %(training_parameters)s
+    %(class_weight)s
 
     Attributes
     ----------
@@ -188,6 +196,11 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     ((3,), (3, 2))
     """
 
+    _parameter_constraints = {
+        **_MultiScaleLMNMixin._parameter_constraints,
+        **CLASS_WEIGHT_CONSTRAINTS,
+    }
+
     def __init__(
         self,
         hidden_size=32,
@@ -195,6 +208,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         n_modules=4,
         *,
         output="memory",
+        bidirectional=False,
         memory_matrix="free",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
@@ -221,6 +235,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         callbacks=None,
         incremental=None,
         pretrainer=None,
+        class_weight=None,
     ):
         super().__init__(
             target=target,
@@ -248,12 +263,14 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.memory_size = memory_size
         self.n_modules = n_modules
         self.output = output
+        self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
         self.incremental = incremental
         self.pretrainer = pretrainer
+        self.class_weight = class_weight
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)
@@ -319,6 +336,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         n_modules=4,
         *,
         output="memory",
+        bidirectional=False,
         memory_matrix="free",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
@@ -372,6 +390,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.memory_size = memory_size
         self.n_modules = n_modules
         self.output = output
+        self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty

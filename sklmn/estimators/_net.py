@@ -121,15 +121,26 @@ class SequenceDataset(torch.utils.data.Dataset):
         Encoded targets; per-time-step targets have the time axis second.
     per_step : bool, default=False
         Whether ``y`` has a time axis to trim.
+    sample_weight : Tensor of shape (n,) or (n, T) or None, default=None
+        Weights of the loss terms: one per sequence, or one per time step
+        (zero at padded steps) for per-time-step targets. Batches then carry
+        them as ``X["sample_weight"]``.
     """
 
     def __init__(
-        self, X: Tensor, lengths: Tensor, y: Tensor | None = None, *, per_step=False
+        self,
+        X: Tensor,
+        lengths: Tensor,
+        y: Tensor | None = None,
+        *,
+        per_step=False,
+        sample_weight: Tensor | None = None,
     ):
         self.X = X
         self.lengths = lengths
         self.y = y
         self.per_step = per_step
+        self.sample_weight = sample_weight
 
     def __len__(self) -> int:
         return int(self.X.shape[0])
@@ -145,11 +156,16 @@ class SequenceDataset(torch.utils.data.Dataset):
             yb = self.y[idx, :T]
         else:
             yb = self.y[idx]
-        return {"X": Xb, "lengths": lengths}, yb
+        batch = {"X": Xb, "lengths": lengths}
+        weight = getattr(self, "sample_weight", None)  # absent in old pickles
+        if weight is not None:
+            weight = weight[idx]
+            batch["sample_weight"] = weight[:, :T] if weight.dim() == 2 else weight
+        return batch, yb
 
     def __getitem__(self, i: int):
         (Xb, yb) = self.__getitems__([i])
-        return {"X": Xb["X"][0], "lengths": Xb["lengths"][0]}, yb[0]
+        return {k: v[0] for k, v in Xb.items()}, yb[0]
 
 
 class LengthBucketBatchSampler(torch.utils.data.Sampler):
@@ -234,6 +250,12 @@ class SequenceLoss(nn.Module):
     per_step : bool, default=False
         Targets have a time axis; padded steps (``t >= lengths[n]``) are
         excluded from the mean.
+
+    With ``sample_weight`` (one weight per sequence ``(N,)``, or per time step
+    ``(N, T)`` for per-step targets) the loss is the weighted mean
+    ``sum(w * loss) / sum(w)`` over the valid entries (outputs of a
+    multilabel or regression target share their entry's weight); without,
+    the plain mean.
     """
 
     def __init__(self, problem: str = "multiclass", per_step: bool = False):
@@ -243,7 +265,15 @@ class SequenceLoss(nn.Module):
         self.problem = problem
         self.per_step = per_step
 
-    def forward(self, y_pred: Tensor, y_true: Tensor, lengths: Tensor) -> Tensor:
+    def forward(
+        self,
+        y_pred: Tensor,
+        y_true: Tensor,
+        lengths: Tensor,
+        sample_weight: Tensor | None = None,
+    ) -> Tensor:
+        if sample_weight is not None:
+            return self._weighted(y_pred, y_true, lengths, sample_weight)
         if self.problem == "multiclass":
             # padded steps carry IGNORE_INDEX and drop out of the mean
             return F.cross_entropy(
@@ -263,48 +293,101 @@ class SequenceLoss(nn.Module):
         mask = mask.unsqueeze(-1).expand_as(elementwise)
         return torch.where(mask, elementwise, 0.0).sum() / mask.sum()
 
+    def _weighted(self, y_pred, y_true, lengths, weight: Tensor) -> Tensor:
+        weight = weight.to(device=y_pred.device, dtype=y_pred.dtype)
+        if self.problem == "multiclass":
+            # padded steps carry IGNORE_INDEX (loss 0) and weight 0
+            terms = F.cross_entropy(
+                y_pred.reshape(-1, y_pred.shape[-1]),
+                y_true.reshape(-1),
+                ignore_index=IGNORE_INDEX,
+                reduction="none",
+            )
+            weight = weight.reshape(-1)
+            total = (terms * weight).sum()
+            denominator = weight.sum()
+        else:
+            if self.problem == "multilabel":
+                terms = F.binary_cross_entropy_with_logits(
+                    y_pred, y_true, reduction="none"
+                )
+            else:
+                terms = F.mse_loss(y_pred, y_true, reduction="none")
+            if self.per_step:
+                mask = mask_from_lengths(lengths, y_pred.shape[1], device=y_pred.device)
+                weight = torch.where(mask, weight, 0.0)
+                terms = torch.where(mask.unsqueeze(-1), terms, 0.0)
+            total = (terms * weight.unsqueeze(-1)).sum()
+            denominator = weight.sum() * terms.shape[-1]
+        # a batch of zero-weight entries contributes a zero loss
+        return total / denominator.clamp_min(torch.finfo(y_pred.dtype).tiny)
+
 
 def valid_entries(
-    per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths
-) -> tuple[np.ndarray, np.ndarray]:
+    per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths, weight=None
+):
     """Targets and outputs restricted to valid entries (steps or sequences).
 
     Per-step arrays ``(n, T, ...)`` become ``(n_valid_steps, ...)``; padded
-    steps are dropped. Sequence-level arrays are returned as they are.
+    steps are dropped. Sequence-level arrays are returned as they are. With
+    ``weight`` (``(n,)`` or ``(n, T)``) also returns the weights of the valid
+    entries.
     """
     if not per_step:
-        return y_true, outputs
+        return (y_true, outputs) if weight is None else (y_true, outputs, weight)
     mask = np.arange(outputs.shape[1])[None, :] < np.asarray(lengths)[:, None]
-    return y_true[:, : outputs.shape[1]][mask], outputs[mask]
+    out = y_true[:, : outputs.shape[1]][mask], outputs[mask]
+    if weight is None:
+        return out
+    weight = np.asarray(weight)
+    if weight.ndim == 1:
+        weight = np.broadcast_to(weight[:, None], mask.shape)
+    return (*out, weight[:, : outputs.shape[1]][mask])
 
 
-def score_valid_entries(problem: str, per_step: bool, y_true, outputs) -> float:
+def score_valid_entries(
+    problem: str, per_step: bool, y_true, outputs, sample_weight=None
+) -> float:
     """Natural score of raw outputs at valid entries (see :func:`score_outputs`)."""
     from sklearn.metrics import r2_score
 
     from ..metrics import _frame_level_accuracy_counts
 
+    w = sample_weight
+    if w is not None and not np.asarray(w).sum() > 0:
+        w = None  # no weight at all: unweighted
     if problem == "multiclass":
-        return float(np.mean(outputs.argmax(axis=-1) == y_true))
+        return float(np.average(outputs.argmax(axis=-1) == y_true, weights=w))
     if problem == "multilabel":
         pred = (outputs > 0).astype(np.float32)
         if per_step:
-            return _frame_level_accuracy_counts(y_true, pred)
-        return float(np.mean(np.all(pred == y_true, axis=1)))
-    return float(r2_score(y_true, outputs))
+            return _frame_level_accuracy_counts(y_true, pred, sample_weight=w)
+        return float(np.average(np.all(pred == y_true, axis=1), weights=w))
+    return float(r2_score(y_true, outputs, sample_weight=w))
 
 
 def score_outputs(
-    problem: str, per_step: bool, y_true: np.ndarray, outputs: np.ndarray, lengths
+    problem: str,
+    per_step: bool,
+    y_true: np.ndarray,
+    outputs: np.ndarray,
+    lengths,
+    sample_weight=None,
 ) -> float:
     """Natural score of raw outputs against encoded targets.
 
     Accuracy (subset accuracy for multilabel sequence targets), per-step
     accuracy over valid steps, frame-level accuracy for multilabel per-step
-    targets, R^2 over valid steps for regression.
+    targets, R^2 over valid steps for regression; weighted by
+    ``sample_weight`` (``(n,)`` or ``(n, T)``) when given.
     """
-    y_valid, out_valid = valid_entries(per_step, y_true, outputs, lengths)
-    return score_valid_entries(problem, per_step, y_valid, out_valid)
+    if sample_weight is None:
+        y_valid, out_valid = valid_entries(per_step, y_true, outputs, lengths)
+        return score_valid_entries(problem, per_step, y_valid, out_valid)
+    y_valid, out_valid, w = valid_entries(
+        per_step, y_true, outputs, lengths, sample_weight
+    )
+    return score_valid_entries(problem, per_step, y_valid, out_valid, w)
 
 
 class SequenceNeuralNet(NeuralNet):
@@ -420,6 +503,9 @@ class SequenceNeuralNet(NeuralNet):
             raise
 
     def infer(self, x, **fit_params):
+        if isinstance(x, dict) and "sample_weight" in x:
+            # the weights are read by get_loss, not by the module
+            x = {k: v for k, v in x.items() if k != "sample_weight"}
         try:
             return super().infer(x, **fit_params)
         except torch.linalg.LinAlgError as exc:
@@ -449,7 +535,13 @@ class SequenceNeuralNet(NeuralNet):
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = to_tensor(y_true, device=self.device)
-        data_loss = self.criterion_(y_pred, y_true, X["lengths"])
+        weight = X.get("sample_weight") if isinstance(X, dict) else None
+        if weight is None:
+            data_loss = self.criterion_(y_pred, y_true, X["lengths"])
+        else:
+            data_loss = self.criterion_(
+                y_pred, y_true, X["lengths"], sample_weight=weight
+            )
         penalty = self.module_.penalty()
         loss = data_loss + penalty
         if training and not bool(torch.isfinite(loss)):
@@ -566,7 +658,7 @@ class ValidationScore(Callback):
         self.per_step = per_step
 
     def on_epoch_begin(self, net, **kwargs):
-        self._y, self._out = [], []
+        self._y, self._out, self._w = [], [], []
 
     def on_batch_end(self, net, batch=None, training=False, y_pred=None, **kwargs):
         # score the predictions skorch already made for the validation loss
@@ -574,14 +666,18 @@ class ValidationScore(Callback):
         if training or y_pred is None:
             return
         Xb, yb = batch
-        y_valid, out_valid = valid_entries(
+        weight = Xb.get("sample_weight")
+        entries = valid_entries(
             self.per_step,
             yb.cpu().numpy(),
             y_pred.detach().to(device="cpu", dtype=torch.float64).numpy(),
             Xb["lengths"].cpu().numpy(),
+            None if weight is None else weight.cpu().numpy().astype(np.float64),
         )
-        self._y.append(y_valid)
-        self._out.append(out_valid)
+        self._y.append(entries[0])
+        self._out.append(entries[1])
+        if weight is not None:
+            self._w.append(entries[2])
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         if dataset_valid is None or not self._out:
@@ -591,6 +687,7 @@ class ValidationScore(Callback):
             self.per_step,
             np.concatenate(self._y),
             np.concatenate(self._out),
+            np.concatenate(self._w) if getattr(self, "_w", None) else None,
         )
         net.history.record("valid_score", score)
 
@@ -718,12 +815,14 @@ class ConvergenceMonitor(Callback):
         if self.monitor == "valid_loss":
             return dataset_loss(net, self._valid), None
         loss, outputs = dataset_loss(net, self._valid, return_outputs=True)
+        weight = getattr(self._valid, "sample_weight", None)
         score = score_outputs(
             net.criterion_.problem,
             net.criterion_.per_step,
             self._valid.y.numpy(),
             outputs,
             self._valid.lengths.numpy(),
+            None if weight is None else weight.numpy().astype(np.float64),
         )
         return score, loss
 
@@ -857,7 +956,8 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False):
     """Mean loss (data loss + penalty) of the current weights on a dataset.
 
     Evaluation mode, no gradient; batch losses weighted by batch size, like
-    skorch's ``valid_loss``. With ``return_outputs`` also the module's outputs
+    skorch's ``valid_loss`` (by their total sample weight when the dataset
+    has weights). With ``return_outputs`` also the module's outputs
     (float64, per-step outputs zero-padded to the dataset's length), from the
     same forward pass.
     """
@@ -865,7 +965,8 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False):
     T = int(dataset.X.shape[1])
     for batch in net.get_iterator(dataset, training=False):
         step = net.validation_step(batch)
-        n = len(batch[0]["lengths"])
+        weight = batch[0].get("sample_weight")
+        n = len(batch[0]["lengths"]) if weight is None else float(weight.sum())
         total += float(step["loss"]) * n
         count += n
         if return_outputs:
@@ -873,7 +974,7 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False):
             if yp.dim() == 3 and yp.shape[1] < T:
                 yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
             chunks.append(yp.to(device="cpu", dtype=torch.float64))
-    loss = total / max(count, 1)
+    loss = total / count if count > 0 else total
     if return_outputs:
         return loss, torch.cat(chunks).numpy()
     return loss

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceEstimator,
     _BaseSequenceRegressor,
@@ -40,7 +41,8 @@ RNN_PARAMETERS_DOC = """\
     num_layers : int, default=1
         Stacked layers (``'elman'``, ``'lstm'``, ``'gru'`` only).
     bidirectional : bool, default=False
-        Add a reverse direction (``'elman'``, ``'lstm'``, ``'gru'`` only).
+        Add a reverse direction reading each sequence backwards (outputs
+        concatenated), for every cell.
     dropout : float, default=0.0
         Dropout between stacked layers (``'elman'``, ``'lstm'``, ``'gru'``
         only).
@@ -104,7 +106,6 @@ class _RNNMixin:
             name: getattr(self, name)
             for name, default in (
                 ("num_layers", 1),
-                ("bidirectional", False),
                 ("dropout", 0.0),
             )
             if getattr(self, name) != default
@@ -112,8 +113,8 @@ class _RNNMixin:
         if unsupported:
             raise ValueError(
                 f"cell={self.cell!r} does not support {unsupported!r}; "
-                "num_layers, bidirectional and dropout apply to the 'elman', "
-                "'lstm' and 'gru' cells only."
+                "num_layers and dropout apply to the 'elman', 'lstm' and 'gru' "
+                "cells only."
             )
         if self.cell == "clockwork":
             if self.hidden_size % self.n_modules:
@@ -123,9 +124,17 @@ class _RNNMixin:
                     f"n_modules={self.n_modules}."
                 )
             return ClockworkRNN(
-                input_size, self.hidden_size // self.n_modules, self.n_modules
+                input_size,
+                self.hidden_size // self.n_modules,
+                self.n_modules,
+                bidirectional=self.bidirectional,
             )
-        return UnrolledRNN(input_size, self.hidden_size, self.tape_length)
+        return UnrolledRNN(
+            input_size,
+            self.hidden_size,
+            self.tape_length,
+            bidirectional=self.bidirectional,
+        )
 
 
 @fill_doc(RNN_PARAMETERS_DOC)
@@ -144,6 +153,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
     ----------
     %(model_parameters)s
     %(training_parameters)s
+    %(class_weight)s
 
     Attributes
     ----------
@@ -170,6 +180,11 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
     >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
     ((3,), (3, 2))
     """
+
+    _parameter_constraints = {
+        **_RNNMixin._parameter_constraints,
+        **CLASS_WEIGHT_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -203,6 +218,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         device="cpu",
         callbacks=None,
         pretrainer=None,
+        class_weight=None,
     ):
         super().__init__(
             target=target,
@@ -235,6 +251,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         self.n_modules = n_modules
         self.tape_length = tape_length
         self.pretrainer = pretrainer
+        self.class_weight = class_weight
 
 
 @fill_doc(RNN_PARAMETERS_DOC)

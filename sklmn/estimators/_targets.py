@@ -259,7 +259,9 @@ def check_binary_indicator(steps: np.ndarray, input_name: str = "y") -> np.ndarr
     return values.astype(np.float32)
 
 
-def encode_labels(labels: np.ndarray, *, classes=None, input_name: str = "y"):
+def encode_labels(
+    labels: np.ndarray, *, classes=None, input_name: str = "y", context=None
+):
     """Map labels to indices into sorted ``classes``.
 
     Parameters
@@ -270,6 +272,9 @@ def encode_labels(labels: np.ndarray, *, classes=None, input_name: str = "y"):
         Known classes (warm start / prediction); None to learn them.
     input_name : str, default="y"
         Name used in error messages.
+    context : {None, 'partial_fit'}, default=None
+        Caller named in the error for labels not in ``classes`` (None: a warm
+        start).
 
     Returns
     -------
@@ -291,6 +296,12 @@ def encode_labels(labels: np.ndarray, *, classes=None, input_name: str = "y"):
             )
     else:
         unknown = np.setdiff1d(learned, classes)
+        if unknown.size and context == "partial_fit":
+            raise ValueError(
+                f"{input_name} contains labels {unknown.tolist()!r} that are not in "
+                f"the classes {classes.tolist()!r} given on the first call to "
+                "partial_fit."
+            )
         if unknown.size:
             raise ValueError(
                 f"warm_start can only be used where {input_name} has the same "

@@ -8,7 +8,8 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils._set_output import _get_output_config
+from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted
 
 from ..utils.sequences import format_like_input, validate_sequences
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
@@ -229,8 +230,23 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         return tags
 
     # -- fitting ------------------------------------------------------------
+    @staticmethod
+    def _check_weights(sample_weight, seqs):
+        """Validated float64 per-sequence weights, or None."""
+        if sample_weight is None:
+            return None
+        weight = _check_sample_weight(
+            sample_weight, seqs.data, dtype=np.float64, ensure_non_negative=True
+        )
+        if not weight.sum() > 0:
+            raise ValueError(
+                f"sample_weight must have a positive sum; got only zero weights "
+                f"for {len(weight)} sequences."
+            )
+        return np.array(weight, copy=True)
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the autoencoder: closed-form ``A`` and ``B`` from the SVD of Ξ.
 
         Parameters
@@ -239,22 +255,40 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             Training sequences (see :mod:`sklmn.utils.sequences`).
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every sequence: each of its rows of Ξ
+            counts with that weight in the LAES statistics (``Σ w ξ ξᵀ`` of the
+            SVD, the ``center`` mean, ``explained_variance_ratio_``), so an
+            integer weight ``k`` fits like ``k`` copies of the sequence and a
+            zero weight like leaving it out (except that it still sets
+            ``max_length_`` and counts in ``n_steps_total_``).
 
         Returns
         -------
         self : LAESTransformer
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.laes import LAESTransformer
+        >>> X = np.random.default_rng(0).normal(size=(3, 5, 2))
+        >>> weighted = LAESTransformer(n_components=3).fit(X, sample_weight=[2, 1, 1])
+        >>> repeated = LAESTransformer(n_components=3).fit(X[[0, 0, 1, 2]])
+        >>> bool(np.allclose(weighted.singular_values_, repeated.singular_values_))
+        True
         """
         for attr in ("_gram_state", "n_samples_seen_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         seqs = validate_sequences(self, X, reset=True)
+        weights = self._check_weights(sample_weight, seqs)
         _check_magnitude(seqs)
         L, a = seqs.n_timesteps, seqs.n_features
         solver = self.solver
         if solver == "auto":
             solver = "gram" if L * a <= GRAM_MAX_COLUMNS else "matrix_free"
         if solver == "gram":
-            self._accumulate_gram(seqs)
+            self._accumulate_gram(seqs, weights)
             self._solve_from_gram()
             self.n_samples_seen_ = seqs.n_samples
             return self
@@ -262,8 +296,13 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         data, lengths = seqs.data, seqs.lengths  # fresh copy: safe to modify
         mean = np.zeros(a)
         if self.center:
-            mean = data[seqs.mask].mean(axis=0)
+            step_weight = None if weights is None else np.repeat(weights, lengths)
+            mean = np.average(data[seqs.mask], axis=0, weights=step_weight)
             _subtract_mean(data, lengths, mean)
+        if weights is not None:
+            # the rows of Ξ are linear in their sequence: scaling a sequence
+            # by sqrt(w) weights its rows' contributions to ΞᵀΞ by w
+            data *= np.sqrt(weights)[:, None, None]
         norm_sq = xi_frobenius_sq(data, lengths)
         if solver == "dense":
             s, comps = solve_dense(data, lengths, n_components, L)
@@ -287,7 +326,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """Update the fit with a batch of sequences (always the Gram solver).
 
         Only the Gram solver can accumulate, so ``partial_fit`` uses it whatever
@@ -305,15 +344,29 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             A batch of sequences.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of every sequence of the batch (see :meth:`fit`); the
+            weighted statistics of the batches add up.
 
         Returns
         -------
         self : LAESTransformer
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.laes import LAESTransformer
+        >>> X = np.random.default_rng(0).normal(size=(6, 5, 2))
+        >>> laes = LAESTransformer(n_components=3)
+        >>> laes = laes.partial_fit(X[:3]).partial_fit(X[3:], sample_weight=[1, 2, 0])
+        >>> laes.n_samples_seen_
+        6
         """
         first = not hasattr(self, "_gram_state")
         seqs = validate_sequences(self, X, reset=first)
+        weights = self._check_weights(sample_weight, seqs)
         _check_magnitude(seqs)
-        self._accumulate_gram(seqs)
+        self._accumulate_gram(seqs, weights)
         self._solve_from_gram()
         seen = 0 if first else self.n_samples_seen_
         self.n_samples_seen_ = seen + seqs.n_samples
@@ -331,8 +384,8 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             )
         return int(self.n_components)
 
-    def _accumulate_gram(self, seqs) -> None:
-        """Add the lag moments of a batch to ``self._gram_state``.
+    def _accumulate_gram(self, seqs, weights=None) -> None:
+        """Add the (weighted) lag moments of a batch to ``self._gram_state``.
 
         Moments are taken about a fixed ``origin`` (the first batch's mean when
         centering, for numerical accuracy); :meth:`_solve_from_gram` shifts them
@@ -357,7 +410,12 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             _subtract_mean(data, lengths, state["origin"])
         L = max(state["n_lags"], T)
         mom = xi_lag_moments(
-            data, lengths, L, with_sums=self.center, progress=bool(self.verbose)
+            data,
+            lengths,
+            L,
+            with_sums=self.center,
+            weights=weights,
+            progress=bool(self.verbose),
         )
         if state["gram"] is not None:
             Lo = state["n_lags"]
@@ -369,7 +427,12 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         state["s1"] = mom.get("s1")
         state["count"] = mom.get("count")
         state["n_lags"] = L
-        state["sum"] = state["sum"] + data[seqs.mask].sum(axis=0)
+        step_weight = np.ones(seqs.n_steps_total)
+        if weights is not None:
+            step_weight = np.repeat(weights, lengths)
+        # weighted number of steps ("weight"; older states count steps)
+        state["weight"] = state.get("weight", state["n_steps"]) + step_weight.sum()
+        state["sum"] = state["sum"] + step_weight @ data[seqs.mask]
         state["n_steps"] += seqs.n_steps_total
         self._gram_state = state
 
@@ -382,7 +445,7 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         if self.center:
             # Gram of (z - delta) from moments of z = x - origin, see
             # xi_lag_moments: G - s1 deltaᵀ - delta s1ᵀ + count delta deltaᵀ
-            delta = state["sum"] / state["n_steps"]
+            delta = state["sum"] / state.get("weight", state["n_steps"])
             s1, count = state["s1"], state["count"]
             gram = (
                 gram
@@ -435,6 +498,15 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
             ``(T_i, n_components_)`` arrays) when ``return_sequences=True``.
         """
         check_is_fitted(self)
+        if self.return_sequences:
+            container = _get_output_config("transform", self)["dense"]
+            if container != "default":
+                raise ValueError(
+                    f"set_output(transform={container!r}) cannot hold the output "
+                    "of return_sequences=True (one state per time step, a 3-D "
+                    "array or a list of arrays); use return_sequences=False (the "
+                    "final states, 2-D) or set_output(transform='default')."
+                )
         seqs = self._validated(X)
         final, states = self._encode(seqs.data, seqs.lengths, self.return_sequences)
         bad = ~np.isfinite(final).all(axis=1)
@@ -603,16 +675,40 @@ class LAESTransformer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Only checked for length (``n_features_in_``).
+            Only checked: the column names seen in ``fit``
+            (``feature_names_in_``, e.g. the time-step columns of a 2-D
+            DataFrame, as :class:`~sklearn.compose.ColumnTransformer` passes
+            them), or any ``n_features_in_`` names (one per feature of a
+            time step).
 
         Returns
         -------
         feature_names_out : ndarray of str objects
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.laes import LAESTransformer
+        >>> laes = LAESTransformer(n_components=2).fit(np.eye(4))
+        >>> laes.get_feature_names_out()
+        array(['laes0', 'laes1'], dtype=object)
         """
         check_is_fitted(self)
-        if input_features is not None and len(input_features) != self.n_features_in_:
-            raise ValueError(
-                f"input_features should have length equal to number of features "
-                f"({self.n_features_in_}), got {len(input_features)}"
-            )
+        if input_features is not None:
+            names = np.asarray(input_features, dtype=object)
+            seen = getattr(self, "feature_names_in_", None)
+            if seen is not None and len(names) == len(seen):
+                if not np.array_equal(names, seen):
+                    raise ValueError(
+                        "input_features is not equal to feature_names_in_ (the "
+                        "column names seen in fit)."
+                    )
+            elif len(names) != self.n_features_in_:
+                expected = f"{self.n_features_in_} (n_features_in_)"
+                if seen is not None:
+                    expected += f" or the {len(seen)} column names seen in fit"
+                raise ValueError(
+                    f"input_features should have length {expected}, got "
+                    f"{len(names)}."
+                )
         return np.asarray([f"laes{i}" for i in range(self.n_components_)], dtype=object)

@@ -146,6 +146,7 @@ def xi_lag_moments(
     n_lags: int | None = None,
     *,
     with_sums: bool = False,
+    weights: np.ndarray | None = None,
     progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """Gram matrix ΞᵀΞ (and the sums needed to center it) from lag products.
@@ -179,6 +180,10 @@ def xi_lag_moments(
     with_sums : bool, default=False
         Also return ``s1`` of shape ``(L, L, a)`` and ``count`` of shape
         ``(L, L)``.
+    weights : ndarray of shape (n_samples,), default=None
+        Weight of every sequence: each row of Ξ counts with the weight of its
+        sequence in ``gram`` (``Σ w ξ ξᵀ``), ``s1`` and ``count``; an integer
+        weight ``k`` equals repeating the sequence ``k`` times.
     progress : bool, default=False
         Show a tqdm progress bar over lags.
 
@@ -212,12 +217,20 @@ def xi_lag_moments(
     # (T, a, n) and (T, n, a) layouts so that every lag is one batched matmul
     y_an = np.ascontiguousarray(y.transpose(1, 2, 0))
     y_na = np.ascontiguousarray(y.transpose(1, 0, 2))
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        y_an *= weights  # one factor of every product carries the weight
     gram = np.zeros((L, a, L, a))
     if with_sums:
         s1 = np.zeros((L, L, a))
         count = np.zeros((L, L))
         mask_t = np.ascontiguousarray(mask.T, dtype=np.float64)  # (T, n)
-        y_sum = y.sum(axis=0)  # (T, a)
+        if weights is not None:
+            mask_w = mask_t * weights  # weighted counts of rows
+            y_sum = np.einsum("net,n->et", y, weights)  # (T, a)
+        else:
+            mask_w = mask_t
+            y_sum = y.sum(axis=0)  # (T, a)
     lags = range(T)
     if progress:
         from tqdm.auto import tqdm
@@ -235,7 +248,7 @@ def xi_lag_moments(
             lo = np.matmul(y_an[: T - d], mask_t[d:, :, None])[:, :, 0]
             s1[i, i + d] = np.cumsum(lo[::-1], axis=0)[::-1]
             s1[i + d, i] = np.cumsum(y_sum[d:][::-1], axis=0)[::-1]
-            c = np.cumsum(mask_t[d:].sum(axis=1)[::-1])[::-1]
+            c = np.cumsum(mask_w[d:].sum(axis=1)[::-1])[::-1]
             count[i, i + d] = c
             count[i + d, i] = c
     out = {"gram": gram}

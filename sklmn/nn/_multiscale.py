@@ -40,6 +40,7 @@ from ._base import (
     check_step_input,
     gather_last,
     mask_from_lengths,
+    reverse_padded,
     sort_by_length,
     stabilize_memory_,
     zero_padded,
@@ -324,6 +325,12 @@ class MultiScaleLMN(RecurrentModule):
         so that the linearized memory map with all modules active,
         ``W_mm + W_hm W_mh``, has at most this spectral radius (see
         :func:`sklmn.nn._base.stabilize_memory_`). None keeps the raw draw.
+    bidirectional : bool, default=False
+        Add a reverse direction, a second multi-scale LMN with the same
+        settings (:attr:`reverse`) that reads each sequence's valid part
+        backwards, its clock starting at the last valid step; the outputs
+        (and the states) are concatenated ``[forward, reverse]``, so
+        ``output_size`` doubles. Padding never changes the outputs.
     device : torch.device, optional
         Device of the parameters.
     dtype : torch.dtype, optional
@@ -345,6 +352,12 @@ class MultiScaleLMN(RecurrentModule):
     periods : tuple of int
         Update period of every module, ``(1, 2, ..., 2**(g-1))``.
     output_size : int
+        ``g * N_m`` (memory) or ``N_h`` (hidden), times 2 if bidirectional.
+    reverse : MultiScaleLMN or None
+        The reverse direction (unidirectional, same settings) when
+        ``bidirectional``; the parameters above are the forward direction's.
+    num_directions : int
+        2 if bidirectional, else 1.
 
     Notes
     -----
@@ -358,6 +371,14 @@ class MultiScaleLMN(RecurrentModule):
 
     :meth:`grow_` appends modules in place (incremental training, Carta et al. 2021 Alg.
     2); it replaces the Parameters, so optimizers must be rebuilt afterwards.
+
+    With ``bidirectional=True`` the state concatenates the two directions'
+    ``h`` ``(N, 2 N_h)`` and ``m`` ``(N, 2 g N_m)``; the reverse direction's
+    final state is the one after reading the whole sequence backwards (as in
+    :class:`torch.nn.RNN`). Every sequence is read from its first step, so a
+    given state must have a zero step counter, and :meth:`step` is not
+    available (the reverse direction needs the whole sequence). Both
+    directions grow together.
 
     Examples
     --------
@@ -374,6 +395,10 @@ class MultiScaleLMN(RecurrentModule):
     [slice(12, 16, None)]
     >>> net.n_modules, net.output_size
     (4, 16)
+    >>> bi = MultiScaleLMN(3, 8, 4, 2, bidirectional=True)
+    >>> out, (h, m, t) = bi(torch.randn(2, 5, 3), lengths=[5, 3])
+    >>> out.shape, h.shape, m.shape
+    (torch.Size([2, 5, 16]), torch.Size([2, 16]), torch.Size([2, 16]))
     """
 
     def __init__(
@@ -389,11 +414,14 @@ class MultiScaleLMN(RecurrentModule):
         norm_penalty: float = 0.0,
         truncate_gradient: bool = False,
         init_radius: float | None = DEFAULT_INIT_RADIUS,
+        bidirectional: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
         self.init_radius = _check_init_radius(init_radius)
+        self.bidirectional = check_bool("bidirectional", bidirectional)
+        self.num_directions = 2 if self.bidirectional else 1
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -433,6 +461,24 @@ class MultiScaleLMN(RecurrentModule):
         else:
             self.memory_normalization = None
         self.reset_parameters()
+        # The reverse direction: the same module, drawn after the forward one
+        # (a unidirectional network keeps its random stream).
+        self.reverse = None
+        if self.bidirectional:
+            self.reverse = MultiScaleLMN(
+                input_size,
+                hidden_size,
+                memory_size,
+                n_modules,
+                output=output,
+                memory_matrix=memory_matrix,
+                orthogonality_penalty=orthogonality_penalty,
+                norm_penalty=norm_penalty,
+                truncate_gradient=truncate_gradient,
+                init_radius=init_radius,
+                device=device,
+                dtype=dtype,
+            )
 
     # ------------------------------------------------------------------ #
     @property
@@ -447,8 +493,10 @@ class MultiScaleLMN(RecurrentModule):
 
     @property
     def output_size(self) -> int:  # type: ignore[override]
-        """Features of the output: ``g * N_m`` (memory) or ``N_h`` (hidden)."""
-        return self.total_memory_size if self.output == "memory" else self.hidden_size
+        """Features of the output: ``g * N_m`` (memory) or ``N_h`` (hidden),
+        times 2 if bidirectional."""
+        per = self.total_memory_size if self.output == "memory" else self.hidden_size
+        return per * self.num_directions
 
     def module_slice(self, k: int) -> slice:
         """Memory coordinates of module ``k`` (0-based, fastest first).
@@ -483,7 +531,8 @@ class MultiScaleLMN(RecurrentModule):
         diagonal blocks (so it is orthogonal, like the LMN's, Carta et al. 2020b) and
         zero off-diagonal blocks; bias zero. Then ``W_mm`` and ``W_mh`` are
         scaled so that the linearized memory map (all modules active) has
-        spectral radius at most ``init_radius``.
+        spectral radius at most ``init_radius``. Both directions when
+        bidirectional.
         """
         with torch.no_grad():
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
@@ -498,6 +547,8 @@ class MultiScaleLMN(RecurrentModule):
                 stabilize_memory_(
                     self.weight_mm, self.weight_hm, self.weight_mh, self.init_radius
                 )
+        if getattr(self, "reverse", None) is not None:
+            self.reverse.reset_parameters()
 
     def extra_repr(self) -> str:
         s = (
@@ -508,6 +559,8 @@ class MultiScaleLMN(RecurrentModule):
             s += f", output={self.output!r}"
         if self.truncate_gradient:
             s += ", truncate_gradient=True"
+        if self.bidirectional:
+            s += ", bidirectional=True"
         return s
 
     def masked_weight_mm(self) -> Tensor:
@@ -540,6 +593,29 @@ class MultiScaleLMN(RecurrentModule):
         t = _state_counter(state[2] if len(state) == 3 else 0, n, like.device)
         return h, m, t
 
+    def _split_state(
+        self, state: object, n: int, like: Tensor
+    ) -> tuple[tuple | None, tuple | None]:
+        """Per-direction initial states ``(h, m)`` of a bidirectional network."""
+        if state is None:
+            return None, None
+        if not isinstance(state, tuple | list) or len(state) not in (2, 3):
+            raise ValueError(
+                f"state must be a tuple (h, m, t) or (h, m), got {state!r:.60}"
+            )
+        H, M = self.hidden_size, self.total_memory_size
+        h = _check_tensor_state(state[0], (n, 2 * H), like, "state h")
+        m = _check_tensor_state(state[1], (n, 2 * M), like, "state m")
+        if len(state) == 3:
+            t = _state_counter(state[2], n, like.device)
+            if n > 0 and bool((t != 0).any()):
+                raise ValueError(
+                    "a bidirectional MultiScaleLMN reads every sequence from its "
+                    "first step: the state step counter must be 0, got "
+                    f"{t.tolist()!r:.60}"
+                )
+        return (h[:, :H], m[:, :M]), (h[:, H:], m[:, M:])
+
     def _penalty(
         self, W_mm: Tensor, m0: Tensor, m_seq: Tensor, lengths: Tensor | None
     ) -> Tensor | None:
@@ -570,14 +646,16 @@ class MultiScaleLMN(RecurrentModule):
 
         Returns
         -------
-        h_seq : Tensor of shape (N, T, hidden_size)
+        h_seq : Tensor of shape (N, T, hidden_size * num_directions)
             Hidden states (padded steps are zero). Incremental training fits
             the new module's LAES on them, subsampled with the new module's
-            period at phase 0 (steps ``0, p, 2p, ...``).
-        m_seq : Tensor of shape (N, T, n_modules * memory_size)
+            period at phase 0 (steps ``0, p, 2p, ...``; for the reverse
+            direction, of the sequences read backwards).
+        m_seq : Tensor of shape (N, T, n_modules * memory_size * num_directions)
             Memory states (padded steps are zero).
         state : tuple (h, m, t)
-            Final state at each sequence's last valid step.
+            Final state at each sequence's last valid step (the reverse
+            direction's after reading the whole sequence backwards).
 
         Examples
         --------
@@ -586,6 +664,36 @@ class MultiScaleLMN(RecurrentModule):
         >>> h_seq.shape, m_seq.shape
         (torch.Size([1, 4, 3]), torch.Size([1, 4, 4]))
         """
+        if self.reverse is None:
+            return self._forward_states_one(x, lengths, state)
+        lengths, _ = check_input(x, lengths, self.input_size)
+        state_f, state_r = self._split_state(state, x.shape[0], x)
+        h_f, m_f, final_f = self._forward_states_one(x, lengths, state_f)
+        penalty_f = self._last_penalty
+        # The reverse direction runs forwards on the reversed valid parts
+        # (padding stays in place, so it never reaches the outputs); its
+        # outputs are reversed back to the input's time order.
+        h_r, m_r, final_r = self.reverse.forward_states(
+            reverse_padded(x, lengths), lengths, state_r
+        )
+        penalty_r = self.reverse._last_penalty
+        if penalty_f is None or penalty_r is None:
+            self._last_penalty = penalty_r if penalty_f is None else penalty_f
+        else:
+            self._last_penalty = penalty_f + penalty_r
+        h_seq = torch.cat([h_f, reverse_padded(h_r, lengths)], dim=2)
+        m_seq = torch.cat([m_f, reverse_padded(m_r, lengths)], dim=2)
+        final = (
+            torch.cat([final_f[0], final_r[0]], dim=1),
+            torch.cat([final_f[1], final_r[1]], dim=1),
+            final_f[2],
+        )
+        return h_seq, m_seq, final
+
+    def _forward_states_one(
+        self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
+    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor]]:
+        """:meth:`forward_states` of the forward direction alone."""
         lengths, T = check_input(x, lengths, self.input_size)
         N = x.shape[0]
         _, m0, t0 = self._check_state(state, N, x)
@@ -732,6 +840,11 @@ class MultiScaleLMN(RecurrentModule):
         >>> y.shape, state[2].tolist()
         (torch.Size([4, 4]), [1, 1, 1, 1])
         """
+        if self.bidirectional:
+            raise RuntimeError(
+                "step() is not available for a bidirectional MultiScaleLMN: the "
+                "reverse direction needs the whole sequence"
+            )
         check_step_input(x_t, self.input_size)
         _, m, t = self._check_state(state, x_t.shape[0], x_t)
         active = _active_modules(self.periods, t).repeat_interleave(
@@ -755,7 +868,10 @@ class MultiScaleLMN(RecurrentModule):
         blocks with :meth:`set_module_` from a LAES ``(A, B)``.
 
         The Parameters are replaced by larger ones: rebuild the optimizer
-        (and any readout reading the memory) after growing.
+        (and any readout reading the memory) after growing. A bidirectional
+        network grows both directions; its output is then ``[forward
+        modules, reverse modules]``, so the reverse direction's old
+        coordinates move by ``n_new * memory_size``.
 
         Parameters
         ----------
@@ -765,7 +881,8 @@ class MultiScaleLMN(RecurrentModule):
         Returns
         -------
         slices : list of slice
-            Memory coordinates of the new modules (see :meth:`module_slice`).
+            Memory coordinates of the new modules (see :meth:`module_slice`),
+            in each direction's own memory.
 
         Examples
         --------
@@ -794,6 +911,8 @@ class MultiScaleLMN(RecurrentModule):
             device=self.weight_mm.device,
             dtype=self.weight_mm.dtype,
         )
+        if self.reverse is not None:
+            self.reverse.grow_(n_new)
         return [self.module_slice(k) for k in range(g_old, self.n_modules)]
 
     @torch.no_grad()
@@ -803,6 +922,7 @@ class MultiScaleLMN(RecurrentModule):
         *,
         weight_hm: Tensor | np.ndarray | None = None,
         weight_mm: Tensor | np.ndarray | None = None,
+        direction: int = 0,
     ) -> None:
         """Overwrite module ``k``'s encoder block and diagonal memory block.
 
@@ -819,6 +939,9 @@ class MultiScaleLMN(RecurrentModule):
             Module index (0-based).
         weight_hm : Tensor or ndarray of shape (memory_size, hidden_size), optional
         weight_mm : Tensor or ndarray of shape (memory_size, memory_size), optional
+        direction : {0, 1}, default=0
+            0: the forward direction; 1: the reverse direction of a
+            bidirectional network (:attr:`reverse`).
 
         Examples
         --------
@@ -828,6 +951,16 @@ class MultiScaleLMN(RecurrentModule):
         tensor([[1., 0.],
                 [0., 1.]])
         """
+        if isinstance(direction, bool) or direction not in (0, 1):
+            raise ValueError(f"direction must be 0 or 1, got {direction!r}")
+        if direction == 1:
+            if self.reverse is None:
+                raise ValueError(
+                    "direction=1 needs a bidirectional MultiScaleLMN, got "
+                    "bidirectional=False"
+                )
+            self.reverse.set_module_(k, weight_hm=weight_hm, weight_mm=weight_mm)
+            return
         rows = self.module_slice(k)
         n_m = self.memory_size
         for name, value, shape, cols in (
@@ -882,6 +1015,12 @@ class ClockworkRNN(RecurrentModule):
         Strictly increasing periods, fastest first (default ``2**k``). When
         each period divides the next, the active modules form a prefix and a
         step costs one sliced product; otherwise a masked update is used.
+    bidirectional : bool, default=False
+        Add a reverse direction, a second Clockwork RNN with the same settings
+        (:attr:`reverse`) that reads each sequence's valid part backwards, its
+        clock starting at the last valid step; outputs and states are
+        concatenated ``[forward, reverse]`` (``output_size`` doubles).
+        Padding never changes the outputs.
     device : torch.device, optional
     dtype : torch.dtype, optional
 
@@ -893,12 +1032,23 @@ class ClockworkRNN(RecurrentModule):
     bias_h : Parameter of shape (hidden_size,)
     hidden_mask : Tensor
         0/1 block upper-triangular mask (buffer).
-    hidden_size, output_size : int
+    hidden_size : int
+        Units per direction, ``n_modules * module_size``.
+    output_size : int
+        ``hidden_size`` times 2 if bidirectional.
+    reverse : ClockworkRNN or None
+        The reverse direction when ``bidirectional``; the parameters above
+        are the forward direction's.
+    num_directions : int
+        2 if bidirectional, else 1.
 
     Notes
     -----
     The state is a tuple ``(h, t)`` with the int64 step counter ``t``
-    (``(N,)``, index of each sequence's next step).
+    (``(N,)``, index of each sequence's next step). With
+    ``bidirectional=True``, ``h`` is ``(N, 2 * hidden_size)`` (forward, then
+    reverse: its state after reading the whole sequence backwards), a given
+    state must have a zero step counter and :meth:`step` is not available.
 
     Examples
     --------
@@ -911,6 +1061,9 @@ class ClockworkRNN(RecurrentModule):
     >>> out, (h, t) = net(torch.randn(2, 6, 3), lengths=torch.tensor([6, 2]))
     >>> out.shape, t.tolist()
     (torch.Size([2, 6, 12]), [6, 2])
+    >>> bi = ClockworkRNN(3, module_size=4, n_modules=3, bidirectional=True)
+    >>> bi(torch.randn(2, 6, 3), lengths=[6, 2])[0].shape
+    torch.Size([2, 6, 24])
     """
 
     def __init__(
@@ -920,6 +1073,7 @@ class ClockworkRNN(RecurrentModule):
         n_modules: int,
         *,
         periods: Sequence[int] | None = None,
+        bidirectional: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -928,8 +1082,10 @@ class ClockworkRNN(RecurrentModule):
         self.module_size = check_positive_int("module_size", module_size)
         self.n_modules = check_positive_int("n_modules", n_modules)
         self.periods = _check_periods(periods, self.n_modules)
+        self.bidirectional = check_bool("bidirectional", bidirectional)
+        self.num_directions = 2 if self.bidirectional else 1
         self.hidden_size = self.n_modules * self.module_size
-        self.output_size = self.hidden_size
+        self.output_size = self.hidden_size * self.num_directions
         factory = {"device": device, "dtype": dtype}
         M = self.hidden_size
         self.weight_xh = nn.Parameter(torch.empty(M, self.input_size, **factory))
@@ -946,10 +1102,21 @@ class ClockworkRNN(RecurrentModule):
             persistent=False,
         )
         self.reset_parameters()
+        self.reverse = None
+        if self.bidirectional:
+            self.reverse = ClockworkRNN(
+                input_size,
+                module_size,
+                n_modules,
+                periods=self.periods,
+                device=device,
+                dtype=dtype,
+            )
 
     def reset_parameters(self) -> None:
         """Re-initialize: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` weights over
-        the blocks in use, zeros below the block diagonal and zero biases."""
+        the blocks in use, zeros below the block diagonal and zero biases
+        (both directions when bidirectional)."""
         with torch.no_grad():
             bound = 1.0 / math.sqrt(self.input_size)
             self.weight_xh.uniform_(-bound, bound)
@@ -959,12 +1126,15 @@ class ClockworkRNN(RecurrentModule):
                 bound = 1.0 / math.sqrt((self.n_modules - k) * n)
                 self.weight_hh[k * n : (k + 1) * n, k * n :].uniform_(-bound, bound)
             self.bias_h.zero_()
+        if getattr(self, "reverse", None) is not None:
+            self.reverse.reset_parameters()
 
     def extra_repr(self) -> str:
-        return (
+        s = (
             f"{self.input_size}, module_size={self.module_size}, "
             f"n_modules={self.n_modules}, periods={self.periods}"
         )
+        return s + (", bidirectional=True" if self.bidirectional else "")
 
     def masked_weight_hh(self) -> Tensor:
         """The effective block upper-triangular recurrent matrix."""
@@ -1002,11 +1172,51 @@ class ClockworkRNN(RecurrentModule):
 
         Returns
         -------
-        output : Tensor of shape (N, T, hidden_size)
+        output : Tensor of shape (N, T, output_size)
             Hidden states, zero on padded steps.
         state : tuple (h, t)
-            Final state at each sequence's last valid step.
+            Final state at each sequence's last valid step (the reverse
+            direction's after reading the whole sequence backwards).
         """
+        if self.reverse is None:
+            return self._forward_one(x, lengths, state)
+        lengths, _ = check_input(x, lengths, self.input_size)
+        state_f, state_r = self._split_state(state, x.shape[0], x)
+        out_f, (h_f, t_end) = self._forward_one(x, lengths, state_f)
+        # reverse direction: forwards on the reversed valid parts, its
+        # output reversed back (padding stays in place and zero)
+        out_r, (h_r, _) = self.reverse(reverse_padded(x, lengths), lengths, state_r)
+        out = torch.cat([out_f, reverse_padded(out_r, lengths)], dim=2)
+        return out, (torch.cat([h_f, h_r], dim=1), t_end)
+
+    def _split_state(
+        self, state: object, n: int, like: Tensor
+    ) -> tuple[Tensor | None, Tensor | None]:
+        """Per-direction initial ``h`` of a bidirectional network."""
+        if state is None:
+            return None, None
+        if isinstance(state, Tensor):
+            state = (state,)
+        if not isinstance(state, tuple | list) or len(state) not in (1, 2):
+            raise ValueError(
+                f"state must be a tuple (h, t) or a tensor h, got {state!r:.60}"
+            )
+        H = self.hidden_size
+        h = _check_tensor_state(state[0], (n, 2 * H), like, "state h")
+        if len(state) == 2:
+            t = _state_counter(state[1], n, like.device)
+            if n > 0 and bool((t != 0).any()):
+                raise ValueError(
+                    "a bidirectional ClockworkRNN reads every sequence from its "
+                    "first step: the state step counter must be 0, got "
+                    f"{t.tolist()!r:.60}"
+                )
+        return h[:, :H], h[:, H:]
+
+    def _forward_one(
+        self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """:meth:`forward` of the forward direction alone."""
         lengths, T = check_input(x, lengths, self.input_size)
         N, M = x.shape[0], self.hidden_size
         h, t0 = self._check_state(state, N, x)
@@ -1067,6 +1277,11 @@ class ClockworkRNN(RecurrentModule):
         >>> y.shape, t.tolist()
         (torch.Size([1, 6]), [1])
         """
+        if self.bidirectional:
+            raise RuntimeError(
+                "step() is not available for a bidirectional ClockworkRNN: the "
+                "reverse direction needs the whole sequence"
+            )
         check_step_input(x_t, self.input_size)
         h, t = self._check_state(state, x_t.shape[0], x_t)
         active = _active_modules(self.periods, t).repeat_interleave(

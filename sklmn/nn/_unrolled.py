@@ -26,9 +26,11 @@ from torch.nn.utils import parametrize
 
 from ._base import (
     RecurrentModule,
+    check_bool,
     check_input,
     check_positive_int,
     check_step_input,
+    reverse_padded,
     zero_padded,
 )
 
@@ -54,6 +56,11 @@ class UnrolledRNN(RecurrentModule):
         Number of hidden units ``H``.
     tape_length : int
         Number ``k`` of past hidden states on the tape.
+    bidirectional : bool, default=False
+        Add a reverse direction, a second unrolled RNN with the same settings
+        (:attr:`reverse`) that reads each sequence's valid part backwards;
+        outputs are concatenated ``[forward, reverse]`` (``output_size``
+        doubles). Padding never changes the outputs.
     device : torch.device, optional
     dtype : torch.dtype, optional
 
@@ -64,13 +71,22 @@ class UnrolledRNN(RecurrentModule):
         ``weight_hh[i - 1]`` is ``W_i``, the weight of ``h_{t-i}``.
     bias_h : Parameter of shape (hidden_size,)
     output_size : int
-        ``hidden_size``.
+        ``hidden_size`` times 2 if bidirectional.
+    reverse : UnrolledRNN or None
+        The reverse direction when ``bidirectional``; the parameters above
+        are the forward direction's.
+    num_directions : int
+        2 if bidirectional, else 1.
 
     Notes
     -----
     The state is the tape, a tensor ``(N, tape_length, hidden_size)`` holding
     ``[h_{t-1}, ..., h_{t-k}]`` (newest first); after the last valid step of a
-    sequence of length ``l`` it holds ``h_{l-1}, ..., h_{l-k}``.
+    sequence of length ``l`` it holds ``h_{l-1}, ..., h_{l-k}``. With
+    ``bidirectional=True`` the tapes of both directions are concatenated
+    along the last axis, ``(N, tape_length, 2 * hidden_size)`` (the reverse
+    direction's final tape is the one after reading the sequence backwards),
+    and :meth:`step` is not available.
 
     Examples
     --------
@@ -83,6 +99,10 @@ class UnrolledRNN(RecurrentModule):
     (torch.Size([2, 5, 4]), torch.Size([2, 2, 4]))
     >>> torch.equal(tape[1, 0], h[1, 2]) and torch.equal(tape[1, 1], h[1, 1])
     True
+    >>> bi = UnrolledRNN(3, hidden_size=4, tape_length=2, bidirectional=True)
+    >>> h, tape = bi(torch.randn(2, 5, 3), lengths=[5, 3])
+    >>> h.shape, tape.shape
+    (torch.Size([2, 5, 8]), torch.Size([2, 2, 8]))
     """
 
     def __init__(
@@ -91,6 +111,7 @@ class UnrolledRNN(RecurrentModule):
         hidden_size: int,
         tape_length: int,
         *,
+        bidirectional: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -98,26 +119,37 @@ class UnrolledRNN(RecurrentModule):
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.tape_length = check_positive_int("tape_length", tape_length)
-        self.output_size = self.hidden_size
+        self.bidirectional = check_bool("bidirectional", bidirectional)
+        self.num_directions = 2 if self.bidirectional else 1
+        self.output_size = self.hidden_size * self.num_directions
         factory = {"device": device, "dtype": dtype}
         H, k = self.hidden_size, self.tape_length
         self.weight_xh = nn.Parameter(torch.empty(H, self.input_size, **factory))
         self.weight_hh = nn.Parameter(torch.empty(k, H, H, **factory))
         self.bias_h = nn.Parameter(torch.empty(H, **factory))
         self.reset_parameters()
+        self.reverse = None
+        if self.bidirectional:
+            self.reverse = UnrolledRNN(
+                input_size, hidden_size, tape_length, device=device, dtype=dtype
+            )
 
     def reset_parameters(self) -> None:
         """Re-initialize: weights uniform in ``±1/sqrt(fan_in)`` (the fan-in of
-        the tape weights is ``k * H``), bias zero."""
+        the tape weights is ``k * H``), bias zero; both directions when
+        bidirectional."""
         with torch.no_grad():
             bound = 1.0 / math.sqrt(self.input_size)
             self.weight_xh.uniform_(-bound, bound)
             bound = 1.0 / math.sqrt(self.tape_length * self.hidden_size)
             self.weight_hh.uniform_(-bound, bound)
             self.bias_h.zero_()
+        if getattr(self, "reverse", None) is not None:
+            self.reverse.reset_parameters()
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}, tape_length={self.tape_length}"
+        s = f"{self.input_size}, {self.hidden_size}, tape_length={self.tape_length}"
+        return s + (", bidirectional=True" if self.bidirectional else "")
 
     def tape_weight(self) -> Tensor:
         """The tape weights side by side, ``[W_1 ... W_k]`` ``(H, k * H)``."""
@@ -147,15 +179,41 @@ class UnrolledRNN(RecurrentModule):
         lengths : Tensor of shape (N,), optional
             Valid lengths; padded steps are zero in the output.
         state : Tensor of shape (N, tape_length, hidden_size), optional
-            Initial tape ``[h_{-1}, ..., h_{-k}]`` (default zeros).
+            Initial tape ``[h_{-1}, ..., h_{-k}]`` (default zeros);
+            ``2 * hidden_size`` features (both directions) if bidirectional.
 
         Returns
         -------
-        output : Tensor of shape (N, T, hidden_size)
+        output : Tensor of shape (N, T, output_size)
             Hidden sequence.
-        state : Tensor of shape (N, tape_length, hidden_size)
-            Tape after each sequence's last valid step.
+        state : Tensor of shape (N, tape_length, output_size)
+            Tape after each sequence's last valid step (the reverse
+            direction's after reading the sequence backwards).
         """
+        if self.reverse is None:
+            return self._forward_one(x, lengths, state)
+        lengths, _ = check_input(x, lengths, self.input_size)
+        H = self.hidden_size
+        state_f = state_r = None
+        if state is not None:
+            shape = (x.shape[0], self.tape_length, 2 * H)
+            if not isinstance(state, Tensor) or tuple(state.shape) != shape:
+                got = tuple(state.shape) if isinstance(state, Tensor) else state
+                raise ValueError(
+                    f"state (the tapes) must have shape {shape}, got {got!r:.60}"
+                )
+            state_f, state_r = state[..., :H], state[..., H:]
+        out_f, tape_f = self._forward_one(x, lengths, state_f)
+        # reverse direction: forwards on the reversed valid parts, its output
+        # reversed back (padding stays in place and zero)
+        out_r, tape_r = self.reverse(reverse_padded(x, lengths), lengths, state_r)
+        out = torch.cat([out_f, reverse_padded(out_r, lengths)], dim=2)
+        return out, torch.cat([tape_f, tape_r], dim=2)
+
+    def _forward_one(
+        self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` of the forward direction alone."""
         lengths, T = check_input(x, lengths, self.input_size)
         N, H, k = x.shape[0], self.hidden_size, self.tape_length
         tape0 = self._check_state(state, N, x)
@@ -199,6 +257,11 @@ class UnrolledRNN(RecurrentModule):
         >>> h.shape, tape.shape
         (torch.Size([5, 3]), torch.Size([5, 4, 3]))
         """
+        if self.bidirectional:
+            raise RuntimeError(
+                "step() is not available for a bidirectional UnrolledRNN: the "
+                "reverse direction needs the whole sequence"
+            )
         check_step_input(x_t, self.input_size)
         N = x_t.shape[0]
         tape = self._check_state(state, N, x_t)
@@ -383,6 +446,12 @@ def init_lmn_from_unrolled_(
     layer = _lmn_layer(lmn)
     if not isinstance(urnn, UnrolledRNN):
         raise ValueError(f"urnn must be an UnrolledRNN, got {type(urnn).__name__}")
+    if urnn.bidirectional:
+        raise ValueError(
+            "init_lmn_from_unrolled_ needs a unidirectional UnrolledRNN (the "
+            "tape readout reads the past of one direction), got "
+            "bidirectional=True"
+        )
     if not isinstance(readout, TapeReadout):
         raise ValueError(f"readout must be a TapeReadout, got {type(readout).__name__}")
     H, k = urnn.hidden_size, urnn.tape_length

@@ -24,6 +24,7 @@ from ._common import (
     module_sequences,
     output_residual,
     readout_targets,
+    reverse_valid,
     ridge_readout,
     row_loss,
     rows,
@@ -79,13 +80,20 @@ def grow_multiscale_(
          cross-entropy loss the least-squares outputs are not calibrated
          logits, so the training loss may rise (``loss_after`` says).
 
+    A bidirectional network grows both directions together: the reverse
+    direction's new module gets the LAES of its own hidden sequences read in
+    its own time order (each valid sequence reversed, then subsampled at the
+    reverse clock's phase 0), and the readout columns of both new modules
+    are fitted jointly.
+
     The Parameters are replaced: rebuild the optimizer afterwards.
 
     Parameters
     ----------
     module : SequenceNet
-        Network with a :class:`~sklmn.nn.MultiScaleLMN` ``.recurrent`` and a
-        linear ``.readout``; modified in place.
+        Network with a :class:`~sklmn.nn.MultiScaleLMN` ``.recurrent``
+        (unidirectional or bidirectional) and a linear ``.readout``;
+        modified in place.
     X : Tensor of shape (n, T, d)
         Zero-padded training sequences.
     lengths : Tensor of shape (n,)
@@ -168,19 +176,33 @@ def grow_multiscale_(
     loss_before = row_loss(outputs, targets, problem)
 
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
+    n_dirs = rec.num_directions
     period = 2**g
-    sub, sub_lengths = subsample_clock(h_seq, lengths_np, period)
-    bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
-    q = min(N_m if n_components is None else int(n_components), N_m, bound)
-    laes = make_laes(q, solver, sub_lengths, H)
-    fit_laes(laes, sequence_list(sub, sub_lengths))
-    A = np.zeros((N_m, H))
-    B = np.zeros((N_m, N_m))
-    A[:q], B[:q, :q] = laes.A_, laes.B_
+    blocks = []
+    for j in range(n_dirs):
+        # direction j's hidden sequences in the order that direction reads them
+        h_j = h_seq[..., j * H : (j + 1) * H]
+        if j == 1:
+            h_j = reverse_valid(h_j, lengths_np)
+        sub, sub_lengths = subsample_clock(h_j, lengths_np, period)
+        bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
+        q = min(N_m if n_components is None else int(n_components), N_m, bound)
+        laes = make_laes(q, solver, sub_lengths, H)
+        fit_laes(laes, sequence_list(sub, sub_lengths))
+        A = np.zeros((N_m, H))
+        B = np.zeros((N_m, N_m))
+        A[:q], B[:q, :q] = laes.A_, laes.B_
+        blocks.append((A, B))
 
     rec.grow_(1)
-    rec.set_module_(g, weight_hm=A, weight_mm=B)
-    new_cols = rec.module_slice(g)
+    for j, (A, B) in enumerate(blocks):
+        rec.set_module_(g, weight_hm=A, weight_mm=B, direction=j)
+    # memory output [forward modules, reverse modules]: direction j's old
+    # columns and its new module's columns in the grown output
+    M_old, M_new = g * N_m, (g + 1) * N_m
+    new_cols = torch.cat(
+        [torch.arange(j * M_new + M_old, (j + 1) * M_new) for j in range(n_dirs)]
+    )
     loss_after = loss_before
     if rec.output == "memory":
         old = module.readout
@@ -188,7 +210,10 @@ def grow_multiscale_(
             rec.output_size, n_out, device=old.weight.device, dtype=old.weight.dtype
         )
         readout.weight.zero_()
-        readout.weight[:, : old.in_features] = old.weight
+        for j in range(n_dirs):
+            readout.weight[:, j * M_new : j * M_new + M_old] = old.weight[
+                :, j * M_old : (j + 1) * M_old
+            ]
         readout.bias.copy_(old.bias)
         module.readout = readout
         if fit_readout:
@@ -204,10 +229,11 @@ def grow_multiscale_(
                 readout.bias.copy_(torch.as_tensor(b_all, **like))
                 loss_after = row_loss(feats @ W_all.T + b_all, targets, problem)
             else:
-                feats = rows(m_new[..., new_cols], lengths_np, per_step)
+                feats = rows(m_new[..., new_cols.numpy()], lengths_np, per_step)
                 residual = output_residual(outputs, targets, problem)
                 W_new, b_new = ridge_readout(feats, residual, alpha)
-                readout.weight[:, new_cols] = torch.as_tensor(W_new, **like)
+                cols = new_cols.to(readout.weight.device)
+                readout.weight[:, cols] = torch.as_tensor(W_new, **like)
                 readout.bias.add_(torch.as_tensor(b_new, **like))
                 loss_after = row_loss(
                     outputs + feats @ W_new.T + b_new, targets, problem
@@ -232,7 +258,8 @@ class IncrementalTraining(BaseEstimator):
     :func:`grow_multiscale_` (LAES on the subsampled hidden states, readout
     by least squares, see ``readout``), the optimizer is rebuilt for the new
     parameters and the whole model is fine-tuned, until the estimator's
-    ``n_modules`` (the maximum) is reached.
+    ``n_modules`` (the maximum) is reached. A bidirectional multi-scale LMN
+    (``bidirectional=True``) grows both directions together.
 
     The monitored score is the one the estimator's stopping rule monitors,
     as a score (higher is better): the negative validation loss with

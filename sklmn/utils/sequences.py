@@ -18,9 +18,11 @@ array plus the length of every sequence. The caller's data is never modified.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.utils.validation import _check_feature_names
 
 __all__ = [
     "Sequences",
@@ -370,6 +372,14 @@ def _looks_rectangular_list(X) -> bool:
 def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequences:
     """Validate ``X`` for an estimator and set or check ``n_features_in_``.
 
+    A pandas (or other dataframe-protocol) ``X`` with string column names (a
+    2-D frame holds univariate sequences, one column per time step) also
+    sets ``feature_names_in_`` when ``reset=True``, as scikit-learn does;
+    otherwise its names are checked against ``feature_names_in_``:
+    ``ValueError`` when they differ (e.g. reordered columns), a
+    ``UserWarning`` when names were seen in ``fit`` but ``X`` has none, or
+    the reverse.
+
     Parameters
     ----------
     estimator : object
@@ -378,7 +388,10 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
     X : sequences
         Any layout accepted by :func:`check_sequences`.
     reset : bool
-        True in ``fit``; False in ``predict``/``transform``.
+        True in ``fit``; False in ``predict``/``transform``. With True, a
+        ``UserWarning`` is raised when multivariate input looks channels-first
+        (at least 10 times more features per step than time steps, e.g.
+        ``(n, 1, T)``), pointing at :func:`from_channels_first`.
     dtype : numpy dtype, default=np.float64
         Floating dtype of the returned data.
 
@@ -403,10 +416,13 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
     """
     seqs = check_sequences(X, dtype=dtype)
     name = type(estimator).__name__
+    # column names of a DataFrame (2-D: one column per time step) as
+    # scikit-learn handles them: set on reset, else checked (ValueError when
+    # they differ, a warning when present on one side only)
+    _check_feature_names(estimator, X, reset=reset)
     if reset:
+        _warn_if_channels_first(seqs, name)
         estimator.n_features_in_ = seqs.n_features
-        if hasattr(estimator, "feature_names_in_"):
-            del estimator.feature_names_in_
     else:
         expected = getattr(estimator, "n_features_in_", None)
         if expected is not None and seqs.n_features != expected:
@@ -415,6 +431,38 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
                 f"expecting {expected} features per time step as input."
             )
     return seqs
+
+
+#: ``validate_sequences`` warns when the longest sequence has at most this
+#: fraction of the number of features per step (see _warn_if_channels_first)
+_CHANNELS_FIRST_RATIO = 10
+
+
+def _warn_if_channels_first(seqs: Sequences, name: str) -> None:
+    """Warn when multivariate input looks like channels-first ``(n, d, T)``.
+
+    The rule: at least 10 times more features per step than steps in the
+    longest sequence, e.g. ``(40, 1, 300)`` (sktime's univariate layout read
+    as one step of 300 features) or ``(40, 6, 100)``. Real sequences are
+    longer than their number of features divided by 10: the datasets of
+    :mod:`sklmn.datasets` and the time-series suite have ratios below 4, and
+    scikit-learn's estimator checks pass 2-D (univariate) data.
+    """
+    if seqs.univariate:
+        return
+    T, d = seqs.n_timesteps, seqs.n_features
+    if d < _CHANNELS_FIRST_RATIO * T:
+        return
+    warnings.warn(
+        f"X passed to {name} has sequences of at most {T} time step(s) with {d} "
+        f"features per step: this looks like channels-first data (n_samples, "
+        f"n_channels, n_timepoints) as sktime, aeon or pyts store it, while "
+        f"sklmn reads (n_samples, n_timesteps, n_features). If so, convert it "
+        f"with sklmn.utils.sequences.from_channels_first(X) (for univariate "
+        f"series, X[:, 0, :] as a 2-D array).",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def pad_sequences(

@@ -5,7 +5,7 @@ import pytest
 from sklmn.benchmarks import EXPERIMENTS, _experiments  # noqa: F401
 from sklmn.benchmarks._exp_common import PINNED, pinned
 from sklmn.benchmarks._runner import Claim, ExperimentResult, Row, format_markdown
-from sklmn.estimators import LMNClassifier, RNNRegressor
+from sklmn.estimators import LMNClassifier, LMNRegressor, RNNRegressor
 
 
 def _table_rows(text, header):
@@ -71,8 +71,13 @@ def test_pinned_states_every_parameter():
     est = pinned(LMNClassifier, hidden_size=4, memory_size=4)
     assert est.pretrainer is None and est.early_stopping is False
     assert set(est.get_params(deep=False)) <= (
-        set(PINNED["all"]) | set(PINNED["LMN"]) | {"hidden_size", "memory_size"}
+        set(PINNED["all"])
+        | set(PINNED["classifier"])
+        | set(PINNED["LMN"])
+        | {"hidden_size", "memory_size"}
     )
+    reg = pinned(LMNRegressor, hidden_size=4, memory_size=4)
+    assert "class_weight" not in reg.get_params()
     with pytest.raises(ValueError, match=r"\['cell'"):
         pinned(RNNRegressor, hidden_size=3)
 

@@ -587,8 +587,8 @@ def test_invalid_parameters(estimator, match):
             r"multiple of n_modules.*hidden_size=7 and n_modules=2",
         ),
         (
-            RNNClassifier(cell="unrolled", bidirectional=True),
-            r"cell='unrolled' does not support \{'bidirectional': True\}",
+            RNNClassifier(cell="unrolled", num_layers=2),
+            r"cell='unrolled' does not support \{'num_layers': 2\}",
         ),
         (ENRNNClassifier(hidden_size=2, n_negative=3), "n_negative must be at most"),
         (LMNClassifier(device="cuda:7"), "device='cuda:7'"),

@@ -1,0 +1,76 @@
+"""The channels-first warning and the expected-failures helper of
+sklmn.utils.estimator_checks."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklmn.estimators import LMNRegressor, RNNClassifier
+from sklmn.laes import LAESTransformer
+from sklmn.preprocessing import SequenceStandardScaler
+from sklmn.utils.estimator_checks import expected_failed_checks
+from sklmn.utils.sequences import from_channels_first, validate_sequences
+
+
+class _Est:
+    pass
+
+
+@pytest.mark.parametrize("shape", [(4, 1, 300), (4, 6, 100), (4, 2, 20)])
+def test_channels_first_input_warns(shape):
+    X = np.zeros(shape)
+    with pytest.warns(UserWarning, match="from_channels_first"):
+        validate_sequences(_Est(), X, reset=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_sequences(_Est(), from_channels_first(X), reset=True)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        # bundled datasets: sequential digits, chorales (shortest 23 steps of
+        # 88 notes), common-suffix words (MFCC), generation signal, synthetic
+        (5, 64, 1),
+        (5, 23, 88),
+        (5, 346, 13),
+        (1, 300, 1),
+        (5, 120, 10),
+        (5, 200, 2),
+        # the time-series suite: BasicMotions, CardanoSentiment, univariate
+        (5, 100, 6),
+        (5, 24, 2),
+        (5, 251, 1),
+        (5, 1460, 1),
+        # 2-D data of scikit-learn's estimator checks (univariate sequences)
+        (30, 3),
+    ],
+)
+def test_no_warning_on_real_layouts(shape):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_sequences(_Est(), np.ones(shape), reset=True)
+        validate_sequences(_Est(), np.ones(shape), reset=False)
+
+
+def test_estimator_fit_warns_once_predict_does_not():
+    X = np.random.RandomState(0).randn(6, 1, 30)
+    with pytest.warns(UserWarning, match="channels-first"):
+        laes = LAESTransformer(n_components=2).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        laes.transform(X)
+
+
+def test_expected_failed_checks_helper():
+    clf = expected_failed_checks(RNNClassifier())
+    assert "check_classifiers_train" in clf and "check_n_features_in" in clf
+    reg = expected_failed_checks(LMNRegressor())
+    assert "check_classifiers_train" not in reg
+    assert all(isinstance(v, str) and v for v in reg.values())
+    for est in (LAESTransformer(), SequenceStandardScaler()):
+        assert "check_transformer_general" in expected_failed_checks(est)
+    assert expected_failed_checks(object()) == {}
+    clf["check_n_features_in"] = "changed"  # a fresh dict each call
+    assert expected_failed_checks(RNNClassifier())["check_n_features_in"] != "changed"
