@@ -21,6 +21,7 @@ _TIMESERIES_OPTIONS = (
     "tuning",
     "max_fit_seconds",
     "force",
+    "report_only",
 )
 _PAPERS_OPTIONS = ("preset", "only")
 
@@ -119,6 +120,12 @@ def _parser() -> argparse.ArgumentParser:
         help="refit results already in the JSON file (by default a rerun keeps "
         "them and fits only the missing or failed ones)",
     )
+    ts.add_argument(
+        "--report-only",
+        action="store_true",
+        help="fit nothing: write the report of the selection from the results "
+        "already in the JSON file (missing fits show as fewer seeds)",
+    )
     return parser
 
 
@@ -201,6 +208,7 @@ def _main_timeseries(args, parser) -> int:
         output_dir=args.output_dir,
         name=name,
         force=args.force,
+        report_only=args.report_only,
         max_fit_seconds=300.0 if args.max_fit_seconds is None else args.max_fit_seconds,
         model_registry=model_registry_for(args.models),
     )

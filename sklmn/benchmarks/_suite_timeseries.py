@@ -638,6 +638,7 @@ def run_timeseries_suite(
     output_dir: str | os.PathLike = "benchmark_results",
     name: str = "timeseries",
     force: bool = False,
+    report_only: bool = False,
     max_fit_seconds: float = 300.0,
     threads_per_job: int = 1,
     dataset_registry: dict[str, SuiteDataset] | None = None,
@@ -669,6 +670,10 @@ def run_timeseries_suite(
     force : bool, default=False
         Refit (dataset, model, seed) triples already in the JSON file. Without
         it, they are skipped, except those that failed with an error.
+    report_only : bool, default=False
+        Fit nothing: write the report of the selection from the records
+        already in the JSON file (a cell with fewer seeds than requested
+        says so).
     max_fit_seconds : float, default=300
         Fits whose wall time exceeds it are flagged in the log and the report
         (they are not stopped).
@@ -751,7 +756,9 @@ def run_timeseries_suite(
                 key = (ds_name, label, seed)
                 wanted.append(key)
                 done = stored.get(key)
-                if done is not None and not force and done.get("status") != "error":
+                if report_only or (
+                    done is not None and not force and done.get("status") != "error"
+                ):
                     continue
                 tasks.append((ds_name, dataset, label, factory, overrides, seed))
     unused = [

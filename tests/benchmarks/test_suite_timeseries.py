@@ -112,6 +112,10 @@ def test_run_writes_json_and_report_and_resumes(tmp_path):
     assert [r["finished"] for r in again] == [r["finished"] for r in records]
     _, log = run(tmp_path, datasets=["toy_reg"], models=["mean"], force=True)
     assert any("running 2" in m for m in log)
+    # report_only fits nothing: a third seed shows as n=2 of 3
+    partial, log = run(tmp_path, datasets=["toy_reg"], seeds=3, report_only=True)
+    assert any("running 0" in m for m in log) and {r["seed"] for r in partial} == {0, 1}
+    assert "(n=2)" in (tmp_path / "timeseries.md").read_text()
 
 
 def test_overrides_errors_divergence_and_cap(tmp_path):
