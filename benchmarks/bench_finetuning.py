@@ -31,7 +31,10 @@ changed:
   fixed ``alpha=0.1``;
 - ``cv_epochs``: the number of epochs chosen by 3-fold cross-validation of
   the validation loss (0 keeps the pretrained start), then a refit on all the
-  training data for that many epochs.
+  training data for that many epochs;
+- ``noise``: fresh Gaussian noise on the (standardized) training inputs of
+  every batch, :class:`sklmn.callbacks.TrainingNoise` (also on the MS-LMN,
+  ``mslmn_*``).
 
 Usage::
 
@@ -188,21 +191,35 @@ VARIANTS = {
     "gcv": {"readout": ("gcv", None)},
     "cv_epochs": {"cv_epochs": 3},
     "memory_matrix_spectral": {"memory_matrix": "spectral"},
+    "noise_0.1": {"callbacks": lambda: [("noise", _noise(0.1))]},
+    "noise_0.3": {"callbacks": lambda: [("noise", _noise(0.3))]},
+    "mslmn_defaults": {"estimator": "MultiScaleLMNClassifier"},
+    "mslmn_noise_0.3": {
+        "estimator": "MultiScaleLMNClassifier",
+        "callbacks": lambda: [("noise", _noise(0.3))],
+    },
     "truncate_gradient": {"truncate_gradient": True},
 }
 
 
+def _noise(std):
+    from sklmn.callbacks import TrainingNoise
+
+    return TrainingNoise(std=std)  # seeded by the estimator's random_state
+
+
 def _make(params, seed):
-    from sklmn.estimators import LMNClassifier
+    from sklmn import estimators
 
     params = dict(params)
+    cls = getattr(estimators, params.pop("estimator", "LMNClassifier"))
     params.pop("cv_epochs", None)
     if "callbacks" in params:
         params["callbacks"] = params["callbacks"]()
     if "readout" in params:
         kind, C = params.pop("readout")
         params["pretrainer"] = _readout_initializer(kind, C, seed)
-    return LMNClassifier(random_state=seed, **params)
+    return cls(random_state=seed, **params)
 
 
 def _spikes(losses, factor=2.0):
