@@ -1,7 +1,7 @@
 """
-=====================================================
+======================================================
 Grid search on a dask cluster (and on local processes)
-=====================================================
+======================================================
 
 sklmn estimators are ordinary scikit-learn estimators, so
 :class:`~sklearn.model_selection.GridSearchCV` runs their fits in parallel

@@ -1,7 +1,7 @@
 """
-=============================================
+====================================================
 The adding problem with an eigenvalue-normalized RNN
-=============================================
+====================================================
 
 The adding problem (Hochreiter & Schmidhuber 1997; Helfrich & Ye 2020 §5.1) feeds two
 channels: random values in [0, 1) and a marker that is 1 at exactly two

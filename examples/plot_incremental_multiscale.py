@@ -1,7 +1,7 @@
 """
-===================================================
+=========================================
 Incremental training of a multi-scale LMN
-===================================================
+=========================================
 
 A multi-scale LMN splits its linear memory into modules updated at
 exponentially slower rates (module ``k`` every ``2**k`` steps). The papers

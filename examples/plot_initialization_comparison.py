@@ -1,7 +1,7 @@
 """
-====================================================================
+=====================================================================
 Random, orthogonal and LAES initialization of a Linear Memory Network
-====================================================================
+=====================================================================
 
 Training the memory of a recurrent network separately, in closed form, is the
 central idea of the LMN papers. Here we compare three initializations of the

@@ -1,7 +1,7 @@
 """
-===========================================================
+========================================================
 The "linear RNN": a LAES followed by a linear classifier
-===========================================================
+========================================================
 
 The memory of a Linear Memory Network can be solved in closed form: a linear
 autoencoder for sequences (LAES) encodes each sequence into its final memory

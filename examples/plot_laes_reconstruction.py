@@ -1,7 +1,7 @@
 """
-==========================================================
+=========================================================
 Reconstructing sequences with a linear autoencoder (LAES)
-==========================================================
+=========================================================
 
 A linear autoencoder for sequences encodes a whole sequence into one memory
 vector with the recursion ``m_t = A x_t + B m_{t-1}`` and decodes it backwards.

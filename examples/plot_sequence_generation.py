@@ -1,7 +1,7 @@
 """
-=========================================
+==========================================
 Generating a signal with a multi-scale LMN
-=========================================
+==========================================
 
 Carta et al. 2021 §5.4 asks a recurrent network to *generate* 300 consecutive samples
 of a recording from an all-zero input: the network must store the waveform in
@@ -67,7 +67,7 @@ print(f"NMSE after {model.n_iter_} epochs: {normalized_mse(y[0], y_gen[0]):.4f}"
 
 # %%
 # Generated sequence against the target (Carta et al. 2021 Fig. 9)
-# ---------------------------------------------------
+# ----------------------------------------------------------------
 fig, ax = plt.subplots(figsize=(6, 2.8))
 ax.plot(y[0], color="0.6", lw=2, label="target")
 ax.plot(y_gen[0], color="C3", lw=1, label="MS-LMN")

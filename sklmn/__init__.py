@@ -7,7 +7,8 @@ the subpackages hold the rest:
 
 * :mod:`sklmn.nn` — the PyTorch modules (no scikit-learn inside);
 * :mod:`sklmn.laes` — the LAES math and transformer;
-* :mod:`sklmn.preprocessing` — sequence-aware standardization;
+* :mod:`sklmn.preprocessing` — sequence-aware standardization, and the flat
+  2-D layout of sequences for 2-D-only scikit-learn tools;
 * :mod:`sklmn.estimators` — the scikit-learn estimators;
 * :mod:`sklmn.pretraining` — LAES initialization, unrolled pretraining,
   incremental multi-scale training;
@@ -28,9 +29,22 @@ from .estimators import (
     RNNClassifier,
     RNNRegressor,
 )
+from .estimators._base import _BaseSequenceEstimator
 from .laes import LAESTransformer
 from .preprocessing import SequenceStandardScaler
 from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
+from .utils._doc_link import _add_doc_links
+
+# Links of the HTML representation to the API pages (sklmn.utils._doc_link);
+# classes that inherit _DocLinkMixin already have them.
+_add_doc_links(
+    _BaseSequenceEstimator,
+    LAESTransformer,
+    IncrementalTraining,
+    LAESInitializer,
+    UnrolledPretrainer,
+)
+del _add_doc_links, _BaseSequenceEstimator
 
 __all__ = [
     "__version__",

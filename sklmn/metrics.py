@@ -23,20 +23,31 @@ scikit-learn's string scorers cannot be used directly on per-step targets: a
 ``y`` of shape ``(n, T)`` reads as a multilabel or multi-output target
 (``'accuracy'`` then scores whole sequences that are exactly right).
 ``scoring=None`` (the estimator's ``score``) is correct too.
+
+Metrics of label sequences (transcriptions, ``target='ctc'``):
+
+* :func:`edit_distance`: the Levenshtein distance of two label sequences;
+* :func:`label_error_rate`: total edit distance over total reference length,
+  the label error rate of Graves et al. (2006); one minus it is the
+  "best-path accuracy" of Carta et al. (2020a) under greedy decoding;
+* :data:`label_accuracy_scorer`: ``1 - label_error_rate`` as a scorer.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import get_scorer
-from sklearn.metrics._scorer import _BaseScorer, _check_response_method, _Scorer
+from sklearn.metrics import get_scorer, make_scorer
 
+from .utils._compat import _BaseScorer, _check_response_method, _Scorer
 from .utils.sequences import check_sequences
 
 __all__ = [
+    "edit_distance",
     "flatten_timesteps",
     "frame_level_accuracy",
     "get_timestep_scorer",
+    "label_accuracy_scorer",
+    "label_error_rate",
     "make_timestep_scorer",
     "normalized_mse",
 ]
@@ -429,3 +440,165 @@ def get_timestep_scorer(scoring):
     return _TimestepScorer(
         base._score_func, base._sign, dict(base._kwargs), base._response_method
     )
+
+
+def _edit_distance(a, b) -> int:
+    """Levenshtein distance of two sequences of hashable items."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, z in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != z))
+            )
+        previous = current
+    return previous[-1]
+
+
+def _as_label_sequence(item, i: int, input_name: str) -> tuple:
+    if isinstance(item, str):
+        return tuple(str(item))
+    if isinstance(item, np.ndarray):
+        if item.ndim != 1:
+            raise ValueError(
+                f"{input_name}[{i}] must be a string or a 1-D sequence of labels, "
+                f"got an array of shape {item.shape}."
+            )
+        return tuple(item.tolist())
+    if isinstance(item, list | tuple):
+        return tuple(item)
+    raise ValueError(
+        f"{input_name}[{i}] must be a string or a sequence of labels, got "
+        f"{item!r:.60} of type {type(item).__name__}."
+    )
+
+
+def _label_sequences(y, input_name: str) -> list[tuple]:
+    if isinstance(y, str) or not isinstance(y, list | tuple | np.ndarray):
+        raise ValueError(
+            f"{input_name} must be a list of label sequences (strings or lists of "
+            f"labels), got {type(y).__name__}."
+        )
+    return [_as_label_sequence(item, i, input_name) for i, item in enumerate(y)]
+
+
+def edit_distance(a, b) -> int:
+    """Edit (Levenshtein) distance between two label sequences.
+
+    The fewest insertions, deletions and substitutions of single labels that
+    turn one sequence into the other.
+
+    Parameters
+    ----------
+    a, b : str or sequence of hashable
+        Label sequences (a string is the sequence of its characters).
+
+    Returns
+    -------
+    distance : int
+
+    See Also
+    --------
+    label_error_rate : Total edit distance over total reference length.
+
+    Examples
+    --------
+    >>> from sklmn.metrics import edit_distance
+    >>> edit_distance("kitten", "sitting")
+    3
+    >>> edit_distance([1, 2, 3], [1, 3])
+    1
+    """
+    return _edit_distance(
+        _as_label_sequence(a, 0, "a"), _as_label_sequence(b, 0, "b")
+    )
+
+
+def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
+    """Label error rate of transcriptions (Graves et al. 2006).
+
+    ``Σ_i w_i ED(y_true[i], y_pred[i]) / Σ_i w_i len(y_true[i])``: the total
+    edit distance of the predicted label sequences to the references over
+    the total length of the references (the label error rate of Graves et
+    al. 2006, with the edit distance of :func:`edit_distance`). One minus
+    it is the "best-path accuracy" of Carta et al. (2020a) when ``y_pred``
+    comes from best-path decoding, what the ``score`` of a sequence
+    classifier with ``target='ctc'`` returns. It can exceed 1 (many
+    insertions).
+
+    Parameters
+    ----------
+    y_true : list or 1-D array of str or of sequences of labels
+        Reference label sequences (a string is the sequence of its
+        characters).
+    y_pred : list or 1-D array of str or of sequences of labels
+        Predicted label sequences.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of every sequence (multiplies its edit distance and its
+        reference length).
+
+    Returns
+    -------
+    rate : float
+        0 for perfect transcriptions.
+
+    Raises
+    ------
+    ValueError
+        If the references have no label at all (total weighted length 0).
+
+    See Also
+    --------
+    edit_distance : The edit distance of two sequences.
+
+    Examples
+    --------
+    >>> from sklmn.metrics import label_error_rate
+    >>> label_error_rate(["hello", "world"], ["helo", "word"])
+    0.2
+    >>> label_error_rate([[1, 2], [3]], [[1, 2], [3, 3]])
+    0.3333333333333333
+    """
+    true = _label_sequences(y_true, "y_true")
+    pred = _label_sequences(y_pred, "y_pred")
+    if len(true) != len(pred):
+        raise ValueError(
+            f"y_true and y_pred have inconsistent numbers of sequences: "
+            f"{len(true)} and {len(pred)}."
+        )
+    if not true:
+        raise ValueError("y_true is empty: the label error rate needs sequences.")
+    errors = np.array([_edit_distance(t, p) for t, p in zip(true, pred, strict=True)])
+    lengths = np.array([len(t) for t in true])
+    if sample_weight is None:
+        weight = np.ones(len(true))
+    else:
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.shape != (len(true),) or not np.all(np.isfinite(weight)):
+            raise ValueError(
+                f"sample_weight must be a finite array of shape ({len(true)},), "
+                f"got shape {weight.shape}."
+            )
+        if (weight < 0).any():
+            raise ValueError("sample_weight must be non-negative.")
+    total = float(np.dot(weight, lengths))
+    if not total > 0:
+        raise ValueError(
+            "The label error rate is undefined: the reference label sequences "
+            "y_true (weighted by sample_weight) have total length 0."
+        )
+    return float(np.dot(weight, errors)) / total
+
+
+def _label_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
+    return 1.0 - label_error_rate(y_true, y_pred, sample_weight=sample_weight)
+
+
+#: Scorer of transcriptions: ``1 - label_error_rate(y, estimator.predict(X))``
+#: (the best-path accuracy of Carta et al. 2020a with greedy decoding), the
+#: same as the ``score`` of a classifier with ``target='ctc'``; for
+#: ``scoring=`` in cross-validation and searches (use a ``KFold``: the
+#: label sequences are not classes to stratify).
+label_accuracy_scorer = make_scorer(_label_accuracy)

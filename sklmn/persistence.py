@@ -47,10 +47,9 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 from ._version import __version__
+from .utils._compat import TorchDispatchMode, tree_flatten
 
 __all__ = [
     "FORMAT_VERSION",
@@ -696,7 +695,7 @@ class _Reader:
                 if n_modules is not None and built is not None and n_modules > built:
                     recurrent.grow_(int(n_modules) - int(built))
                 module = SequenceNet(
-                    recurrent, int(est.n_outputs_), per_step=est.target == "timestep"
+                    recurrent, int(est.n_outputs_), per_step=est.target != "sequence"
                 )
         except _BudgetExceeded:
             raise ModelFileError(
@@ -756,11 +755,15 @@ def _check_sequence_estimator(est: BaseEstimator, *, has_net: bool) -> None:
         raise ModelFileError(
             f"Corrupt archive: fitted attribute {missing[0]} is missing"
         )
-    if est._problem not in ("multiclass", "multilabel", "continuous"):
+    if est._problem not in ("multiclass", "multilabel", "continuous", "ctc"):
         raise ModelFileError(f"Corrupt archive: bad problem {est._problem!r:.100}")
+    if (est._problem == "ctc") != (getattr(est, "target", None) == "ctc"):
+        raise ModelFileError("Corrupt archive: target and problem disagree")
     n_in, n_out = int(est.n_features_in_), int(est.n_outputs_)
     if hasattr(est, "classes_"):
-        if est._problem == "continuous" or est.classes_.shape != (n_out,):
+        # a CTC network has one more output than classes: the blank
+        n_classes = n_out - 1 if est._problem == "ctc" else n_out
+        if est._problem == "continuous" or est.classes_.shape != (n_classes,):
             raise ModelFileError("Corrupt archive: classes_ do not match the network")
     elif est._problem != "continuous" or not hasattr(est, "_has_output_axis"):
         raise ModelFileError("Corrupt archive: a regressor's attributes are missing")

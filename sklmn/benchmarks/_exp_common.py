@@ -94,7 +94,7 @@ PINNED: dict[str, dict] = {
         tape_length=4,
     ),
     # classifiers only (``'classifier'`` applies to every classifier)
-    "classifier": dict(class_weight=None),
+    "classifier": dict(class_weight=None, decoding="greedy", beam_width=10),
     # eps = 0: the normalization W = T / rho(T) of Helfrich & Ye 2020 §3
     "ENRNN": dict(
         activation="modrelu",

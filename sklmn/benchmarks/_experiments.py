@@ -9,3 +9,4 @@ from . import _exp_digits  # noqa: F401
 from . import _exp_generation  # noqa: F401
 from . import _exp_chorales  # noqa: F401
 from . import _exp_words  # noqa: F401
+from . import _exp_handwriting  # noqa: F401

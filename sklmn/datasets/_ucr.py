@@ -40,17 +40,17 @@ def load_timeseries_dataset(name, *, split="train", missing="raise", data_home=N
     The standard train/test splits, exactly as shipped with the archives;
     values are those of the files (sklmn rescales nothing).
 
-    ===================  ==============  ====  ======  =====  ====  =======
-    name                 task            dims  length  train  test  classes
-    ===================  ==============  ====  ======  =====  ====  =======
-    ``ArrowHead``        classification  1     251     36     175   3
-    ``BasicMotions``     classification  6     100     40     40    4
-    ``ItalyPowerDemand`` classification  1     24      67     1029  2
-    ``OSULeaf``          classification  1     427     200    242   6
-    ``PLAID``            classification  1     varies  537    537   11
-    ``ACSF1``            classification  1     1460    100    100   10
-    ``CardanoSentiment`` regression      2     24      74     33    -
-    ===================  ==============  ====  ======  =====  ====  =======
+    ====================  ==============  ====  ======  =====  ====  =======
+    name                  task            dims  length  train  test  classes
+    ====================  ==============  ====  ======  =====  ====  =======
+    ``ArrowHead``         classification  1     251     36     175   3
+    ``BasicMotions``      classification  6     100     40     40    4
+    ``ItalyPowerDemand``  classification  1     24      67     1029  2
+    ``OSULeaf``           classification  1     427     200    242   6
+    ``PLAID``             classification  1     varies  537    537   11
+    ``ACSF1``             classification  1     1460    100    100   10
+    ``CardanoSentiment``  regression      2     24      74     33    -
+    ====================  ==============  ====  ======  =====  ====  =======
 
     Parameters
     ----------

@@ -32,22 +32,21 @@ from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
     RegressorMixin,
-    _fit_context,
     clone,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import GradientNormClipping
 from skorch.helper import predefined_split
 
 from ..metrics import _frame_level_accuracy_counts
 from ..preprocessing import _scale_from_var, _sequence_moments
+from ..utils._compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from ..utils.sequences import Sequences, format_like_input, validate_sequences
 from ._net import (
     ConvergenceMonitor,
@@ -58,6 +57,12 @@ from ._net import (
     SequenceNeuralNet,
     ValidationScore,
     collate_batch,
+)
+from ._ctc import (
+    beam_decode,
+    check_label_sequences,
+    encode_label_sequences,
+    greedy_decode,
 )
 from ._targets import (
     IGNORE_INDEX,
@@ -84,14 +89,19 @@ _OPTIMIZERS = {
 }
 
 TRAINING_PARAMETERS_DOC = """\
-    target : {'sequence', 'timestep'}, default='sequence'
+    target : {'sequence', 'timestep', 'ctc'}, default='sequence'
         ``'sequence'``: one target per sequence, ``y`` of shape ``(n,)`` or
         ``(n, k)``, predicted from the output at each sequence's last valid
         step. ``'timestep'``: one target per valid time step, ``y`` a padded
         array ``(n, T[, k])`` (entries at padded steps of ``X`` are ignored)
         or a list of ``(T_i[, k])`` arrays; predictions come back in the
         layout of ``X`` (a list for a list, else a padded array whose padded
-        steps are NaN, or None for non-numeric labels).
+        steps are NaN, or None for non-numeric labels). ``'ctc'``
+        (classifiers only): a label sequence per sequence, not aligned with
+        the time steps (a transcription), ``y`` a list of strings or of
+        lists of labels, trained with the connectionist temporal
+        classification loss (Graves et al. 2006) and decoded by ``predict``
+        (see ``decoding``).
     standardize : bool, default=True
         Standardize every input feature by its mean and standard deviation
         over all valid time steps of the training sequences (padding
@@ -183,8 +193,26 @@ compute_class_weight`), or None (all 1). They multiply ``sample_weight``,
         ``'balanced'`` is not supported by ``partial_fit`` (compute the
         weights on the whole data and pass a dict)."""
 
-#: Parameter constraint of ``class_weight`` (classifiers only)
-CLASS_WEIGHT_CONSTRAINTS = {"class_weight": [None, dict, StrOptions({"balanced"})]}
+CTC_DECODING_DOC = """\
+    decoding : {'greedy', 'beam'}, default='greedy'
+        With ``target='ctc'``: how ``predict`` turns the per-step
+        posteriors into label sequences. ``'greedy'``: best-path decoding
+        (the most probable output of every step, repeated labels merged,
+        blanks dropped); ``'beam'``: prefix beam search keeping
+        ``beam_width`` labelling prefixes (slower, finds more probable
+        labellings). Ignored for other targets; not a model parameter (it
+        may change between ``fit`` and ``predict``).
+    beam_width : int, default=10
+        Prefixes kept by ``decoding='beam'``."""
+
+#: Parameter constraints of ``class_weight`` and of the CTC decoding
+#: (classifiers only; training and prediction settings, not model
+#: parameters)
+CLASS_WEIGHT_CONSTRAINTS = {
+    "class_weight": [None, dict, StrOptions({"balanced"})],
+    "decoding": [StrOptions({"greedy", "beam"})],
+    "beam_width": [Interval(Integral, 1, None, closed="left")],
+}
 
 FITTED_ATTRIBUTES_DOC = """\
     n_features_in_ : int
@@ -236,7 +264,9 @@ def fill_doc(model_parameters_doc: str):
             cls.__doc__.replace("    %(model_parameters)s", model_parameters_doc)
             .replace("    %(training_parameters)s", TRAINING_PARAMETERS_DOC)
             .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
-            .replace("    %(class_weight)s", CLASS_WEIGHT_DOC)
+            .replace(
+                "    %(class_weight)s", CLASS_WEIGHT_DOC + "\n" + CTC_DECODING_DOC
+            )
         )
         return cls
 
@@ -366,7 +396,7 @@ class _BaseSequenceEstimator(BaseEstimator):
     }
 
     _parameter_constraints: dict = {
-        "target": [StrOptions({"sequence", "timestep"})],
+        "target": [StrOptions({"sequence", "timestep", "ctc"})],
         "standardize": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [
@@ -809,7 +839,7 @@ class _BaseSequenceEstimator(BaseEstimator):
             else:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
-                    recurrent, self.n_outputs_, per_step=self.target == "timestep"
+                    recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
                 self._initialize_module(module, seqs, y_model)
             net = self._make_net(
@@ -937,7 +967,7 @@ class _BaseSequenceEstimator(BaseEstimator):
             if first:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
-                    recurrent, self.n_outputs_, per_step=self.target == "timestep"
+                    recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
                 self._initialize_module(module, seqs, y_model)
             else:
@@ -1076,7 +1106,7 @@ class _BaseSequenceEstimator(BaseEstimator):
         """Raise :class:`FloatingPointError` naming the sequences whose outputs
         (at valid steps) are not finite."""
         bad = ~np.isfinite(outputs)
-        if self.target == "timestep":
+        if self.target != "sequence":
             bad &= seqs.mask[:, : outputs.shape[1], None]
         bad = bad.reshape(len(bad), -1).any(axis=1)
         if not bad.any():
@@ -1105,13 +1135,48 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
     """Classification targets: multiclass (cross-entropy on logits) or
     multilabel (binary cross-entropy on logits)."""
 
-    _fitted_attributes = {"classes_": "array"}
+    _fitted_attributes = {"classes_": "array", "_ctc_string_labels": "bool"}
+
+    def _encode_ctc_target(
+        self, y, seqs: Sequences, *, reset: bool, classes=None, context=None
+    ) -> np.ndarray:
+        """Encode the label sequences of ``target='ctc'``: padded label
+        indices into ``classes_`` (the alphabet), whose blank is the extra
+        last output."""
+        labels, all_strings = check_label_sequences(y, seqs.n_samples)
+        if classes is not None and reset:  # first call to partial_fit
+            where = "the classes given to partial_fit"
+        elif not reset:
+            classes = self.classes_
+            where = "fit" if context is None else "the first call to partial_fit"
+        else:
+            where = None
+        encoded, new_classes = encode_label_sequences(
+            labels, seqs.lengths, classes=classes, context=where
+        )
+        if not reset and self._problem != "ctc":
+            where = "previous call to fit" if context is None else "first call"
+            raise ValueError(
+                f"{context or 'warm_start'} can only be used where y has the same "
+                f"kind as in the {where}; got a ctc target, previously a "
+                f"{self._problem} target."
+            )
+        if reset:
+            self._ctc_string_labels = bool(all_strings)
+        self._problem = "ctc"
+        self.classes_ = new_classes
+        self.n_outputs_ = len(new_classes) + 1  # + the blank
+        return encoded
 
     def _encode_target(
         self, y, seqs: Sequences, *, reset: bool, classes=None, context=None
     ) -> np.ndarray:
         """Encode ``y``; ``classes`` (first call to ``partial_fit``) fixes the
         classes, ``context`` names the caller in the errors of later calls."""
+        if self.target == "ctc":
+            return self._encode_ctc_target(
+                y, seqs, reset=reset, classes=classes, context=context
+            )
         if classes is None and not reset:
             classes = self.classes_
         unknown = None if context is None else "partial_fit"
@@ -1180,7 +1245,7 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
                 "classes must be passed on the first call to partial_fit (all "
                 "the class labels, or arange(n_labels) for multilabel targets)."
             )
-        if len(classes) < 2:
+        if len(classes) < (1 if self.target == "ctc" else 2):
             raise ValueError(
                 f"classes must hold at least 2 classes, got {classes.tolist()!r}."
             )
@@ -1195,6 +1260,13 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
     def _class_weight_vector(self, y_encoded, seqs: Sequences):
         if self.class_weight is None:
             return None
+        if self._problem == "ctc":
+            raise ValueError(
+                "class_weight is not supported with target='ctc' (a label "
+                "sequence is not one class), got class_weight="
+                f"{self.class_weight!r}; weight the sequences with sample_weight "
+                "instead."
+            )
         if self._problem != "multiclass":
             raise ValueError(
                 "class_weight is only supported for multiclass targets (one label "
@@ -1272,8 +1344,33 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
             ``target='sequence'``: labels ``(n,)`` (from ``classes_``), or a
             0/1 indicator matrix ``(n, n_labels)`` for multilabel targets.
             ``target='timestep'``: one label (or indicator row) per valid step
-            in the layout of ``X``.
+            in the layout of ``X``. ``target='ctc'``: an object array
+            ``(n,)`` of label sequences decoded as set by ``decoding``:
+            strings when every label sequence of the training ``y`` was a
+            string, else lists of labels from ``classes_``.
+
+        Examples
+        --------
+        Transcription with ``target='ctc'``: every input pulse spells a
+        letter, ``'a'`` for a negative pulse and ``'b'`` for a positive one.
+
+        >>> import numpy as np
+        >>> from sklmn.estimators import RNNClassifier
+        >>> rng = np.random.RandomState(0)
+        >>> words = ["".join(rng.choice(["a", "b"], size=2)) for _ in range(60)]
+        >>> X = [np.array([[v] for c in w for v in (2.0 * (c == "b") - 1, 0.0)])
+        ...      for w in words]
+        >>> clf = RNNClassifier(hidden_size=8, target="ctc", max_iter=15,
+        ...                     batch_size=10, learning_rate_init=0.03,
+        ...                     random_state=0)
+        >>> clf = clf.fit(X, words)
+        >>> clf.classes_.tolist()
+        ['a', 'b']
+        >>> clf.predict(X[:3]).tolist() == words[:3]
+        True
         """
+        if self.target == "ctc":
+            return self._predict_ctc(X)
         outputs, seqs = self._predict_outputs(X)
         if self._problem == "multiclass":
             labels = self.classes_[outputs.argmax(axis=-1)]
@@ -1298,13 +1395,17 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
             multiclass targets (rows sum to one), independent sigmoids for
             multilabel targets. ``target='timestep'``: ``(n, T, n_classes)``
             with NaN at padded steps, or a list of ``(T_i, n_classes)``.
+            ``target='ctc'``: the per-step posteriors of the labels and of
+            the blank, ``(n, T, n_classes + 1)`` (or a list of ``(T_i,
+            n_classes + 1)``, as ``X``): columns in the order of
+            ``classes_``, the blank last.
         """
         outputs, seqs = self._predict_outputs(X)
-        if self._problem == "multiclass":
+        if self._problem in ("multiclass", "ctc"):
             proba = softmax(outputs, axis=-1)
         else:
             proba = expit(outputs)
-        if self.target == "timestep":
+        if self.target != "sequence":
             return format_like_input(proba, seqs)
         return proba
 
@@ -1336,11 +1437,11 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         True
         """
         outputs, seqs = self._predict_outputs(X)
-        if self._problem == "multiclass":
+        if self._problem in ("multiclass", "ctc"):
             log_proba = log_softmax(outputs, axis=-1)
         else:
             log_proba = -np.logaddexp(0.0, -outputs)  # log(sigmoid)
-        if self.target == "timestep":
+        if self.target != "sequence":
             return format_like_input(log_proba, seqs)
         return log_proba
 
@@ -1351,7 +1452,12 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         targets). ``target='timestep'``: accuracy over all valid time steps
         (each step weighted by its sequence's ``sample_weight``), or the
         frame-level accuracy :func:`sklmn.metrics.frame_level_accuracy` for
-        multilabel targets (no ``sample_weight``).
+        multilabel targets (no ``sample_weight``). ``target='ctc'``: ``1 -
+        label_error_rate(y, predict(X))`` (:func:`sklmn.metrics.\
+label_error_rate`, sequences weighted by ``sample_weight``), the
+        best-path accuracy of Carta et al. (2020a) with the default
+        ``decoding='greedy'``; labels of ``y`` not in ``classes_`` raise
+        ``ValueError``.
 
         Parameters
         ----------
@@ -1368,6 +1474,8 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         """
         if self.target == "sequence":
             return super().score(X, y, sample_weight=sample_weight)
+        if self.target == "ctc":
+            return self._score_ctc(X, y, sample_weight)
         outputs, seqs = self._predict_outputs(X)
         steps, has_output_axis = check_timestep_target(y, seqs)
         valid = outputs[seqs.mask]
@@ -1385,6 +1493,51 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
             weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
         return float(accuracy_score(steps, pred, sample_weight=weights))
 
+    # ------------------------------------------------------------------- CTC
+    def _decode_ctc(self, outputs: np.ndarray, seqs: Sequences) -> list:
+        """Label-index sequences decoded from per-step logits."""
+        check_is_fitted(self)
+        blank = outputs.shape[-1] - 1
+        if getattr(self, "decoding", "greedy") == "beam":
+            return beam_decode(
+                log_softmax(outputs, axis=-1),
+                seqs.lengths,
+                blank=blank,
+                beam_width=int(getattr(self, "beam_width", 10)),
+            )
+        return greedy_decode(outputs, seqs.lengths, blank=blank)
+
+    def _predict_ctc(self, X) -> np.ndarray:
+        outputs, seqs = self._predict_outputs(X)
+        decoded = self._decode_ctc(outputs, seqs)
+        strings = getattr(self, "_ctc_string_labels", False)
+        out = np.empty(len(decoded), dtype=object)
+        for i, indices in enumerate(decoded):
+            labels = self.classes_[indices].tolist()
+            out[i] = "".join(labels) if strings else labels
+        return out
+
+    def _score_ctc(self, X, y, sample_weight) -> float:
+        from ..metrics import label_error_rate
+
+        outputs, seqs = self._predict_outputs(X)
+        labels, _ = check_label_sequences(y, seqs.n_samples)
+        known = set(self.classes_.tolist())
+        unknown = sorted({v for seq in labels for v in seq if v not in known}, key=str)
+        if unknown:
+            shown = ", ".join(repr(v) for v in unknown[:10])
+            raise ValueError(
+                f"y contains labels not seen in fit ({shown}"
+                f"{', ...' if len(unknown) > 10 else ''}); the alphabet classes_ "
+                f"is {self.classes_.tolist()!r:.300}."
+            )
+        decoded = self._decode_ctc(outputs, seqs)
+        pred = [tuple(self.classes_[d].tolist()) for d in decoded]
+        weight = None
+        if sample_weight is not None:
+            weight = self._check_weights(sample_weight, seqs)
+        return 1.0 - label_error_rate(labels, pred, sample_weight=weight)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
@@ -1399,6 +1552,11 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
     def _encode_target(
         self, y, seqs: Sequences, *, reset: bool, context=None
     ) -> np.ndarray:
+        if self.target == "ctc":
+            raise ValueError(
+                f"target='ctc' (label sequences) needs a classifier; "
+                f"{type(self).__name__} supports target='sequence' or 'timestep'."
+            )
         if self.target == "sequence":
             y = check_sequence_target(y, seqs.n_samples, classifier=False)
             has_output_axis = y.ndim == 2

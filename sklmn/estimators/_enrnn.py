@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from ..nn import ENRNN
+from ..utils._compat import Interval, StrOptions
 from ._base import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -155,6 +154,8 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         device="cpu",
         callbacks=None,
         class_weight=None,
+        decoding="greedy",
+        beam_width=10,
     ):
         super().__init__(
             target=target,
@@ -187,6 +188,8 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         self.normalize = normalize
         self.activation = activation
         self.class_weight = class_weight
+        self.decoding = decoding
+        self.beam_width = beam_width
 
 
 @fill_doc(ENRNN_PARAMETERS_DOC)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 from sklearn.base import clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
+from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -78,7 +78,9 @@ LMN_PARAMETERS_DOC = """\
         reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
         initialization ``LAESInitializer(alpha=0.1, random_state=random_state)``
         when the training set has at most 1000 sequences (and the memory is
-        not constrained orthogonal), no pretraining on larger sets, where
+        not constrained orthogonal, and ``target`` is not ``'ctc'``, whose
+        label sequences give no least-squares readout targets), no
+        pretraining on larger sets, where
         end-to-end training from the stable random initialization learned
         better (measured, see ``docs/training.md``). None: random (stable)
         initialization."""
@@ -90,7 +92,11 @@ def resolve_pretrainer(estimator, n_samples: int):
     pretrainer = estimator.pretrainer
     if not (isinstance(pretrainer, str) and pretrainer == "auto"):
         return pretrainer
-    if n_samples > _AUTO_PRETRAINING_MAX or estimator.memory_matrix == "orthogonal":
+    if (
+        n_samples > _AUTO_PRETRAINING_MAX
+        or estimator.memory_matrix == "orthogonal"
+        or estimator.target == "ctc"  # no least-squares readout of a CTC target
+    ):
         return None
     from ..pretraining import LAESInitializer
 
@@ -228,6 +234,8 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         callbacks=None,
         pretrainer="auto",
         class_weight=None,
+        decoding="greedy",
+        beam_width=10,
     ):
         super().__init__(
             target=target,
@@ -264,6 +272,8 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.dropout = dropout
         self.pretrainer = pretrainer
         self.class_weight = class_weight
+        self.decoding = decoding
+        self.beam_width = beam_width
 
 
 @fill_doc(LMN_PARAMETERS_DOC)

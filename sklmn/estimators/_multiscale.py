@@ -5,9 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 from sklearn.base import clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import MultiScaleLMN
+from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -236,6 +236,8 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         incremental=None,
         pretrainer=None,
         class_weight=None,
+        decoding="greedy",
+        beam_width=10,
     ):
         super().__init__(
             target=target,
@@ -271,6 +273,8 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.incremental = incremental
         self.pretrainer = pretrainer
         self.class_weight = class_weight
+        self.decoding = decoding
+        self.beam_width = beam_width
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)

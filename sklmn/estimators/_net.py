@@ -32,9 +32,42 @@ __all__ = [
     "snapshot_state",
     "ValidationScore",
     "score_outputs",
+    "ctc_terms",
+    "ctc_entries",
 ]
 
-PROBLEMS = ("multiclass", "multilabel", "continuous")
+PROBLEMS = ("multiclass", "multilabel", "continuous", "ctc")
+
+
+def ctc_terms(y_pred: Tensor, y_true: Tensor, lengths: Tensor) -> Tensor:
+    """Per-sequence CTC loss ``-log p(labels | x)`` (Graves et al. 2006).
+
+    Parameters
+    ----------
+    y_pred : Tensor of shape (N, T, n_classes + 1)
+        Per-step logits; the last output is the blank.
+    y_true : Tensor of shape (N, S)
+        Label indices, negative (``IGNORE_INDEX``) after the end of every
+        label sequence.
+    lengths : Tensor of shape (N,)
+        Valid input lengths (steps beyond are padding and never read).
+
+    Returns
+    -------
+    terms : Tensor of shape (N,)
+    """
+    log_probs = F.log_softmax(y_pred, dim=-1).transpose(0, 1)  # (T, N, C)
+    valid = y_true >= 0
+    targets = torch.where(valid, y_true, 0)
+    return F.ctc_loss(
+        log_probs,
+        targets,
+        lengths.to(device=y_pred.device, dtype=torch.int64),
+        valid.sum(dim=1).to(torch.int64),
+        blank=y_pred.shape[-1] - 1,
+        reduction="none",
+        zero_infinity=False,
+    )
 
 
 class SequenceNet(nn.Module):
@@ -244,9 +277,11 @@ class SequenceLoss(nn.Module):
 
     Parameters
     ----------
-    problem : {'multiclass', 'multilabel', 'continuous'}
-        Cross-entropy on logits, binary cross-entropy on logits, or squared
-        error.
+    problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
+        Cross-entropy on logits, binary cross-entropy on logits, squared
+        error, or the connectionist temporal classification loss of
+        per-step logits against label sequences (:func:`ctc_terms`, one term
+        per sequence).
     per_step : bool, default=False
         Targets have a time axis; padded steps (``t >= lengths[n]``) are
         excluded from the mean.
@@ -272,6 +307,13 @@ class SequenceLoss(nn.Module):
         lengths: Tensor,
         sample_weight: Tensor | None = None,
     ) -> Tensor:
+        if self.problem == "ctc":
+            terms = ctc_terms(y_pred, y_true, lengths)
+            if sample_weight is None:
+                return terms.mean()
+            weight = sample_weight.to(device=y_pred.device, dtype=terms.dtype)
+            total = (terms * weight).sum()
+            return total / weight.sum().clamp_min(torch.finfo(terms.dtype).tiny)
         if sample_weight is not None:
             return self._weighted(y_pred, y_true, lengths, sample_weight)
         if self.problem == "multiclass":
@@ -345,6 +387,25 @@ def valid_entries(
     return (*out, weight[:, : outputs.shape[1]][mask])
 
 
+def ctc_entries(y_true: np.ndarray, outputs: np.ndarray, lengths, weight=None):
+    """Reference lengths and edit distances of best-path decodings.
+
+    The ``(y_valid, outputs_valid[, weight])`` of :func:`valid_entries` for a
+    CTC target: per sequence, the length of the label sequence ``y_true``
+    (encoded, negative after its end) and the edit distance of the
+    best-path decoding of ``outputs`` (``(n, T, n_classes + 1)`` logits,
+    blank last) to it, so that :func:`score_valid_entries` gives
+    ``1 - label_error_rate``.
+    """
+    from ._ctc import edit_distance_counts, greedy_decode
+
+    decoded = greedy_decode(outputs, lengths, blank=outputs.shape[-1] - 1)
+    errors, ref_lengths = edit_distance_counts(y_true, decoded)
+    if weight is None:
+        return ref_lengths, errors
+    return ref_lengths, errors, np.asarray(weight, dtype=np.float64)
+
+
 def score_valid_entries(
     problem: str, per_step: bool, y_true, outputs, sample_weight=None
 ) -> float:
@@ -356,6 +417,12 @@ def score_valid_entries(
     w = sample_weight
     if w is not None and not np.asarray(w).sum() > 0:
         w = None  # no weight at all: unweighted
+    if problem == "ctc":
+        # y_true: reference lengths, outputs: edit distances (ctc_entries)
+        w = np.ones(len(y_true)) if w is None else np.asarray(w, dtype=np.float64)
+        total = float(np.dot(w, y_true))
+        errors = float(np.dot(w, outputs))
+        return 1.0 - errors / total if total > 0 else float(errors == 0)
     if problem == "multiclass":
         return float(np.average(outputs.argmax(axis=-1) == y_true, weights=w))
     if problem == "multilabel":
@@ -381,6 +448,9 @@ def score_outputs(
     targets, R^2 over valid steps for regression; weighted by
     ``sample_weight`` (``(n,)`` or ``(n, T)``) when given.
     """
+    if problem == "ctc":
+        entries = ctc_entries(y_true, outputs, lengths, sample_weight)
+        return score_valid_entries(problem, per_step, *entries)
     if sample_weight is None:
         y_valid, out_valid = valid_entries(per_step, y_true, outputs, lengths)
         return score_valid_entries(problem, per_step, y_valid, out_valid)
@@ -667,13 +737,16 @@ class ValidationScore(Callback):
             return
         Xb, yb = batch
         weight = Xb.get("sample_weight")
-        entries = valid_entries(
-            self.per_step,
+        args = (
             yb.cpu().numpy(),
             y_pred.detach().to(device="cpu", dtype=torch.float64).numpy(),
             Xb["lengths"].cpu().numpy(),
             None if weight is None else weight.cpu().numpy().astype(np.float64),
         )
+        if self.problem == "ctc":  # reference lengths and edit distances
+            entries = ctc_entries(*args)
+        else:
+            entries = valid_entries(self.per_step, *args)
         self._y.append(entries[0])
         self._out.append(entries[1])
         if weight is not None:

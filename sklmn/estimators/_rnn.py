@@ -14,9 +14,9 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
+from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -219,6 +219,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         callbacks=None,
         pretrainer=None,
         class_weight=None,
+        decoding="greedy",
+        beam_width=10,
     ):
         super().__init__(
             target=target,
@@ -252,6 +254,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         self.tape_length = tape_length
         self.pretrainer = pretrainer
         self.class_weight = class_weight
+        self.decoding = decoding
+        self.beam_width = beam_width
 
 
 @fill_doc(RNN_PARAMETERS_DOC)

@@ -6,11 +6,16 @@ from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..utils._compat import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    _get_output_config,
+)
 from ..utils.sequences import format_like_input, validate_sequences
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._xi import XiOperator, _single_threaded_blas, xi_frobenius_sq, xi_lag_moments

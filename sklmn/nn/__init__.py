@@ -7,9 +7,10 @@ All modules follow the ``torch.nn.RNN(batch_first=True)`` call convention
 
 from ._base import RecurrentModule
 from ._baselines import GRU, LSTM, ElmanRNN
+from ._clockwork import ClockworkRNN
 from ._enrnn import ENRNN, ModReLU, modrelu
 from ._lmn import LMN, LMNLayer
-from ._multiscale import ClockworkRNN, MultiScaleLMN
+from ._multiscale import MultiScaleLMN
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._unrolled import TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 

@@ -6,7 +6,8 @@ here implement the parts of that protocol that do not depend on the recurrence:
 
 - parameter validation with messages that name the bad value
   (:func:`check_positive_int`, :func:`check_nonnegative_float`,
-  :func:`check_dropout`, :func:`check_choice`, :func:`check_bool`);
+  :func:`check_dropout`, :func:`check_choice`, :func:`check_bool`,
+  :func:`check_init_radius`);
 - input validation (:func:`check_input`, :func:`check_step_input`);
 - lengths handling: masks (:func:`mask_from_lengths`), zeroing padded outputs
   (:func:`zero_padded`), gathering the last valid step (:func:`gather_last`),
@@ -36,6 +37,7 @@ __all__ = [
     "check_bool",
     "check_choice",
     "check_dropout",
+    "check_init_radius",
     "check_input",
     "check_nonnegative_float",
     "check_positive_int",
@@ -656,7 +658,7 @@ def memory_map_radius(weight_mm: Tensor, weight_hm: Tensor, weight_mh: Tensor) -
         return round(float(torch.linalg.eigvals(J.cpu()).abs().max()), 12)
 
 
-def _check_init_radius(value: object) -> float | None:
+def check_init_radius(value: object) -> float | None:
     """Validate an ``init_radius`` argument: None or a float in ``(0, 1]``."""
     if value is None:
         return None

@@ -9,19 +9,19 @@ and outputs the memory sequence (``output='memory'``; LMN-m in Carta et al. 2021
 in Bacciu et al. 2019) or the hidden sequence (``output='hidden'``; LMN-h / LMN-A).
 
 Speed: the input projection ``W_xh x_t + b_h`` is one matmul for all steps;
-the recurrence runs in :class:`_LMNScan`, an autograd function whose backward
-is a hand-written BPTT: one fused matmul ``[g_pre | g_m] @ [W_mh; W_mm]`` per
-step and the weight gradients as single matmuls over all steps. Variable
-lengths are handled as packed sequences: the batch is sorted by decreasing
-length and step ``t`` only updates the prefix of sequences still running
-(outputs of finished sequences are exactly zero, their final state is read at
-their last valid step).
+the recurrence runs in :func:`~sklmn.nn._scan.lmn_scan`, an autograd
+function whose backward is a hand-written BPTT: one fused matmul
+``[g_pre | g_m] @ [W_mh; W_mm]`` per step and the weight gradients as single
+matmuls over all steps. Variable lengths are handled as packed sequences: the
+batch is sorted by decreasing length and step ``t`` only updates the prefix of
+sequences still running (outputs of finished sequences are exactly zero, their
+final state is read at their last valid step). The kernel lives in
+:mod:`sklmn.nn._scan` (``lmn_scan`` is still importable from this module).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -31,20 +31,19 @@ from torch.nn.utils import parametrize
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
-    _check_init_radius,
-    active_batch_sizes,
     check_bool,
     check_choice,
     check_dropout,
+    check_init_radius,
     check_input,
     check_nonnegative_float,
     check_positive_int,
     check_step_input,
     reverse_padded,
-    sort_by_length,
     stabilize_memory_,
 )
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
+from ._scan import SortedBatch, lmn_scan
 from .parametrizations import (
     PicklableParametrizationsMixin,
     spectral_radius_normalization,
@@ -54,256 +53,6 @@ __all__ = ["LMN", "LMNLayer", "lmn_scan"]
 
 _OUTPUTS = ("memory", "hidden")
 _MEMORY_MATRICES = ("free", "orthogonal", "spectral")
-
-
-# --------------------------------------------------------------------------- #
-# The recurrence kernel
-# --------------------------------------------------------------------------- #
-def _last_indices(batch_sizes: list[int] | None, T: int, N: int) -> list[int]:
-    """Last valid step of each (length-sorted) sequence from the batch sizes."""
-    if batch_sizes is None:
-        return [T - 1] * N
-    last = []
-    t = T - 1
-    for n in range(N):  # rows sorted by decreasing length
-        while batch_sizes[t] <= n:
-            t -= 1
-        last.append(t)
-    return last
-
-
-class _LMNScan(torch.autograd.Function):
-    """LMN recurrence over a time-major, length-sorted input.
-
-    Inputs: ``x`` (T, N, d); ``m0`` (N, M); the layer's weights (``bias_m``
-    may be None); ``batch_sizes`` (T non-increasing ints, or None for all N);
-    ``truncate`` (cut dh_t/dm_{t-1}).
-    Outputs: ``hs`` (T, N, H), ``ms`` (T, N, M), exactly zero at padded steps
-    (which receive no gradient), and the final states ``h_last``, ``m_last``
-    (N, H), (N, M) at each sequence's last valid step.
-    """
-
-    @staticmethod
-    def forward(  # type: ignore[override]
-        ctx: torch.autograd.function.FunctionCtx,
-        x: Tensor,
-        m0: Tensor,
-        weight_xh: Tensor,
-        bias_h: Tensor,
-        weight_mh: Tensor,
-        weight_hm: Tensor,
-        weight_mm: Tensor,
-        bias_m: Tensor | None,
-        batch_sizes: list[int] | None,
-        truncate: bool,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        T, N, d = x.shape
-        H, M = weight_xh.shape[0], m0.shape[1]
-        # Z_t = [W_xh x_t + b_h | b_m] for all steps in one matmul; then
-        # m_{t-1} (read by both W_mh and W_mm) adds m_{t-1} [W_mh; W_mm]^T.
-        w_in = torch.cat([weight_xh, weight_xh.new_zeros(M, d)], dim=0)
-        b_in = torch.cat([bias_h, bias_m if bias_m is not None else m0.new_zeros(M)])
-        x2 = x.reshape(T * N, d)
-        Z = torch.addmm(b_in, x2, w_in.t()).view(T, N, H + M)
-        w_read = torch.cat([weight_mh, weight_mm], dim=0).t()  # (M, H+M)
-        w_hm_t = weight_hm.t()  # (H, M)
-        hs = x.new_empty(T, N, H)
-        # m_t is accumulated in place in the last M columns of Z (one copy
-        # after the loop instead of one per step).
-        ms = Z[..., H:]
-        m_prev = m0
-        for t in range(T):
-            b = N if batch_sizes is None else batch_sizes[t]
-            z = Z[t, :b]
-            z.addmm_(m_prev[:b], w_read)
-            h = hs[t, :b]
-            torch.tanh(z[:, :H], out=h)
-            z[:, H:].addmm_(h, w_hm_t)
-            if b < N:
-                hs[t, b:] = 0.0
-                ms[t, b:] = 0.0
-            m_prev = ms[t]
-        ms = ms.contiguous()
-        last = _last_indices(batch_sizes, T, N)
-        rows = torch.arange(N, device=x.device)
-        last_t = torch.tensor(last, device=x.device)
-        ctx.save_for_backward(
-            x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm
-        )
-        ctx.batch_sizes = batch_sizes
-        ctx.truncate = truncate
-        ctx.has_bias_m = bias_m is not None
-        ctx.last = (last_t, rows)
-        ctx.set_materialize_grads(False)
-        return hs, ms, hs[last_t, rows], ms[last_t, rows]
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(  # type: ignore[override]
-        ctx: torch.autograd.function.FunctionCtx,
-        g_hs: Tensor | None,
-        g_ms: Tensor | None,
-        g_h_last: Tensor | None,
-        g_m_last: Tensor | None,
-    ) -> tuple[Tensor | None, ...]:
-        x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm = ctx.saved_tensors
-        batch_sizes, truncate = ctx.batch_sizes, ctx.truncate
-        T, N, H = hs.shape
-        M = m0.shape[1]
-        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H+M, M)
-        # G[t] = [dL/dpre_t | dL/dm_t]: initialized with the direct gradients
-        # of the outputs, completed backwards in time (BPTT).
-        G = hs.new_empty(T, N, H + M)
-        for part, grad in ((G[..., :H], g_hs), (G[..., H:], g_ms)):
-            if grad is None:
-                part.zero_()
-            else:
-                part.copy_(grad)
-        last_t, rows = ctx.last
-        if g_h_last is not None:
-            G[last_t, rows, :H] += g_h_last
-        if g_m_last is not None:
-            G[last_t, rows, H:] += g_m_last
-        tanh_backward = torch.ops.aten.tanh_backward.grad_input
-        g_m0 = None  # set at t = 0 (T >= 1)
-        for t in range(T - 1, -1, -1):
-            b = N if batch_sizes is None else batch_sizes[t]
-            if b < N:  # padded steps are constants: no gradient
-                G[t, b:] = 0.0
-            g = G[t, :b]
-            gm, gpre = g[:, H:], g[:, :H]
-            # dL/dh_t = g_h + g_m W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
-            gpre.addmm_(gm, weight_hm)
-            tanh_backward(gpre, hs[t, :b], grad_input=gpre)
-            # dL/dm_{t-1} += dL/dpre_t W_mh + dL/dm_t W_mm, accumulated in place
-            # into G[t-1] (b_{t-1} >= b_t); Carta et al. 2020b §2 truncation drops W_mh.
-            w, src = (weight_mm, gm) if truncate else (w_read, g)
-            if t > 0:
-                G[t - 1, :b, H:].addmm_(src, w)
-            else:  # b_0 = N
-                g_m0 = src @ w
-        # Weight gradients: one matmul over all steps, m_{t-1} = [m0, ms[:-1]].
-        G2 = G.view(T * N, H + M)
-        g_pre = G2[:, :H]
-        g_read = G[0].t() @ m0
-        if T > 1:
-            g_read.addmm_(G2[N:].t(), ms[:-1].reshape((T - 1) * N, M))
-        g_hm = G2[:, H:].t() @ hs.reshape(T * N, H)
-        g_x = None
-        if ctx.needs_input_grad[0]:
-            g_x = (g_pre @ weight_xh).view(T, N, -1)
-        g_xh = g_pre.t() @ x2
-        g_bh = g_pre.sum(dim=0)
-        g_bm = G2[:, H:].sum(dim=0) if ctx.has_bias_m else None
-        return (
-            g_x,
-            g_m0,
-            g_xh,
-            g_bh,
-            g_read[:H],
-            g_hm,
-            g_read[H:],
-            g_bm,
-            None,
-            None,
-        )
-
-
-def lmn_scan(
-    x: Tensor,
-    m0: Tensor,
-    weight_xh: Tensor,
-    bias_h: Tensor,
-    weight_mh: Tensor,
-    weight_hm: Tensor,
-    weight_mm: Tensor,
-    bias_m: Tensor | None = None,
-    batch_sizes: Sequence[int] | None = None,
-    truncate_gradient: bool = False,
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Run the LMN recurrence on a time-major batch.
-
-    Computes ``h_t = tanh(W_xh x_t + b_h + W_mh m_{t-1})`` and
-    ``m_t = W_hm h_t + W_mm m_{t-1} (+ b_m)`` for ``t = 1..T`` with a
-    hand-written backward (fast BPTT). Differentiable (first order) with
-    respect to every tensor argument.
-
-    Parameters
-    ----------
-    x : Tensor of shape (T, N, d)
-        Time-major input.
-    m0 : Tensor of shape (N, M)
-        Initial memory.
-    weight_xh : Tensor of shape (H, d)
-    bias_h : Tensor of shape (H,)
-    weight_mh : Tensor of shape (H, M)
-    weight_hm : Tensor of shape (M, H)
-    weight_mm : Tensor of shape (M, M)
-    bias_m : Tensor of shape (M,), optional
-    batch_sizes : sequence of int of length T, optional
-        Number of sequences still running at each step; the batch must be
-        sorted by decreasing length (see :func:`sklmn.nn._base.sort_by_length`
-        and :func:`sklmn.nn._base.active_batch_sizes`).
-        ``None``: all sequences have length ``T``.
-    truncate_gradient : bool, default=False
-        Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2).
-
-    Returns
-    -------
-    hs : Tensor of shape (T, N, H)
-        Hidden states, exactly zero at padded steps (which get no gradient).
-    ms : Tensor of shape (T, N, M)
-        Memory states, same convention.
-    h_last : Tensor of shape (N, H)
-        Hidden state at each sequence's last valid step.
-    m_last : Tensor of shape (N, M)
-        Memory at each sequence's last valid step.
-
-    Examples
-    --------
-    >>> x = torch.zeros(3, 2, 1)
-    >>> m0 = torch.ones(2, 2)
-    >>> w_xh, b_h, w_mh = torch.zeros(4, 1), torch.zeros(4), torch.zeros(4, 2)
-    >>> w_hm, w_mm = torch.zeros(2, 4), torch.eye(2)
-    >>> hs, ms, h_last, m_last = lmn_scan(
-    ...     x, m0, w_xh, b_h, w_mh, w_hm, w_mm, batch_sizes=[2, 2, 1]
-    ... )
-    >>> ms[:, :, 0]
-    tensor([[1., 1.],
-            [1., 1.],
-            [1., 0.]])
-    >>> m_last
-    tensor([[1., 1.],
-            [1., 1.]])
-    """
-    T, N = x.shape[0], x.shape[1]
-    if batch_sizes is not None:
-        batch_sizes = [int(b) for b in batch_sizes]
-        if len(batch_sizes) != T:
-            raise ValueError(
-                f"batch_sizes must have length T={T}, got {len(batch_sizes)}"
-            )
-        if batch_sizes[0] != N or any(
-            b1 < b2 for b1, b2 in zip(batch_sizes, batch_sizes[1:], strict=False)
-        ):
-            raise ValueError(
-                f"batch_sizes must be non-increasing and start at N={N} (every "
-                f"sequence has at least one step), got {batch_sizes}"
-            )
-        if batch_sizes[-1] == N:
-            batch_sizes = None
-    return _LMNScan.apply(
-        x,
-        m0.contiguous(),
-        weight_xh,
-        bias_h,
-        weight_mh,
-        weight_hm,
-        weight_mm,
-        bias_m,
-        batch_sizes,
-        bool(truncate_gradient),
-    )
 
 
 def _as_matrix(
@@ -394,7 +143,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         init_radius: float | None = DEFAULT_INIT_RADIUS,
     ) -> None:
         super().__init__()
-        self.init_radius = _check_init_radius(init_radius)
+        self.init_radius = check_init_radius(init_radius)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -526,17 +275,13 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         lengths, T = check_input(x, lengths, self.input_size)
         n = x.shape[0]
         m0 = self._initial_memory(state, n, x)
-        batch_sizes = None
-        if lengths is not None:
-            sorted_lengths, order, inverse = sort_by_length(lengths)
-            order, inverse = order.to(x.device), inverse.to(x.device)
-            x, m0 = x[order], m0[order]
-            batch_sizes = active_batch_sizes(sorted_lengths, T)
+        batch = SortedBatch(lengths, T, x.device)
         with parametrize.cached():
-            hs, ms, h_n, m_n = self._scan(x.transpose(0, 1), m0, batch_sizes)
+            hs, ms, h_n, m_n = self._scan(
+                batch.time_major(x), batch.sort(m0), batch.batch_sizes
+            )
         out = (ms if self.output == "memory" else hs).transpose(0, 1)
-        if lengths is not None:
-            out, h_n, m_n = out[inverse], h_n[inverse], m_n[inverse]
+        out, h_n, m_n = batch.unsort(out), batch.unsort(h_n), batch.unsort(m_n)
         # padded steps of hs / ms are exactly zero (see lmn_scan)
         return out, (h_n, m_n)
 
@@ -725,7 +470,7 @@ class LMN(RecurrentModule):
         init_radius: float | None = DEFAULT_INIT_RADIUS,
     ) -> None:
         super().__init__()
-        self.init_radius = _check_init_radius(init_radius)
+        self.init_radius = check_init_radius(init_radius)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -840,15 +585,10 @@ class LMN(RecurrentModule):
         lengths, T = check_input(x, lengths, self.input_size)
         n = x.shape[0]
         m0_all = self._initial_memory(state, n, x)
-        batch_sizes, sorted_lengths = None, None
-        if lengths is not None:
-            sorted_lengths, order, inverse = sort_by_length(lengths)
-            order, inverse = order.to(x.device), inverse.to(x.device)
-            x = x[order]
-            if m0_all is not None:
-                m0_all = m0_all[:, order]
-            batch_sizes = active_batch_sizes(sorted_lengths, T)
-        inp = x.transpose(0, 1)  # time-major (T, N, d), sorted
+        batch = SortedBatch(lengths, T, x.device)
+        batch_sizes, sorted_lengths = batch.batch_sizes, batch.lengths
+        m0_all = batch.sort(m0_all, dim=1)
+        inp = batch.time_major(x)  # time-major (T, N, d), sorted
         h_last, m_last, memories = [], [], []
         with parametrize.cached():
             for i in range(self.num_layers):
@@ -877,8 +617,8 @@ class LMN(RecurrentModule):
             self._last_penalty = self._penalty(memories, sorted_lengths)
         out = inp.transpose(0, 1)
         h_n, m_n = torch.stack(h_last), torch.stack(m_last)
-        if lengths is not None:
-            out, h_n, m_n = out[inverse], h_n[:, inverse], m_n[:, inverse]
+        out = batch.unsort(out)
+        h_n, m_n = batch.unsort(h_n, dim=1), batch.unsort(m_n, dim=1)
         # padded steps are exactly zero (lmn_scan output, reversal keeps them)
         return out, (h_n, m_n)
 

@@ -1,7 +1,8 @@
-"""Multi-scale recurrent modules driven by a clock: MS-LMN and Clockwork RNN.
+"""Multi-scale Linear Memory Network (MS-LMN), a recurrence driven by a clock.
 
-Both modules split their recurrent state into ``g`` modules (blocks of units)
-ordered from fastest to slowest. Module ``k`` (0-based here, ``k + 1`` in the
+The MS-LMN (like the Clockwork RNN of :mod:`sklmn.nn._clockwork`) splits its
+recurrent state into ``g`` modules (blocks of units) ordered from fastest to
+slowest. Module ``k`` (0-based here, ``k + 1`` in the
 papers) has a period ``p_k`` and is updated at the steps ``t`` with
 ``t mod p_k = 0``; otherwise it keeps its state. ``t`` counts from 0 at each
 sequence's first element, so every module sees the first input.
@@ -15,6 +16,10 @@ With nested periods (each period divides the next one, e.g. the default
 ``2**k``) the modules active at a step always form a prefix ``0 .. a-1``, so a
 single sliced matrix product updates all of them (Carta et al. 2021 and 2020a, eq. 9-10)
 and the cost of a step grows with the number of *active* units, not with ``g``.
+
+The clock and block structure live in :mod:`sklmn.nn._clock`, the recurrence
+kernel in :mod:`sklmn.nn._scan`; the Clockwork RNN, once defined here, in
+:mod:`sklmn.nn._clockwork` (still importable from this module).
 """
 
 from __future__ import annotations
@@ -30,10 +35,9 @@ from torch import Tensor, nn
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
-    _check_init_radius,
-    active_batch_sizes,
     check_bool,
     check_choice,
+    check_init_radius,
     check_input,
     check_nonnegative_float,
     check_positive_int,
@@ -41,230 +45,28 @@ from ._base import (
     gather_last,
     mask_from_lengths,
     reverse_padded,
-    sort_by_length,
     stabilize_memory_,
     zero_padded,
 )
+from ._clock import (
+    active_modules,
+    active_prefix_counts,
+    block_upper_mask,
+    check_bidirectional_counter,
+    check_state_tensor,
+    check_step_counter,
+    default_periods,
+    uniform_start,
+)
+
+# Pickles written when ClockworkRNN was defined in this module name it
+# ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
+from ._clockwork import ClockworkRNN as ClockworkRNN
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
-from .parametrizations import _SpectralRadiusNormalization
+from ._scan import SortedBatch, multiscale_scan
+from .parametrizations import SpectralRadiusNormalization
 
-__all__ = ["ClockworkRNN", "MultiScaleLMN"]
-
-
-# --------------------------------------------------------------------------- #
-# Clock and block structure (shared by MultiScaleLMN and ClockworkRNN)
-# --------------------------------------------------------------------------- #
-def _default_periods(n_modules: int) -> tuple[int, ...]:
-    """Periods ``1, 2, ..., 2**(g-1)`` (Carta et al. 2021 eq. 6: ``t mod 2^(k-1)``)."""
-    return tuple(2**k for k in range(n_modules))
-
-
-def _check_periods(periods: object, n_modules: int) -> tuple[int, ...]:
-    """Validate strictly increasing positive integer periods, one per module."""
-    if periods is None:
-        return _default_periods(n_modules)
-    try:
-        values = tuple(periods)  # type: ignore[arg-type]
-    except TypeError:
-        raise ValueError(
-            f"periods must be a sequence of {n_modules} positive ints, got {periods!r}"
-        ) from None
-    if len(values) != n_modules:
-        raise ValueError(
-            f"periods must have one entry per module (n_modules={n_modules}), "
-            f"got {len(values)} in {periods!r}"
-        )
-    out = []
-    for p in values:
-        if isinstance(p, bool) or not isinstance(p, int | np.integer) or p < 1:
-            raise ValueError(f"periods must be positive ints, got {periods!r}")
-        out.append(int(p))
-    if any(b <= a for a, b in zip(out, out[1:], strict=False)):
-        raise ValueError(
-            f"periods must be strictly increasing (fastest module first), "
-            f"got {periods!r}"
-        )
-    return tuple(out)
-
-
-def _is_nested(periods: Sequence[int]) -> bool:
-    """Whether each period divides the next, so active modules form a prefix."""
-    return all(b % a == 0 for a, b in zip(periods, periods[1:], strict=False))
-
-
-def _active_modules(periods: Sequence[int], t: Tensor) -> Tensor:
-    """Boolean ``(..., g)`` tensor: module ``k`` is updated at step ``t``."""
-    p = torch.tensor(periods, dtype=torch.int64, device=t.device)
-    return (t.unsqueeze(-1) % p) == 0
-
-
-def _active_prefix_counts(
-    periods: Sequence[int], t_start: int, n_steps: int
-) -> list[int]:
-    """Number of active modules at steps ``t_start .. t_start + n_steps - 1``.
-
-    Only meaningful for nested periods, where the active modules are the
-    first ``count`` ones (Carta et al. 2021 eq. 9: ``i_max^t``).
-    """
-    t = np.arange(t_start, t_start + n_steps, dtype=np.int64)
-    return (t[:, None] % np.asarray(periods, dtype=np.int64) == 0).sum(1).tolist()
-
-
-def _block_upper_mask(
-    n_modules: int,
-    block_size: int,
-    *,
-    device: torch.device | str | None = None,
-    dtype: torch.dtype | None = None,
-) -> Tensor:
-    """0/1 mask of the block upper-triangular recurrent matrix.
-
-    Entry ``[i, j]`` is 1 when the module of row ``i`` reads the module of
-    column ``j``, i.e. when ``module(j) >= module(i)`` (a module reads itself
-    and the slower modules).
-    """
-    module = torch.arange(n_modules * block_size, device=device) // block_size
-    return (module.unsqueeze(0) >= module.unsqueeze(1)).to(dtype=dtype)
-
-
-def _state_counter(
-    t: object, n: int, device: torch.device, name: str = "state"
-) -> Tensor:
-    """Validate the step counter of a clocked state (int64 ``(N,)``, >= 0)."""
-    if isinstance(t, int) and not isinstance(t, bool):
-        t = torch.full((n,), t, dtype=torch.int64)
-    if not isinstance(t, Tensor) or t.is_floating_point() or t.shape != (n,):
-        raise ValueError(
-            f"{name} step counter must be an int or an int64 tensor of shape "
-            f"({n},), got {t!r}"
-        )
-    if n > 0 and int(t.min()) < 0:
-        raise ValueError(f"{name} step counter must be >= 0, got {t!r}")
-    return t.to(device=device, dtype=torch.int64)
-
-
-def _check_tensor_state(
-    value: object, shape: tuple[int, ...], like: Tensor, name: str
-) -> Tensor:
-    if not isinstance(value, Tensor) or tuple(value.shape) != shape:
-        got = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
-        raise ValueError(f"{name} must be a tensor of shape {shape}, got {got}")
-    return value.to(device=like.device, dtype=like.dtype)
-
-
-def _uniform_start(t0: Tensor) -> int | None:
-    """The common start step of a batch, or None when sequences differ."""
-    if t0.numel() == 0:
-        return 0
-    lo, hi = int(t0.min()), int(t0.max())
-    return lo if lo == hi else None
-
-
-# --------------------------------------------------------------------------- #
-# The MS-LMN recurrence kernel (shared clock, sorted batch)
-# --------------------------------------------------------------------------- #
-class _MultiScaleScan(torch.autograd.Function):
-    """MS-LMN recurrence, active-prefix update (Carta et al. 2021 and 2020a, eq. 9-10).
-
-    Inputs: ``xp`` (T, N, H) = W_xh x_t + b_h of a batch sorted by decreasing
-    length; ``m0`` (N, M); ``weight_mh`` (H, M); ``weight_hm`` (M, H); the
-    effective (masked) ``weight_mm`` (M, M); ``units[t]`` = number of active
-    memory units at step t (a prefix, eq. 9); ``batch_sizes[t]`` = sequences
-    still running (None: all); ``truncate``: cut dh_t/dm_{t-1} (Carta et al. 2020b §2).
-
-    Outputs ``hs`` (T, N, H) (zero rows for finished sequences) and ``ms``
-    (T, N, M): inactive modules (eq. 10) and finished sequences carry their
-    memory. The backward is a hand-written BPTT: per step one product with
-    ``[W_mh; W_mm[:a]]``; the weight gradients are single products over all
-    steps of the zero-padded step gradients ``G = [dL/dpre_h | dL/dm_new]``.
-    """
-
-    @staticmethod
-    def forward(  # type: ignore[override]
-        ctx: torch.autograd.function.FunctionCtx,
-        xp: Tensor,
-        m0: Tensor,
-        weight_mh: Tensor,
-        weight_hm: Tensor,
-        weight_mm: Tensor,
-        units: list[int],
-        batch_sizes: list[int] | None,
-        truncate: bool,
-    ) -> tuple[Tensor, Tensor]:
-        T, N, H = xp.shape
-        M = m0.shape[1]
-        # m_{t-1} is read by h_t (W_mh) and by the active memory rows
-        # (W_mm[:a]): one product with the first H + a rows of w_read.
-        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H + M, M)
-        hs = xp.new_zeros(T, N, H)
-        # states[0] = m_0 and states[t + 1] = m_t: the backward reads m_{t-1}
-        # for all steps as one contiguous block.
-        states = xp.new_empty(T + 1, N, M)
-        states[0] = m0
-        for t in range(T):
-            a = units[t]
-            b = N if batch_sizes is None else batch_sizes[t]
-            m_prev, m = states[t], states[t + 1]
-            z = torch.mm(m_prev[:b], w_read[: H + a].t())  # (b, H + a)
-            h = hs[t, :b]
-            torch.add(xp[t, :b], z[:, :H], out=h)
-            h.tanh_()
-            torch.addmm(z[:, H:], h, weight_hm[:a].t(), out=m[:b, :a])
-            if a < M:  # eq. 10: slower modules keep their state
-                m[:b, a:] = m_prev[:b, a:]
-            if b < N:  # finished sequences keep their state
-                m[b:] = m_prev[b:]
-        ctx.save_for_backward(hs, states, weight_mh, weight_hm, weight_mm)
-        ctx.units = units
-        ctx.batch_sizes = batch_sizes
-        ctx.truncate = truncate
-        return hs, states[1:]
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(  # type: ignore[override]
-        ctx: torch.autograd.function.FunctionCtx, g_hs: Tensor, g_ms: Tensor
-    ) -> tuple[Tensor | None, ...]:
-        hs, states, weight_mh, weight_hm, weight_mm = ctx.saved_tensors
-        units, batch_sizes, truncate = ctx.units, ctx.batch_sizes, ctx.truncate
-        T, N, H = hs.shape
-        M = states.shape[2]
-        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H + M, M)
-        # G[t, n] = [dL/dpre_t | dL/dm_new_t], zero where nothing was computed.
-        G = hs.new_zeros(T, N, H + M)
-        g_next = torch.zeros_like(states[0])  # dL/dm_t through m_{t+1}
-        for t in range(T - 1, -1, -1):
-            a = units[t]
-            b = N if batch_sizes is None else batch_sizes[t]
-            gm = g_ms[t] + g_next  # total dL/dm_t, a fresh tensor
-            g_new = G[t, :b, H : H + a]
-            g_new.copy_(gm[:b, :a])
-            # dL/dh_t = g_h + g_new W_hm[:a]; dL/dpre_t = dL/dh_t (1 - h_t^2)
-            g_pre = G[t, :b, :H]
-            torch.addmm(g_hs[t, :b], g_new, weight_hm[:a], out=g_pre)
-            g_pre.mul_(1.0 - hs[t, :b] * hs[t, :b])
-            # Carried units pass their gradient to m_{t-1} unchanged; the
-            # recomputed ones reach m_{t-1} through [W_mh; W_mm[:a]].
-            if truncate:
-                read = torch.mm(g_new, weight_mm[:a])
-            else:
-                read = torch.mm(G[t, :b, : H + a], w_read[: H + a])
-            gm[:b, :a] = read[:, :a]
-            gm[:b, a:] += read[:, a:]
-            g_next = gm
-        G2 = G.reshape(T * N, H + M)
-        g_read = G2.t() @ states[:-1].reshape(T * N, M)  # (H + M, M)
-        g_hm = G2[:, H:].t() @ hs.reshape(T * N, H)  # (M, H)
-        return (
-            G[..., :H].contiguous(),
-            g_next,
-            g_read[:H],
-            g_hm,
-            g_read[H:],
-            None,
-            None,
-            None,
-        )
+__all__ = ["MultiScaleLMN"]
 
 
 # --------------------------------------------------------------------------- #
@@ -419,7 +221,7 @@ class MultiScaleLMN(RecurrentModule):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        self.init_radius = _check_init_radius(init_radius)
+        self.init_radius = check_init_radius(init_radius)
         self.bidirectional = check_bool("bidirectional", bidirectional)
         self.num_directions = 2 if self.bidirectional else 1
         self.input_size = check_positive_int("input_size", input_size)
@@ -444,7 +246,7 @@ class MultiScaleLMN(RecurrentModule):
         self.weight_mm = nn.Parameter(torch.empty(M, M, **factory))
         self.register_buffer(
             "memory_mask",
-            _block_upper_mask(
+            block_upper_mask(
                 self.n_modules,
                 self.memory_size,
                 device=self.weight_mm.device,
@@ -455,7 +257,7 @@ class MultiScaleLMN(RecurrentModule):
         if self.memory_matrix == "spectral":
             # Normalizes the *masked* matrix, so the masked blocks keep a zero
             # gradient (the eigenvector gradient of rho is not triangular).
-            self.memory_normalization = _SpectralRadiusNormalization(
+            self.memory_normalization = SpectralRadiusNormalization(
                 eps=1e-3, latch=True
             )
         else:
@@ -484,7 +286,7 @@ class MultiScaleLMN(RecurrentModule):
     @property
     def periods(self) -> tuple[int, ...]:
         """Update period of every module, fastest first."""
-        return _default_periods(self.n_modules)
+        return default_periods(self.n_modules)
 
     @property
     def total_memory_size(self) -> int:
@@ -588,9 +390,9 @@ class MultiScaleLMN(RecurrentModule):
             raise ValueError(
                 f"state must be a tuple (h, m, t) or (h, m), got {state!r:.60}"
             )
-        h = _check_tensor_state(state[0], (n, self.hidden_size), like, "state h")
-        m = _check_tensor_state(state[1], (n, self.total_memory_size), like, "state m")
-        t = _state_counter(state[2] if len(state) == 3 else 0, n, like.device)
+        h = check_state_tensor(state[0], (n, self.hidden_size), like, "state h")
+        m = check_state_tensor(state[1], (n, self.total_memory_size), like, "state m")
+        t = check_step_counter(state[2] if len(state) == 3 else 0, n, like.device)
         return h, m, t
 
     def _split_state(
@@ -604,16 +406,10 @@ class MultiScaleLMN(RecurrentModule):
                 f"state must be a tuple (h, m, t) or (h, m), got {state!r:.60}"
             )
         H, M = self.hidden_size, self.total_memory_size
-        h = _check_tensor_state(state[0], (n, 2 * H), like, "state h")
-        m = _check_tensor_state(state[1], (n, 2 * M), like, "state m")
+        h = check_state_tensor(state[0], (n, 2 * H), like, "state h")
+        m = check_state_tensor(state[1], (n, 2 * M), like, "state m")
         if len(state) == 3:
-            t = _state_counter(state[2], n, like.device)
-            if n > 0 and bool((t != 0).any()):
-                raise ValueError(
-                    "a bidirectional MultiScaleLMN reads every sequence from its "
-                    "first step: the state step counter must be 0, got "
-                    f"{t.tolist()!r:.60}"
-                )
+            check_bidirectional_counter(state[2], n, like.device, "MultiScaleLMN")
         return (h[:, :H], m[:, :M]), (h[:, H:], m[:, M:])
 
     def _penalty(
@@ -701,31 +497,25 @@ class MultiScaleLMN(RecurrentModule):
         # Padded inputs are zeroed so that NaN padding cannot leak into the
         # gradients (0 * NaN) of the input weights.
         x = zero_padded(x, lengths)
-        start = _uniform_start(t0)
+        start = uniform_start(t0)
         if start is not None:
             # Shared clock: sort the batch by decreasing length so that step t
             # only updates the prefix of sequences still running (finished
             # ones carry their state, as packed sequences do).
-            if lengths is None:
-                batch_sizes, inverse = None, None
-            else:
-                sorted_lengths, order, inverse = sort_by_length(lengths)
-                batch_sizes = active_batch_sizes(sorted_lengths, T)
-                order = order.to(x.device)
-                x, m0_run = x[order], m0[order]
-            m_init = m0 if lengths is None else m0_run
+            batch = SortedBatch(lengths, T, x.device)
             # Inputs projected once for all steps, time-major (T, N, H).
-            xp = F.linear(x.transpose(0, 1), self.weight_xh, self.bias_h)
-            hs, ms = self._run_prefix(xp, m_init, W_mm, start, batch_sizes)
-            if inverse is not None:  # unsort along the (contiguous) batch axis
-                inverse = inverse.to(x.device)
-                hs, ms = hs[:, inverse], ms[:, inverse]
+            xp = F.linear(batch.time_major(x), self.weight_xh, self.bias_h)
+            hs, ms = self._run_prefix(
+                xp, batch.sort(m0), W_mm, start, batch.batch_sizes
+            )
+            # unsort along the (contiguous) batch axis
+            hs, ms = batch.unsort(hs, dim=1), batch.unsort(ms, dim=1)
             h_seq, m_seq = hs.transpose(0, 1), ms.transpose(0, 1)
         else:
             # Sequences at different phases: per-sequence masks of the active
             # units (clock and validity), full update then selection.
             steps = t0.unsqueeze(1) + torch.arange(T, device=t0.device)
-            active = _active_modules(self.periods, steps)  # (N, T, g)
+            active = active_modules(self.periods, steps)  # (N, T, g)
             if lengths is not None:
                 valid = mask_from_lengths(lengths, T, device=active.device)
                 active = active & valid.unsqueeze(-1)
@@ -755,10 +545,10 @@ class MultiScaleLMN(RecurrentModule):
         finished sequences) and ``ms`` (T, N, M) (finished sequences carry
         their state).
         """
-        counts = _active_prefix_counts(self.periods, start, xp.shape[0])
+        counts = active_prefix_counts(self.periods, start, xp.shape[0])
         units = [c * self.memory_size for c in counts]
-        return _MultiScaleScan.apply(
-            xp.contiguous(),
+        return multiscale_scan(
+            xp,
             m,
             self.weight_mh,
             self.weight_hm,
@@ -847,7 +637,7 @@ class MultiScaleLMN(RecurrentModule):
             )
         check_step_input(x_t, self.input_size)
         _, m, t = self._check_state(state, x_t.shape[0], x_t)
-        active = _active_modules(self.periods, t).repeat_interleave(
+        active = active_modules(self.periods, t).repeat_interleave(
             self.memory_size, dim=1
         )
         xp_t = F.linear(x_t, self.weight_xh, self.bias_h)
@@ -905,7 +695,7 @@ class MultiScaleLMN(RecurrentModule):
         self.weight_hm = grown(self.weight_hm, (M, H))
         self.weight_mm = grown(self.weight_mm, (M, M))
         self.n_modules = g_old + n_new
-        self.memory_mask = _block_upper_mask(
+        self.memory_mask = block_upper_mask(
             self.n_modules,
             self.memory_size,
             device=self.weight_mm.device,
@@ -981,312 +771,3 @@ class MultiScaleLMN(RecurrentModule):
             # As for an assigned LMN weight: restart the latch rule
             # (Helfrich & Ye 2020 §4).
             self.memory_normalization.right_inverse(self.weight_mm)
-
-
-# --------------------------------------------------------------------------- #
-# Clockwork RNN
-# --------------------------------------------------------------------------- #
-class ClockworkRNN(RecurrentModule):
-    r"""Clockwork RNN (Koutník et al., 2014) with a tanh nonlinearity.
-
-    The hidden state is split into ``n_modules`` modules of ``module_size``
-    units; module ``k`` (0-based) has period ``periods[k]`` and is updated at
-    steps ``t`` with ``t mod periods[k] = 0`` (``t`` from 0 at each
-    sequence's start), otherwise it keeps its state:
-
-    .. math::
-
-        h_{k,t} = \tanh\Big(W^{xh}_k x_t + \sum_{i \ge k} W^{hh}_{k,i}
-                  h_{i,t-1} + b_k\Big) \quad \text{if } t \bmod p_k = 0
-
-    A module reads itself and the slower modules (block upper-triangular
-    ``W^{hh}``, the same convention as :class:`MultiScaleLMN`). The output is
-    the full hidden state.
-
-    Parameters
-    ----------
-    input_size : int
-        Number of input features.
-    module_size : int
-        Units per module; ``hidden_size = n_modules * module_size``.
-    n_modules : int
-        Number of modules.
-    periods : sequence of int, optional
-        Strictly increasing periods, fastest first (default ``2**k``). When
-        each period divides the next, the active modules form a prefix and a
-        step costs one sliced product; otherwise a masked update is used.
-    bidirectional : bool, default=False
-        Add a reverse direction, a second Clockwork RNN with the same settings
-        (:attr:`reverse`) that reads each sequence's valid part backwards, its
-        clock starting at the last valid step; outputs and states are
-        concatenated ``[forward, reverse]`` (``output_size`` doubles).
-        Padding never changes the outputs.
-    device : torch.device, optional
-    dtype : torch.dtype, optional
-
-    Attributes
-    ----------
-    weight_xh : Parameter of shape (hidden_size, input_size)
-    weight_hh : Parameter of shape (hidden_size, hidden_size)
-        Raw recurrent matrix; only its block upper triangle is used.
-    bias_h : Parameter of shape (hidden_size,)
-    hidden_mask : Tensor
-        0/1 block upper-triangular mask (buffer).
-    hidden_size : int
-        Units per direction, ``n_modules * module_size``.
-    output_size : int
-        ``hidden_size`` times 2 if bidirectional.
-    reverse : ClockworkRNN or None
-        The reverse direction when ``bidirectional``; the parameters above
-        are the forward direction's.
-    num_directions : int
-        2 if bidirectional, else 1.
-
-    Notes
-    -----
-    The state is a tuple ``(h, t)`` with the int64 step counter ``t``
-    (``(N,)``, index of each sequence's next step). With
-    ``bidirectional=True``, ``h`` is ``(N, 2 * hidden_size)`` (forward, then
-    reverse: its state after reading the whole sequence backwards), a given
-    state must have a zero step counter and :meth:`step` is not available.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from sklmn.nn import ClockworkRNN
-    >>> _ = torch.manual_seed(0)
-    >>> net = ClockworkRNN(3, module_size=4, n_modules=3)
-    >>> net.periods, net.output_size
-    ((1, 2, 4), 12)
-    >>> out, (h, t) = net(torch.randn(2, 6, 3), lengths=torch.tensor([6, 2]))
-    >>> out.shape, t.tolist()
-    (torch.Size([2, 6, 12]), [6, 2])
-    >>> bi = ClockworkRNN(3, module_size=4, n_modules=3, bidirectional=True)
-    >>> bi(torch.randn(2, 6, 3), lengths=[6, 2])[0].shape
-    torch.Size([2, 6, 24])
-    """
-
-    def __init__(
-        self,
-        input_size: int,
-        module_size: int,
-        n_modules: int,
-        *,
-        periods: Sequence[int] | None = None,
-        bidirectional: bool = False,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype | None = None,
-    ) -> None:
-        super().__init__()
-        self.input_size = check_positive_int("input_size", input_size)
-        self.module_size = check_positive_int("module_size", module_size)
-        self.n_modules = check_positive_int("n_modules", n_modules)
-        self.periods = _check_periods(periods, self.n_modules)
-        self.bidirectional = check_bool("bidirectional", bidirectional)
-        self.num_directions = 2 if self.bidirectional else 1
-        self.hidden_size = self.n_modules * self.module_size
-        self.output_size = self.hidden_size * self.num_directions
-        factory = {"device": device, "dtype": dtype}
-        M = self.hidden_size
-        self.weight_xh = nn.Parameter(torch.empty(M, self.input_size, **factory))
-        self.weight_hh = nn.Parameter(torch.empty(M, M, **factory))
-        self.bias_h = nn.Parameter(torch.empty(M, **factory))
-        self.register_buffer(
-            "hidden_mask",
-            _block_upper_mask(
-                self.n_modules,
-                self.module_size,
-                device=self.weight_hh.device,
-                dtype=self.weight_hh.dtype,
-            ),
-            persistent=False,
-        )
-        self.reset_parameters()
-        self.reverse = None
-        if self.bidirectional:
-            self.reverse = ClockworkRNN(
-                input_size,
-                module_size,
-                n_modules,
-                periods=self.periods,
-                device=device,
-                dtype=dtype,
-            )
-
-    def reset_parameters(self) -> None:
-        """Re-initialize: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` weights over
-        the blocks in use, zeros below the block diagonal and zero biases
-        (both directions when bidirectional)."""
-        with torch.no_grad():
-            bound = 1.0 / math.sqrt(self.input_size)
-            self.weight_xh.uniform_(-bound, bound)
-            self.weight_hh.zero_()
-            n = self.module_size
-            for k in range(self.n_modules):
-                bound = 1.0 / math.sqrt((self.n_modules - k) * n)
-                self.weight_hh[k * n : (k + 1) * n, k * n :].uniform_(-bound, bound)
-            self.bias_h.zero_()
-        if getattr(self, "reverse", None) is not None:
-            self.reverse.reset_parameters()
-
-    def extra_repr(self) -> str:
-        s = (
-            f"{self.input_size}, module_size={self.module_size}, "
-            f"n_modules={self.n_modules}, periods={self.periods}"
-        )
-        return s + (", bidirectional=True" if self.bidirectional else "")
-
-    def masked_weight_hh(self) -> Tensor:
-        """The effective block upper-triangular recurrent matrix."""
-        return self.weight_hh * self.hidden_mask
-
-    def _check_state(
-        self, state: object, n: int, like: Tensor
-    ) -> tuple[Tensor, Tensor]:
-        if state is None:
-            h = torch.zeros(n, self.hidden_size, device=like.device, dtype=like.dtype)
-            return h, torch.zeros(n, dtype=torch.int64, device=like.device)
-        if isinstance(state, Tensor):
-            state = (state,)
-        if not isinstance(state, tuple | list) or len(state) not in (1, 2):
-            raise ValueError(
-                f"state must be a tuple (h, t) or a tensor h, got {state!r:.60}"
-            )
-        h = _check_tensor_state(state[0], (n, self.hidden_size), like, "state h")
-        t = _state_counter(state[1] if len(state) == 2 else 0, n, like.device)
-        return h, t
-
-    def forward(
-        self,
-        x: Tensor,
-        lengths: Tensor | Sequence[int] | None = None,
-        state: tuple | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """Run the Clockwork RNN over a batch of sequences.
-
-        Parameters
-        ----------
-        x : Tensor of shape (N, T, input_size)
-        lengths : Tensor of shape (N,), optional
-        state : tuple (h, t), optional
-
-        Returns
-        -------
-        output : Tensor of shape (N, T, output_size)
-            Hidden states, zero on padded steps.
-        state : tuple (h, t)
-            Final state at each sequence's last valid step (the reverse
-            direction's after reading the whole sequence backwards).
-        """
-        if self.reverse is None:
-            return self._forward_one(x, lengths, state)
-        lengths, _ = check_input(x, lengths, self.input_size)
-        state_f, state_r = self._split_state(state, x.shape[0], x)
-        out_f, (h_f, t_end) = self._forward_one(x, lengths, state_f)
-        # reverse direction: forwards on the reversed valid parts, its
-        # output reversed back (padding stays in place and zero)
-        out_r, (h_r, _) = self.reverse(reverse_padded(x, lengths), lengths, state_r)
-        out = torch.cat([out_f, reverse_padded(out_r, lengths)], dim=2)
-        return out, (torch.cat([h_f, h_r], dim=1), t_end)
-
-    def _split_state(
-        self, state: object, n: int, like: Tensor
-    ) -> tuple[Tensor | None, Tensor | None]:
-        """Per-direction initial ``h`` of a bidirectional network."""
-        if state is None:
-            return None, None
-        if isinstance(state, Tensor):
-            state = (state,)
-        if not isinstance(state, tuple | list) or len(state) not in (1, 2):
-            raise ValueError(
-                f"state must be a tuple (h, t) or a tensor h, got {state!r:.60}"
-            )
-        H = self.hidden_size
-        h = _check_tensor_state(state[0], (n, 2 * H), like, "state h")
-        if len(state) == 2:
-            t = _state_counter(state[1], n, like.device)
-            if n > 0 and bool((t != 0).any()):
-                raise ValueError(
-                    "a bidirectional ClockworkRNN reads every sequence from its "
-                    "first step: the state step counter must be 0, got "
-                    f"{t.tolist()!r:.60}"
-                )
-        return h[:, :H], h[:, H:]
-
-    def _forward_one(
-        self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """:meth:`forward` of the forward direction alone."""
-        lengths, T = check_input(x, lengths, self.input_size)
-        N, M = x.shape[0], self.hidden_size
-        h, t0 = self._check_state(state, N, x)
-        W_hh = self.masked_weight_hh()
-        # Finished sequences keep running on zeroed inputs: their states stay
-        # bounded (tanh) and are never read; outputs are zeroed and the final
-        # state gathered at the last valid step. Zeroing also keeps NaN
-        # padding out of the gradients.
-        x = zero_padded(x, lengths)
-        xp = F.linear(x.transpose(0, 1), self.weight_xh, self.bias_h)  # (T, N, M)
-        xs = xp.unbind(0)  # per-step views with one backward for all steps
-        start = _uniform_start(t0)
-        hs: list[Tensor] = []
-        if start is not None and _is_nested(self.periods):
-            counts = _active_prefix_counts(self.periods, start, T)
-            W_T = {a: W_hh[:a].T for a in {c * self.module_size for c in counts}}
-            for t in range(T):
-                a = counts[t] * self.module_size
-                h_a = torch.tanh(torch.addmm(xs[t][:, :a], h, W_T[a]))
-                h = h_a if a == M else torch.cat([h_a, h[:, a:]], dim=1)
-                hs.append(h)
-        else:
-            steps = t0.unsqueeze(1) + torch.arange(T, device=t0.device)
-            active = _active_modules(self.periods, steps).repeat_interleave(
-                self.module_size, dim=2
-            )
-            for t in range(T):
-                h = self._cell_masked(xs[t], h, W_hh, active[:, t])
-                hs.append(h)
-        h_seq = torch.stack(hs, dim=1)
-        t_end = t0 + (T if lengths is None else lengths.to(t0.device))
-        return zero_padded(h_seq, lengths), (gather_last(h_seq, lengths), t_end)
-
-    @staticmethod
-    def _cell_masked(xp_t: Tensor, h: Tensor, W_hh: Tensor, active: Tensor) -> Tensor:
-        h_new = torch.tanh(torch.addmm(xp_t, h, W_hh.T))
-        return torch.where(active, h_new, h)
-
-    def step(
-        self, x_t: Tensor, state: tuple | None = None
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """One time step; iterating it over ``t`` equals :meth:`forward`.
-
-        Parameters
-        ----------
-        x_t : Tensor of shape (N, input_size)
-        state : tuple (h, t), optional
-
-        Returns
-        -------
-        y_t : Tensor of shape (N, hidden_size)
-        state : tuple (h, t + 1)
-
-        Examples
-        --------
-        >>> net = ClockworkRNN(2, 3, 2)
-        >>> y, (h, t) = net.step(torch.ones(1, 2))
-        >>> y.shape, t.tolist()
-        (torch.Size([1, 6]), [1])
-        """
-        if self.bidirectional:
-            raise RuntimeError(
-                "step() is not available for a bidirectional ClockworkRNN: the "
-                "reverse direction needs the whole sequence"
-            )
-        check_step_input(x_t, self.input_size)
-        h, t = self._check_state(state, x_t.shape[0], x_t)
-        active = _active_modules(self.periods, t).repeat_interleave(
-            self.module_size, dim=1
-        )
-        xp_t = F.linear(x_t, self.weight_xh, self.bias_h)
-        h = self._cell_masked(xp_t, h, self.masked_weight_hh(), active)
-        return h, (h, t + 1)

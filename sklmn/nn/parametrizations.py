@@ -28,8 +28,11 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.nn.utils import parametrize
 
+from ._torch_compat import original_class, restore_parametrized_class
+
 __all__ = [
     "PicklableParametrizationsMixin",
+    "SpectralRadiusNormalization",
     "cayley_orthogonal",
     "scaled_rotation_init_",
     "scornn_skew_init_",
@@ -138,8 +141,12 @@ def spectral_radius(T: Tensor) -> Tensor:
 # --------------------------------------------------------------------------- #
 # Spectral-radius normalization (Helfrich & Ye 2020 §3.1, latch rule of §4)
 # --------------------------------------------------------------------------- #
-class _SpectralRadiusNormalization(nn.Module):
+class SpectralRadiusNormalization(nn.Module):
     """``W = T / (rho(T) + eps)``, switched on by a latch (Helfrich & Ye 2020 §4).
+
+    The parametrization that :func:`spectral_radius_normalization` registers;
+    :class:`~sklmn.nn.MultiScaleLMN` applies it directly to its masked memory
+    matrix.
 
     The buffer ``latched`` (bool scalar, saved in the ``state_dict``) records
     that ``rho(T) > 1`` was seen during training; from then on the
@@ -147,6 +154,13 @@ class _SpectralRadiusNormalization(nn.Module):
     forward with ``rho(T) > 1`` normalizes in any mode, but only a forward in
     training mode flips the latch, so evaluation never changes the module's
     state and ``rho(W) <= 1`` always holds.
+
+    Parameters
+    ----------
+    eps : float
+        ``eps >= 0`` added to the spectral radius.
+    latch : bool
+        Apply the latch rule; ``False`` normalizes from the start.
     """
 
     def __init__(self, eps: float, latch: bool) -> None:
@@ -180,6 +194,10 @@ class _SpectralRadiusNormalization(nn.Module):
 
     def extra_repr(self) -> str:
         return f"eps={self.eps}, latch={self.latch}"
+
+
+# The name in pickles written before the class was public.
+_SpectralRadiusNormalization = SpectralRadiusNormalization
 
 
 def _check_square_tensor(module: nn.Module, name: str) -> Tensor:
@@ -279,7 +297,7 @@ def spectral_radius_normalization(
         raise ValueError(f"eps must be a finite float >= 0, got {eps!r}")
     if not isinstance(latch, bool):
         raise ValueError(f"latch must be a bool, got {latch!r}")
-    parametrization = _SpectralRadiusNormalization(float(eps), latch)
+    parametrization = SpectralRadiusNormalization(float(eps), latch)
     parametrize.register_parametrization(module, name, parametrization)
     return module
 
@@ -540,15 +558,11 @@ def _rebuild_parametrized(cls: type, state: dict) -> nn.Module:
     """Unpickle a module pickled by :class:`PicklableParametrizationsMixin`."""
     obj = cls.__new__(cls)
     obj.__setstate__(state)
-    parametrizations = obj._modules.get("parametrizations")
-    if parametrizations is not None:
-        # Re-create the per-instance subclass with one property per
-        # parametrized tensor, as register_parametrization does; the
-        # ParametrizationLists (originals, buffers such as the latch) come
-        # back from ``state`` unchanged, so no right_inverse is re-run.
-        parametrize._inject_new_class(obj)
-        for name in parametrizations:
-            parametrize._inject_property(obj, name)
+    # Re-create the per-instance subclass with one property per parametrized
+    # tensor, as register_parametrization does; the ParametrizationLists
+    # (originals, buffers such as the latch) come back from ``state``
+    # unchanged, so no right_inverse is re-run.
+    restore_parametrized_class(obj)
     return obj
 
 
@@ -582,7 +596,5 @@ class PicklableParametrizationsMixin:
     """
 
     def __reduce_ex__(self, protocol: int):
-        cls = type(self)
-        if parametrize.is_parametrized(self):  # type: ignore[arg-type]
-            cls = cls.__bases__[0]  # the class before register_parametrization
+        cls = original_class(self)  # type: ignore[arg-type]
         return (_rebuild_parametrized, (cls, self.__dict__.copy()))

@@ -160,6 +160,12 @@ def module_sequences(
 def problem_of(estimator) -> tuple[str, bool]:
     """``(problem, per_step)`` of the estimator being fitted."""
     problem = getattr(estimator, "_problem", None)
+    if problem == "ctc":
+        raise ValueError(
+            "the pretrainers fit a least-squares readout to the targets, which "
+            "label sequences of target='ctc' do not provide; use pretrainer=None "
+            "(or 'auto') with target='ctc'."
+        )
     if problem not in ("multiclass", "multilabel", "continuous"):
         raise ValueError(
             f"the estimator's problem must be set before pretraining, got {problem!r}"

@@ -13,11 +13,11 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import Callback
 from torch import Tensor, nn
 
 from ..nn import MultiScaleLMN
+from ..utils._compat import Interval, StrOptions
 from ._common import (
     fit_laes,
     make_laes,
@@ -33,6 +33,40 @@ from ._common import (
 )
 
 __all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
+
+
+def _ctc_loss_and_residual(
+    out_rows: np.ndarray, y_encoded: np.ndarray, lengths: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """Mean CTC loss of per-step output rows and its residual.
+
+    ``out_rows`` are the outputs at the valid steps of all sequences in
+    order; the residual (one row per valid step) is the negative gradient
+    of each sequence's CTC loss with respect to its outputs, ``γ - softmax``
+    (the posterior occupancy of the outputs by the alignments of the label
+    sequence, minus the network's posteriors; Graves et al. 2006 §4.2), the
+    counterpart of ``onehot - softmax`` for the cross-entropy.
+    """
+    from ..estimators._net import ctc_terms  # deferred: estimators import this
+
+    lengths = np.asarray(lengths)
+    T = int(lengths.max())
+    mask = np.arange(T)[None, :] < lengths[:, None]
+    padded = np.zeros((len(lengths), T, out_rows.shape[1]))
+    padded[mask] = out_rows
+    with torch.enable_grad():
+        outputs = torch.tensor(padded, dtype=torch.float64, requires_grad=True)
+        terms = ctc_terms(
+            outputs,
+            torch.as_tensor(np.asarray(y_encoded), dtype=torch.int64),
+            torch.as_tensor(lengths, dtype=torch.int64),
+        )
+        (grad,) = torch.autograd.grad(terms.sum(), outputs)
+    return float(terms.detach().mean()), -grad.numpy()[mask]
+
+
+def _ctc_loss(out_rows: np.ndarray, y_encoded: np.ndarray, lengths) -> float:
+    return _ctc_loss_and_residual(out_rows, y_encoded, lengths)[0]
 
 
 @torch.no_grad()
@@ -71,8 +105,10 @@ def grow_multiscale_(
          residual, i.e. the negative gradient of the loss with respect to
          the outputs: ``y - ŷ`` for the squared error, ``onehot(y) -
          softmax(ŷ)`` for the cross-entropy, ``y - sigmoid(ŷ)`` for
-         multilabel targets. The trained columns are kept; for the squared
-         error this can only lower the training loss.
+         multilabel targets, ``γ - softmax(ŷ)`` per step for a CTC target
+         (``γ`` the posterior occupancy of the outputs by the alignments of
+         the label sequence, Graves et al. 2006). The trained columns are
+         kept; for the squared error this can only lower the training loss.
        - ``readout='all_modules'``: the whole memory readout (all columns and
          the bias) is replaced by the fit of the targets themselves (class
          indicators, 0/1 labels or values) on the states of all the modules
@@ -100,8 +136,9 @@ def grow_multiscale_(
         Their lengths.
     y_encoded : ndarray
         Encoded targets (class indices, indicators or values).
-    problem : {'multiclass', 'multilabel', 'continuous'}
-        Kind of target.
+    problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
+        Kind of target (``'ctc'``: encoded label sequences, per-step
+        outputs; only ``readout='residual'``).
     per_step : bool
         Per-time-step targets.
     n_components : int, default=None
@@ -146,6 +183,14 @@ def grow_multiscale_(
         raise ValueError(
             f"readout must be 'residual' or 'all_modules', got {readout!r}"
         )
+    ctc = problem == "ctc"
+    if ctc and readout == "all_modules":
+        raise ValueError(
+            "readout='all_modules' fits the readout to the targets, which label "
+            "sequences of a CTC target do not provide; use readout='residual'."
+        )
+    if ctc:
+        per_step = True  # the CTC outputs are per step
     rec = module.recurrent
     if not isinstance(rec, MultiScaleLMN):
         raise ValueError(
@@ -172,8 +217,14 @@ def grow_multiscale_(
     W_old = module.readout.weight.detach().cpu().double().numpy()
     b_old = module.readout.bias.detach().cpu().double().numpy()
     outputs = out_rows @ W_old.T + b_old
-    targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
-    loss_before = row_loss(outputs, targets, problem)
+    if ctc:
+        targets = None
+        loss_before, ctc_residual = _ctc_loss_and_residual(
+            outputs, y_encoded, lengths_np
+        )
+    else:
+        targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
+        loss_before = row_loss(outputs, targets, problem)
 
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
     n_dirs = rec.num_directions
@@ -230,14 +281,19 @@ def grow_multiscale_(
                 loss_after = row_loss(feats @ W_all.T + b_all, targets, problem)
             else:
                 feats = rows(m_new[..., new_cols.numpy()], lengths_np, per_step)
-                residual = output_residual(outputs, targets, problem)
+                if ctc:
+                    residual = ctc_residual
+                else:
+                    residual = output_residual(outputs, targets, problem)
                 W_new, b_new = ridge_readout(feats, residual, alpha)
                 cols = new_cols.to(readout.weight.device)
                 readout.weight[:, cols] = torch.as_tensor(W_new, **like)
                 readout.bias.add_(torch.as_tensor(b_new, **like))
-                loss_after = row_loss(
-                    outputs + feats @ W_new.T + b_new, targets, problem
-                )
+                new_outputs = outputs + feats @ W_new.T + b_new
+                if ctc:
+                    loss_after = _ctc_loss(new_outputs, y_encoded, lengths_np)
+                else:
+                    loss_after = row_loss(new_outputs, targets, problem)
     module.train(was_training)
     return {
         "module": g,
@@ -390,7 +446,7 @@ class IncrementalTraining(BaseEstimator):
 
         Parameters
         ----------
-        problem : {'multiclass', 'multilabel', 'continuous'}
+        problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
             Kind of target.
         per_step : bool
             Per-time-step targets.
@@ -402,6 +458,12 @@ class IncrementalTraining(BaseEstimator):
         callback : skorch.callbacks.Callback
         """
         self._validate_params()
+        if problem == "ctc" and self.readout == "all_modules":
+            raise ValueError(
+                "IncrementalTraining(readout='all_modules') fits the readout to "
+                "the targets, which a CTC target (label sequences) does not "
+                "provide; use readout='residual' with target='ctc'."
+            )
         return ModuleGrowth(
             self, problem=problem, per_step=per_step, max_modules=max_modules
         )

@@ -13,9 +13,9 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..nn import LMN, ElmanRNN, MultiScaleLMN
+from ..utils._compat import Interval, StrOptions
 from ._common import (
     data_limit,
     fit_laes,

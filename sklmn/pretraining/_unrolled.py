@@ -13,11 +13,11 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from torch import Tensor, nn
 
 from ..nn import LMN, TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 from ..nn._base import gather_last
+from ..utils._compat import Interval, StrOptions
 from ._common import (
     data_limit,
     fit_laes,

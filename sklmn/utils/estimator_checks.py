@@ -68,8 +68,10 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     estimator : estimator instance
         An sklmn sequence classifier or regressor,
         :class:`sklmn.laes.LAESTransformer` or
-        :class:`sklmn.preprocessing.SequenceStandardScaler`. Other estimators
-        get an empty dict.
+        :class:`sklmn.preprocessing.SequenceStandardScaler` or
+        :class:`sklmn.preprocessing.FlattenSequences`. Other estimators (among
+        them :class:`sklmn.preprocessing.SequenceReshaper`, which reads a
+        plain 2-D table) get an empty dict.
 
     Returns
     -------
@@ -96,13 +98,15 @@ def expected_failed_checks(estimator) -> dict[str, str]:
 
     from ..estimators._base import _BaseSequenceEstimator
     from ..laes import LAESTransformer
-    from ..preprocessing import SequenceStandardScaler
+    from ..preprocessing import FlattenSequences, SequenceStandardScaler
 
     if isinstance(estimator, _BaseSequenceEstimator):
         checks = dict(_ESTIMATOR_CHECKS)
         if not is_classifier(estimator):
             del checks["check_classifiers_train"]
         return checks
-    if isinstance(estimator, LAESTransformer | SequenceStandardScaler):
+    if isinstance(
+        estimator, LAESTransformer | SequenceStandardScaler | FlattenSequences
+    ):
         return dict(_TRANSFORMER_CHECKS)
     return {}

@@ -22,7 +22,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import _check_feature_names
+
+from ._compat import _check_feature_names
 
 __all__ = [
     "Sequences",

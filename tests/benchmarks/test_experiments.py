@@ -35,6 +35,7 @@ MINE = [
     "sequence-generation",
     "chorales",
     "common-suffix-words",
+    "handwriting",
 ]
 
 
