@@ -99,7 +99,8 @@ class SlowMemory(Callback):
             if fast:
                 groups.append({**rest, "params": fast})
             if slow_p:
-                groups.append({**rest, "params": slow_p, "lr": rest["lr"] * self.factor})
+                lr = rest["lr"] * self.factor
+                groups.append({**rest, "params": slow_p, "lr": lr})
         net.optimizer_ = type(opt)(groups, **opt.defaults)
 
 

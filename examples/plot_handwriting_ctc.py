@@ -99,7 +99,7 @@ beam = 1 - label_error_rate(
 )
 print(f"beam-search accuracy: {beam:.3f}")
 model.set_params(decoding="greedy")
-for truth, guess in list(zip(data.y_test, predicted))[:5]:
+for truth, guess in list(zip(data.y_test, predicted, strict=True))[:5]:
     print(f"  {truth!r:8} -> {guess!r}")
 
 # %%

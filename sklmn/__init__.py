@@ -29,22 +29,9 @@ from .estimators import (
     RNNClassifier,
     RNNRegressor,
 )
-from .estimators._base import _BaseSequenceEstimator
 from .laes import LAESTransformer
 from .preprocessing import SequenceStandardScaler
 from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
-from .utils._doc_link import _add_doc_links
-
-# Links of the HTML representation to the API pages (sklmn.utils._doc_link);
-# classes that inherit _DocLinkMixin already have them.
-_add_doc_links(
-    _BaseSequenceEstimator,
-    LAESTransformer,
-    IncrementalTraining,
-    LAESInitializer,
-    UnrolledPretrainer,
-)
-del _add_doc_links, _BaseSequenceEstimator
 
 __all__ = [
     "__version__",

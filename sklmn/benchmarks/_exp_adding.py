@@ -85,7 +85,9 @@ def adding_problem(preset: str, output_dir: Path, log) -> ExperimentResult:
             short_size=max(sizes["hidden"] // 4, 2),
             **common,
         ),
-        "LSTM": pinned(RNNRegressor, cell="lstm", hidden_size=sizes["hidden"], **common),
+        "LSTM": pinned(
+            RNNRegressor, cell="lstm", hidden_size=sizes["hidden"], **common
+        ),
     }
     mse: dict[str, float] = {}
     curves: dict[str, list[float]] = {}

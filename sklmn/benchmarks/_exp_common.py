@@ -286,7 +286,8 @@ def kept_epoch(estimator) -> str:
         if estimator.validation_loss_curve_ is not None
         else "lowest training loss"
     )
-    return f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} ({selected})"
+    kept = estimator.best_epoch_
+    return f"{estimator.n_iter_} epochs, kept epoch {kept} ({selected})"
 
 
 #: Row note of a model whose training diverged (see :func:`fit_timed`).

@@ -97,7 +97,11 @@ def sequential_digits(preset: str, output_dir: Path, log) -> ExperimentResult:
             **common,
         )
     models["LMN (ortho init.)"] = pinned(
-        LMNClassifier, hidden_size=h, memory_size=h, memory_matrix="orthogonal", **common
+        LMNClassifier,
+        hidden_size=h,
+        memory_size=h,
+        memory_matrix="orthogonal",
+        **common,
     )
     models["RNN"] = pinned(RNNClassifier, cell="elman", hidden_size=h, **common)
     acc: dict[str, float] = {}

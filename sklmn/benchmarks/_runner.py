@@ -211,7 +211,7 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
         for p in plots:
             lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
     lines += ["## Papers", ""]
-    lines += [f"- {key}: {who}. *{title}*. {venue}." for key, who, title, venue in PAPERS]
+    lines += [f"- {k}: {who}. *{title}*. {venue}." for k, who, title, venue in PAPERS]
     return "\n".join(lines) + "\n"
 
 

@@ -47,7 +47,14 @@ from skorch.helper import predefined_split
 from ..metrics import _frame_level_accuracy_counts
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils._compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from ..utils._doc_link import _DocLinkMixin
 from ..utils.sequences import Sequences, format_like_input, validate_sequences
+from ._ctc import (
+    beam_decode,
+    check_label_sequences,
+    encode_label_sequences,
+    greedy_decode,
+)
 from ._net import (
     ConvergenceMonitor,
     ProgressLogger,
@@ -57,12 +64,6 @@ from ._net import (
     SequenceNeuralNet,
     ValidationScore,
     collate_batch,
-)
-from ._ctc import (
-    beam_decode,
-    check_label_sequences,
-    encode_label_sequences,
-    greedy_decode,
 )
 from ._targets import (
     IGNORE_INDEX,
@@ -364,7 +365,7 @@ def _completed(history, key: str) -> list[float]:
         return []
 
 
-class _BaseSequenceEstimator(BaseEstimator):
+class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     """Training machinery shared by every sequence estimator.
 
     Subclasses implement ``_build_module(input_size)`` (the recurrent module

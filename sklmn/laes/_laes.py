@@ -16,6 +16,7 @@ from ..utils._compat import (
     _fit_context,
     _get_output_config,
 )
+from ..utils._doc_link import _DocLinkMixin
 from ..utils.sequences import format_like_input, validate_sequences
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._xi import XiOperator, _single_threaded_blas, xi_frobenius_sq, xi_lag_moments
@@ -57,7 +58,7 @@ def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray
     return np.searchsorted(neg, -np.arange(T), side="left")
 
 
-class LAESTransformer(TransformerMixin, BaseEstimator):
+class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
     Encodes every sequence into a memory state with the linear recursion

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from ..nn import MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
+from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     fit_laes,
     make_laes,
@@ -304,7 +305,7 @@ def grow_multiscale_(
     }
 
 
-class IncrementalTraining(BaseEstimator):
+class IncrementalTraining(_DocLinkMixin, BaseEstimator):
     r"""Incremental training of a multi-scale LMN (2021 Alg. 2, 2020 §4.1).
 
     Plugged into ``MultiScaleLMNClassifier/Regressor(incremental=...)``:
@@ -406,7 +407,8 @@ class IncrementalTraining(BaseEstimator):
     ...     problem="continuous", per_step=False, max_modules=3)
     Traceback (most recent call last):
     ...
-    sklearn.utils._param_validation.InvalidParameterError: The 'growth' parameter of IncrementalTraining must be a str among {...}. Got 'never' instead.
+    sklearn.utils._param_validation.InvalidParameterError: The 'growth' parameter
+    of IncrementalTraining must be a str among {...}. Got 'never' instead.
     """
 
     _parameter_constraints: dict = {

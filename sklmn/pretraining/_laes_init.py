@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 
 from ..nn import LMN, ElmanRNN, MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
+from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     data_limit,
     fit_laes,
@@ -40,7 +41,7 @@ from ._common import (
 __all__ = ["LAESInitializer"]
 
 
-class LAESInitializer(BaseEstimator):
+class LAESInitializer(_DocLinkMixin, BaseEstimator):
     r"""Initialize an LMN (or Elman RNN) from a linear autoencoder for sequences.
 
     Plugged into an estimator as ``LMNClassifier(pretrainer=LAESInitializer())``

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from ..nn import LMN, TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 from ..nn._base import gather_last
 from ..utils._compat import Interval, StrOptions
+from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     data_limit,
     fit_laes,
@@ -54,7 +55,7 @@ class _TapeNet(nn.Module):
         return self.readout.bias.new_zeros(())
 
 
-class UnrolledPretrainer(BaseEstimator):
+class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
     r"""Pretrain an LMN from an unrolled RNN and a LAES.
 
     The pretraining of Carta, Sperduti & Bacciu (2021), Alg. 1, plugged into

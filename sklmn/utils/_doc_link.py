@@ -77,11 +77,3 @@ class _DocLinkMixin:
 
     _doc_link_module = "sklmn"
     _doc_link_template = property(_template, _set_template)
-
-
-def _add_doc_links(*classes) -> None:
-    """Give classes that do not inherit :class:`_DocLinkMixin` its behaviour."""
-    for cls in classes:
-        if not issubclass(cls, _DocLinkMixin):
-            cls._doc_link_module = _DocLinkMixin._doc_link_module
-            cls._doc_link_template = _DocLinkMixin.__dict__["_doc_link_template"]

@@ -125,7 +125,7 @@ def test_ctc_min_length_counts_repeats():
 
 
 # ---------------------------------------------------------------- metrics
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reference_distance(a, b):
     if not a or not b:
         return len(a) + len(b)

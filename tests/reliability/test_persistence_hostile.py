@@ -253,7 +253,8 @@ def test_hostile_file_corpus(saved, tmp_path):
         try:
             outcomes[name] = _assert_rejected_or_usable(path, saved["X"])
         except Exception as exc:  # pragma: no cover - the failure message
-            raise AssertionError(f"variant {name}: {type(exc).__name__}: {exc}")
+            msg = f"variant {name}: {type(exc).__name__}: {exc}"
+            raise AssertionError(msg) from exc
     # nearly every variant is rejected; the few that load are working models
     rejected = sum(o == "rejected" for o in outcomes.values())
     assert rejected >= 0.9 * len(outcomes)
