@@ -6,6 +6,8 @@ works on float64 numpy arrays (LAES math) and torch modules (states).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 from scipy import linalg
@@ -271,8 +273,15 @@ def fit_laes(laes: LAESTransformer, sequences: list[np.ndarray]) -> LAESTransfor
     little on them and, on cores shared with other fits, waits for its
     threads: a 300 x 300 ``eigh`` took 1 s with two OpenBLAS threads on a
     busy 2-core machine and 0.01 s with one.
+
+    The inputs are the pretrainers' own (e.g. hidden states subsampled at a
+    slow clock: few steps of many features), so the channels-first warning
+    meant for user data is silenced.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=".*looks like channels-first", category=UserWarning
+        )
         return laes.fit(sequences)
 
 

@@ -74,3 +74,17 @@ def test_expected_failed_checks_helper():
     assert expected_failed_checks(object()) == {}
     clf["check_n_features_in"] = "changed"  # a fresh dict each call
     assert expected_failed_checks(RNNClassifier())["check_n_features_in"] != "changed"
+
+
+def test_pretrainers_internal_laes_fits_do_not_warn():
+    # hidden states subsampled at a slow clock: 2 steps of 25 features
+    import warnings
+
+    from sklmn.pretraining._common import fit_laes, make_laes
+
+    rng = np.random.RandomState(0)
+    states = [rng.randn(2, 25) for _ in range(30)]
+    laes = make_laes(4, "auto", np.full(30, 2), 25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit_laes(laes, states)
