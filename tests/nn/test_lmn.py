@@ -471,7 +471,9 @@ def test_dropout_between_layers():
 
 
 def test_reset_parameters_zero_biases_and_orthogonal_memory():
-    lmn = LMN(2, 3, 4, memory_bias=True)
+    # init_radius=None: the stable initialization may scale W_mm (by how much
+    # depends on the random draw, so on the torch version's RNG streams)
+    lmn = LMN(2, 3, 4, memory_bias=True, init_radius=None)
     _randomize(lmn)
     lmn.reset_parameters()
     layer = lmn.layers[0]
