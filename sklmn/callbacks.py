@@ -19,6 +19,8 @@ import warnings
 import torch
 from skorch.callbacks import Callback
 
+from .nn._base import mask_from_lengths
+
 __all__ = ["DivergenceWarning", "RestoreOnDivergence"]
 
 
@@ -264,8 +266,7 @@ class TrainingNoise(Callback):
         noise = noise.to(X.device).mul_(float(self.std))
         lengths = Xi.get("lengths") if isinstance(Xi, dict) else None
         if lengths is not None and X.dim() >= 2:
-            steps = torch.arange(X.shape[1], device=X.device)
-            valid = steps[None, :] < lengths.to(X.device)[:, None]
+            valid = mask_from_lengths(lengths, X.shape[1], device=X.device)
             noise = noise * valid.reshape(valid.shape + (1,) * (X.dim() - 2))
         if isinstance(Xi, dict):
             Xi["X"] = X + noise  # a new tensor: the dataset is left clean

@@ -18,6 +18,7 @@ from skorch.utils import to_tensor
 from torch import Tensor, nn
 
 from ..nn._base import gather_last, mask_from_lengths
+from ..utils.sequences import lengths_to_mask
 from ._targets import IGNORE_INDEX
 
 __all__ = [
@@ -377,7 +378,7 @@ def valid_entries(
     """
     if not per_step:
         return (y_true, outputs) if weight is None else (y_true, outputs, weight)
-    mask = np.arange(outputs.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    mask = lengths_to_mask(lengths, outputs.shape[1])
     out = y_true[:, : outputs.shape[1]][mask], outputs[mask]
     if weight is None:
         return out

@@ -17,7 +17,11 @@ from ..utils._compat import (
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
-from ..utils.sequences import format_like_input, validate_sequences
+from ..utils.sequences import (
+    format_like_input,
+    lengths_to_mask,
+    validate_sequences,
+)
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._xi import XiOperator, _single_threaded_blas, xi_frobenius_sq, xi_lag_moments
 
@@ -48,8 +52,7 @@ def _check_magnitude(seqs) -> None:
 
 def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
     """Subtract ``mean`` at valid steps only, in place (padding stays 0, not -mean)."""
-    mask = np.arange(data.shape[1])[None, :] < lengths[:, None]
-    data[mask] -= mean
+    data[lengths_to_mask(lengths, data.shape[1])] -= mean
 
 
 def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray:

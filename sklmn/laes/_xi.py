@@ -36,6 +36,8 @@ import scipy.fft
 from scipy.sparse.linalg import LinearOperator
 from threadpoolctl import threadpool_limits
 
+from ..utils.sequences import lengths_to_mask
+
 __all__ = ["XiOperator", "build_xi", "xi_frobenius_sq", "xi_lag_moments"]
 
 
@@ -351,7 +353,7 @@ class XiOperator(LinearOperator):
             stop = int(np.searchsorted(neg_sorted, -T_b / bucket_ratio, side="right"))
             stop = max(stop, start + 1)
             idx = np.sort(order[start:stop])
-            mask = np.arange(T_b)[None, :] < lengths[idx, None]
+            mask = lengths_to_mask(lengths[idx], T_b)
             rows = (offsets[idx, None] + np.arange(T_b)[None, :])[mask]
             self.buckets.append(
                 _Bucket(

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
 from ..laes import LAESTransformer
+from ..utils.sequences import lengths_to_mask
 
 __all__: list[str] = []
 
@@ -30,7 +31,7 @@ def sequence_list(data: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
 
 def valid_mask(lengths: np.ndarray, T: int) -> np.ndarray:
     """Boolean mask ``(n, T)`` of the valid steps."""
-    return np.arange(T)[None, :] < np.asarray(lengths)[:, None]
+    return lengths_to_mask(lengths, T)
 
 
 def readout_targets(

@@ -31,6 +31,7 @@ from ._common import (
     rows,
     sequence_list,
     subsample_clock,
+    valid_mask,
 )
 
 __all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
@@ -52,7 +53,7 @@ def _ctc_loss_and_residual(
 
     lengths = np.asarray(lengths)
     T = int(lengths.max())
-    mask = np.arange(T)[None, :] < lengths[:, None]
+    mask = valid_mask(lengths, T)
     padded = np.zeros((len(lengths), T, out_rows.shape[1]))
     padded[mask] = out_rows
     with torch.enable_grad():
