@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import functools
 import threading
 import warnings
 from numbers import Integral, Real
@@ -46,6 +45,7 @@ from skorch.helper import predefined_split
 
 from ..metrics import _frame_level_accuracy_counts
 from ..preprocessing import _scale_from_var, _sequence_moments
+from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils.sequences import Sequences, format_like_input, validate_sequences
@@ -297,23 +297,6 @@ def _seeded_torch(seed: int):
     with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         yield
-
-
-def _atomic_fit(fit):
-    """Make ``fit`` all or nothing: on any exception (``KeyboardInterrupt``
-    included) the estimator gets back every attribute it had before."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)  # fit assigns attributes, never mutates
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-
-    return wrapper
 
 
 def _weighted_moments(values: np.ndarray, weights: np.ndarray):

@@ -9,6 +9,7 @@ from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..utils._atomic import atomic_fit
 from ..utils._compat import (
     Interval,
     StrOptions,
@@ -255,6 +256,7 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         return np.array(weight, copy=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y=None, sample_weight=None):
         """Fit the autoencoder: closed-form ``A`` and ``B`` from the SVD of Ξ.
 

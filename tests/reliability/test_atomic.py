@@ -122,3 +122,18 @@ def test_failed_fit_after_incremental_growth_leaves_model_intact():
     params = est.get_params(deep=False)
     assert {k: v for k, v in vars(est).items() if k not in params} == attrs
     np.testing.assert_allclose(est.predict(X), pred, rtol=1e-6, atol=1e-9)
+
+
+def test_laes_refit_that_fails_leaves_the_fitted_transformer_as_it_was():
+    from sklmn.laes import LAESTransformer
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 6, 2)
+    laes = LAESTransformer(n_components=3).fit(X)
+    before = dict(vars(laes))
+    out = laes.transform(X)
+    with pytest.raises(ValueError):
+        laes.fit(X * 1e160)  # moments overflow float64: refused after validation
+    assert vars(laes).keys() == before.keys()
+    assert all(vars(laes)[k] is v for k, v in before.items())
+    np.testing.assert_allclose(laes.transform(X), out)
