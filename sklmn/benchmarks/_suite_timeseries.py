@@ -313,6 +313,10 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     "lmn_nopretrain": _lmn_variant(pretrainer=None),
     "lmn_unrolled": _lmn_variant(pretrainer=("UnrolledPretrainer", {})),
     "lmn_laes_paper": _lmn_variant(pretrainer=("LAESInitializer", {})),
+    # the default LAES initialization without centring (the paper's, no bias)
+    "lmn_laes_nocenter": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "center": False})
+    ),
     # the stable initialization, without pretraining
     "lmn_rawinit": {
         "classification": _raw_init("LMNClassifier"),
