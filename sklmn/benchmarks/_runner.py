@@ -212,7 +212,46 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
             lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
     lines += ["## Papers", ""]
     lines += [f"- {k}: {who}. *{title}*. {venue}." for k, who, title, venue in PAPERS]
+    lines += ["", "## Environment", "", environment_line()]
     return "\n".join(lines) + "\n"
+
+
+def environment_line() -> str:
+    """Library versions, CPU and thread counts of the machine running a report.
+
+    Returns
+    -------
+    line : str
+
+    Examples
+    --------
+    >>> "torch" in environment_line() and "threads" in environment_line()
+    True
+    """
+    import os
+    import platform
+
+    import numpy as np
+    import sklearn
+    import skorch
+    import torch
+
+    from .. import __version__
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [ln.split(":", 1)[1].strip() for ln in f if "model name" in ln]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return (
+        f"sklmn {__version__}, Python {platform.python_version()}, torch "
+        f"{torch.__version__}, skorch {skorch.__version__}, scikit-learn "
+        f"{sklearn.__version__}, numpy {np.__version__}; CPU: {cpu}, "
+        f"{os.cpu_count()} logical cores (torch default {torch.get_num_threads()} "
+        "threads; each experiment trains its models with one torch thread)."
+    )
 
 
 def run_benchmarks(
