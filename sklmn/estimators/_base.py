@@ -46,9 +46,14 @@ from skorch.helper import predefined_split
 from ..metrics import _frame_level_accuracy_counts
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils._atomic import atomic_fit as _atomic_fit
-from ..utils._compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
-from ..utils.sequences import Sequences, format_like_input, validate_sequences
+from ..utils.sequences import (
+    Sequences,
+    check_sequence_weights,
+    format_like_input,
+    validate_sequences,
+)
 from ._ctc import (
     beam_decode,
     check_label_sequences,
@@ -624,20 +629,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             self.target_scale_ = _scale_from_var(var, mean, count)
 
     # ---------------------------------------------------------------- weights
-    @staticmethod
-    def _check_weights(sample_weight, seqs: Sequences, name="sample_weight"):
-        """Validated float64 copy of per-sequence weights (None stays None)."""
-        if sample_weight is None:
-            return None
-        weight = _check_sample_weight(
-            sample_weight, seqs.data, dtype=np.float64, ensure_non_negative=True
-        )
-        if not weight.sum() > 0:
-            raise ValueError(
-                f"{name} must have a positive sum; got only zero weights for "
-                f"{len(weight)} sequences."
-            )
-        return np.array(weight, copy=True)
+    _check_weights = staticmethod(check_sequence_weights)
 
     def _class_weight_vector(self, y_encoded, seqs: Sequences):
         """Weight of every class (classifiers with ``class_weight``) or None."""
@@ -801,9 +793,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         if X_val is not None:
             val_seqs = validate_sequences(self, X_val, reset=False, dtype=np.float32)
             val_y = self._encode_target(y_val, val_seqs, reset=False)
-            val_sw = self._check_weights(
-                sample_weight_val, val_seqs, "sample_weight_val"
-            )
+            val_sw = self._check_weights(sample_weight_val, val_seqs)
             val_weights = self._loss_weights(val_sw, val_y, val_seqs, class_weight)
             val_seqs = self._standardized_inputs(val_seqs)
             valid_dataset = self._dataset(

@@ -13,12 +13,12 @@ from ..utils._atomic import atomic_fit
 from ..utils._compat import (
     Interval,
     StrOptions,
-    _check_sample_weight,
     _fit_context,
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
 from ..utils.sequences import (
+    check_sequence_weights,
     format_like_input,
     lengths_to_mask,
     validate_sequences,
@@ -240,20 +240,7 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         return tags
 
     # -- fitting ------------------------------------------------------------
-    @staticmethod
-    def _check_weights(sample_weight, seqs):
-        """Validated float64 per-sequence weights, or None."""
-        if sample_weight is None:
-            return None
-        weight = _check_sample_weight(
-            sample_weight, seqs.data, dtype=np.float64, ensure_non_negative=True
-        )
-        if not weight.sum() > 0:
-            raise ValueError(
-                f"sample_weight must have a positive sum; got only zero weights "
-                f"for {len(weight)} sequences."
-            )
-        return np.array(weight, copy=True)
+    _check_weights = staticmethod(check_sequence_weights)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @atomic_fit

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._compat import _check_feature_names
+from ._compat import _check_feature_names, _check_sample_weight
 
 __all__ = [
     "Sequences",
@@ -32,6 +32,7 @@ __all__ = [
     "pad_sequences",
     "unpad_sequences",
     "lengths_to_mask",
+    "check_sequence_weights",
     "format_like_input",
     "to_channels_first",
     "from_channels_first",
@@ -685,3 +686,38 @@ def from_channels_first(X):
             f"arrays, got an array of shape {arr.shape}."
         )
     return np.ascontiguousarray(arr.transpose(0, 2, 1))
+
+
+def check_sequence_weights(sample_weight, seqs: Sequences) -> np.ndarray | None:
+    """Validated float64 copy of per-sequence weights (None stays None).
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        One non-negative weight per sequence.
+    seqs : Sequences
+        The validated sequences the weights belong to.
+
+    Returns
+    -------
+    weight : ndarray of shape (n_samples,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import check_sequence_weights, check_sequences
+    >>> seqs = check_sequences(np.zeros((2, 3, 1)))
+    >>> check_sequence_weights([1, 2], seqs).tolist()
+    [1.0, 2.0]
+    >>> check_sequence_weights([0, 0], seqs)
+    Traceback (most recent call last):
+    ...
+    ValueError: Sample weights must contain at least one non-zero number.
+    """
+    if sample_weight is None:
+        return None
+    # scikit-learn refuses negative, non-finite and all-zero weights
+    weight = _check_sample_weight(
+        sample_weight, seqs.data, dtype=np.float64, ensure_non_negative=True
+    )
+    return np.array(weight, copy=True)
