@@ -122,6 +122,7 @@ API_MODULES = [
     ("sklmn.datasets", "Datasets"),
     ("sklmn.persistence", "Saving and loading"),
     ("sklmn.callbacks", "Training callbacks"),
+    ("sklmn.training", "The plug-in protocol"),
     ("sklmn.nn", "PyTorch modules"),
     ("sklmn.nn.parametrizations", "Weight parametrizations"),
     ("sklmn.utils.sequences", "The sequence input contract"),

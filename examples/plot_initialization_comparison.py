@@ -60,7 +60,7 @@ class OrthogonalMemory(BaseEstimator):
     def __init__(self, random_state=0):
         self.random_state = random_state
 
-    def initialize(self, module, sequences, y_encoded, *, estimator):
+    def initialize(self, module, context):
         generator = torch.Generator().manual_seed(self.random_state)
         with torch.no_grad():
             W = module.recurrent.layers[0].weight_mm

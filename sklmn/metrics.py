@@ -287,8 +287,7 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
         for i, (t, p) in enumerate(zip(trues, preds, strict=True)):
             if len(t) < len(p):
                 raise ValueError(
-                    f"y_true[{i}] has {len(t)} time steps but y_pred[{i}] has "
-                    f"{len(p)}."
+                    f"y_true[{i}] has {len(t)} time steps but y_pred[{i}] has {len(p)}."
                 )
         true = np.concatenate([t[: len(p)] for t, p in zip(trues, preds, strict=True)])
         pred = np.concatenate(preds)
@@ -511,9 +510,7 @@ def edit_distance(a, b) -> int:
     >>> edit_distance([1, 2, 3], [1, 3])
     1
     """
-    return _edit_distance(
-        _as_label_sequence(a, 0, "a"), _as_label_sequence(b, 0, "b")
-    )
+    return _edit_distance(_as_label_sequence(a, 0, "a"), _as_label_sequence(b, 0, "b"))
 
 
 def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:

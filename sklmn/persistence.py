@@ -48,6 +48,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 
+from ._training import SequenceNet
 from ._version import __version__
 from .utils._compat import TorchDispatchMode, tree_flatten
 
@@ -398,8 +399,10 @@ def _is_int(value: Any) -> bool:
 
 _KINDS = {
     "int": _is_int,
-    "float": lambda v: isinstance(v, int | float | np.integer | np.floating)
-    and not isinstance(v, bool | np.bool_),
+    "float": lambda v: (
+        isinstance(v, int | float | np.integer | np.floating)
+        and not isinstance(v, bool | np.bool_)
+    ),
     "bool": lambda v: isinstance(v, bool | np.bool_),
     "str": lambda v: isinstance(v, str),
     "array": lambda v: isinstance(v, np.ndarray),
@@ -592,9 +595,7 @@ class _Reader:
         value = self.value(raw, depth + 1)
         if kind is not None:
             optional = kind.endswith("?")
-            if not (
-                (optional and value is None) or _KINDS[kind.rstrip("?")](value)
-            ):
+            if not ((optional and value is None) or _KINDS[kind.rstrip("?")](value)):
                 raise ModelFileError(
                     f"Corrupt archive: {cls.__name__}.{key} must be of kind "
                     f"{kind!r}, got {type(value).__name__} {value!r:.100}"
@@ -638,8 +639,6 @@ class _Reader:
         return state, sum(v.numel() for v in state.values())
 
     def net(self, est: BaseEstimator, spec: Any) -> None:
-        from .estimators._net import SequenceNet
-
         if (
             not hasattr(est, "_build_module")
             or not isinstance(spec, dict)
@@ -715,6 +714,7 @@ class _Reader:
             device = str(saved)
         net = est._make_net(
             module.to(device),
+            None,
             device=torch.device(device),
             batch_size=1,
             valid_dataset=None,
@@ -774,9 +774,7 @@ def _check_sequence_estimator(est: BaseEstimator, *, has_net: bool) -> None:
         ("target_scale_", n_out),
     ):
         value = getattr(est, name, None)
-        if value is not None and (
-            value.shape != (size,) or value.dtype.kind != "f"
-        ):
+        if value is not None and (value.shape != (size,) or value.dtype.kind != "f"):
             raise ModelFileError(f"Corrupt archive: {name} does not match the network")
 
 

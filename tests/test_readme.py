@@ -1,6 +1,7 @@
 """The README's Python snippets run as written, without warnings.
 
-Every fenced ``python`` block of README.md is executed in a fresh namespace,
+Every fenced ``python`` block of README.md (and of ``docs/extending.md``,
+the plug-in protocol) is executed in a fresh namespace,
 in a temporary working directory. A block preceded by the line
 ``<!-- readme-test: skip -->`` is skipped (none is, at the moment).
 """
@@ -60,3 +61,21 @@ def test_readme_block_runs(block, tmp_path, monkeypatch):
         exec(compiled, {"__name__": "__readme__"})
     messages = [f"{w.category.__name__}: {w.message}" for w in caught]
     assert not messages, f"README block at line {lineno} warns: {messages}"
+
+
+EXTENDING = README.parent / "docs" / "extending.md"
+EXTENDING_BLOCKS = _python_blocks(EXTENDING.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "block", EXTENDING_BLOCKS, ids=[_block_id(b) for b in EXTENDING_BLOCKS]
+)
+def test_extending_block_runs(block, tmp_path, monkeypatch):
+    heading, lineno, code, _ = block
+    monkeypatch.chdir(tmp_path)
+    compiled = compile(code, f"{EXTENDING}:{lineno}", "exec")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compiled, {"__name__": "__extending__"})
+    messages = [f"{w.category.__name__}: {w.message}" for w in caught]
+    assert not messages, f"docs/extending.md block at line {lineno} warns: {messages}"

@@ -6,6 +6,7 @@ plots). ``--preset quick`` takes about ten minutes on two CPU cores; ``--preset
 full`` produces the table recorded in the README.
 """
 
-from ._runner import EXPERIMENTS, PRESETS, ExperimentResult, run_benchmarks
+from ._experiments import EXPERIMENTS, run_benchmarks
+from ._runner import PRESETS, ExperimentResult
 
 __all__ = ["EXPERIMENTS", "PRESETS", "ExperimentResult", "run_benchmarks"]

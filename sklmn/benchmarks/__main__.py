@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._experiments import EXPERIMENTS, run_benchmarks
+
 SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
     "datasets",
@@ -144,9 +146,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{flags}: only with --suite {other}")
     if args.suite == "timeseries":
         return _main_timeseries(args, parser)
-
-    from . import _experiments  # noqa: F401  (registers the experiments)
-    from ._runner import EXPERIMENTS, run_benchmarks
 
     if args.list:
         for name, (_, description) in EXPERIMENTS.items():

@@ -18,7 +18,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 _SIZES = {
     "test": {"length": 10, "n_train": 64, "n_test": 32, "epochs": 1, "hidden": 8},
@@ -40,11 +40,6 @@ _SIZES = {
 _BASELINE = 1.0 / 6.0
 
 
-@register(
-    "adding-problem",
-    "adding problem: ENRNN and LSTM test MSE vs the 0.167 baseline "
-    "(Helfrich & Ye 2020 §5.1)",
-)
 @single_threaded
 def adding_problem(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Train the ENRNN and an LSTM on the adding problem; report the test MSE.

@@ -21,7 +21,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 _SIZES = {
     "test": {
@@ -76,11 +76,6 @@ def _tuned_accuracy(est, X_valid, y_valid, X_test, y_test) -> tuple[float, float
     return float(test), best
 
 
-@register(
-    "chorales",
-    "Bach chorales piano-roll next-step prediction: pretrained LMN vs LMN vs "
-    "LSTM vs RNN (Carta et al. 2021 Table 3)",
-)
 @single_threaded
 def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Next-step prediction of the bundled Bach chorales, frame-level accuracy.
@@ -152,9 +147,7 @@ def chorales(preset: str, output_dir: Path, log) -> ExperimentResult:
     acc: dict[str, float] = {}
     curves: dict[str, list[float]] = {}
     for name, est in models.items():
-        est, _ = fit_timed(
-            est, X, y, log, name, X_val=data.X_valid, y_val=data.y_valid
-        )
+        est, _ = fit_timed(est, X, y, log, name, X_val=data.X_valid, y_val=data.y_valid)
         if est is None:
             acc[name] = math.nan
             task, metric = "JSB chorales, next step (test)", "frame-level accuracy (%)"

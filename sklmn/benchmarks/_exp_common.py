@@ -1,4 +1,4 @@
-"""Helpers shared by the experiment modules (no experiment registers here).
+"""Helpers shared by the experiment modules (no experiment is defined here).
 
 Every experiment module keeps a ``_SIZES`` table keyed by preset; besides
 ``'quick'`` and ``'full'`` it holds a private ``'test'`` entry (tiny sizes)

@@ -18,7 +18,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 # S = 10 symbols from K = 8 classes, as in Carta et al. 2020b §5.1. ``delays`` are the T
 # of Table 1 (100 and 500) in 'full'; 'quick' uses T = 20 to fit its budget.
@@ -67,11 +67,6 @@ def _models(hidden: int, epochs: int) -> dict:
     }
 
 
-@register(
-    "copy-task",
-    "copy S=10 symbols after T blanks: LMN vs LSTM vs tanh RNN "
-    "(Carta et al. 2020b Table 1)",
-)
 @single_threaded
 def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Train the three models on the copy task and score the copied symbols.
@@ -162,11 +157,7 @@ def copy_task(preset: str, output_dir: Path, log) -> ExperimentResult:
     rnn = [accs["tanh RNN", d] for d in delays]
     lstm = [accs["LSTM", d] for d in delays]
     at_t = ", ".join(f"T = {d}" for d in delays)
-    smaller = (
-        ""
-        if set(delays) >= {100, 500}
-        else f"{at_t}; the paper: T = 100 and 500"
-    )
+    smaller = "" if set(delays) >= {100, 500} else f"{at_t}; the paper: T = 100 and 500"
 
     def pct(values):
         return ", ".join(f"{100 * a:.1f}%" for a in values)

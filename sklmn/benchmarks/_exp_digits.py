@@ -20,7 +20,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 _SIZES = {
     "test": {"n": 200, "epochs": 2, "hidden": 8, "permuted": False},
@@ -31,11 +31,6 @@ _SIZES = {
 _PAPER = {"LMN (LAES init.)": "98.5", "LMN (ortho init.)": "92.6", "RNN": "77.2"}
 
 
-@register(
-    "sequential-digits",
-    "digits read one pixel per step: LAES-initialized LMN vs orthogonally "
-    "initialized LMN vs Elman RNN (Carta et al. 2020b Table 2)",
-)
 @single_threaded
 def sequential_digits(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Compare initializations on scikit-learn's digits read pixel by pixel.

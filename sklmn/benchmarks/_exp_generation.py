@@ -21,7 +21,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import pyplot
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 #: Epochs of Carta et al. 2021 Table 4 (per model); ``full`` trains each
 #: model for its paper budget, ``quick`` and ``test`` for ``epochs`` each.
@@ -101,11 +101,6 @@ def _models(epochs: int | None, n_modules: int) -> dict:
     }
 
 
-@register(
-    "sequence-generation",
-    "generate a 300-sample recording from zero input: MS-LMN vs Clockwork RNN "
-    "vs LSTM vs LMN vs RNN (Carta et al. 2021 Table 4)",
-)
 @single_threaded
 def sequence_generation(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Fit each model to the single bundled sequence and report its NMSE.

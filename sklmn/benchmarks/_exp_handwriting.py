@@ -20,7 +20,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves, pyplot
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 #: Words of the ``test`` and ``quick`` presets (the ``full`` preset uses the
 #: whole default vocabulary of 60 words).
@@ -87,11 +87,6 @@ def _plot_transcription(path, x, truth, guess, stages, n_epochs):
     return path
 
 
-@register(
-    "handwriting",
-    "online handwriting transcribed with CTC: bidirectional LSTM vs Clockwork "
-    "RNN vs MS-LMN vs incremental MS-LMN (Carta et al. 2020a Table 4)",
-)
 @single_threaded
 def handwriting(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Transcribe generated online handwriting of unseen writers.
@@ -236,9 +231,7 @@ def handwriting(preset: str, output_dir: Path, log) -> ExperimentResult:
             "Incremental training more than doubles the MS-LMN's best-path "
             "accuracy (Carta et al. 2020a Table 4: 66.8% vs 26.5%)",
             # (the accuracy is negative when insertions outnumber the labels)
-            bool(acc[_INC] > max(2 * acc["MS-LMN"], acc["MS-LMN"]))
-            if inc_ok
-            else None,
+            bool(acc[_INC] > max(2 * acc["MS-LMN"], acc["MS-LMN"])) if inc_ok else None,
             detail if inc_ok else reason,
         )
     )

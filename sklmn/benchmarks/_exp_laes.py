@@ -9,14 +9,9 @@ import numpy as np
 from ..datasets import load_sequential_digits
 from ..laes import LAESTransformer
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 
-@register(
-    "laes-reconstruction",
-    "LAES on digits read as sequences: SVD vs autoencoder error per memory size "
-    "(Carta et al. 2021 Fig. 8a)",
-)
 def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Fit LAES for a range of memory sizes and record both errors.
 

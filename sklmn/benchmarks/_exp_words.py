@@ -19,7 +19,7 @@ from ._exp_common import (
     sizes_for,
 )
 from ._plotting import plot_curves
-from ._runner import Claim, ExperimentResult, Row, register
+from ._runner import Claim, ExperimentResult, Row
 
 _SIZES = {
     "test": {"epochs": 2, "per_module": 1, "hop_ms": 40.0, "n_modules": 2},
@@ -41,11 +41,6 @@ _PAPER = {
 }
 
 
-@register(
-    "common-suffix-words",
-    "spoken words sharing suffixes: incremental MS-LMN vs MS-LMN vs Clockwork "
-    "RNN vs LMN (Carta et al. 2021 Table 6)",
-)
 @single_threaded
 def common_suffix_words(preset: str, output_dir: Path, log) -> ExperimentResult:
     """Classify the 25 bundled words (5 suffix groups) of held-out speakers.

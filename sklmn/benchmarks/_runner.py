@@ -1,20 +1,23 @@
-"""Registry, presets and report writing of the experiment runner."""
+"""Results, presets, report writing and the run loop of the experiment runner.
+
+The experiments themselves are listed in :mod:`sklmn.benchmarks._experiments`,
+which passes them to :func:`run_experiments`.
+"""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
     "Claim",
+    "ExperimentFn",
     "ExperimentResult",
     "Row",
-    "EXPERIMENTS",
-    "register",
-    "run_benchmarks",
+    "run_experiments",
     "PRESETS",
 ]
 
@@ -68,41 +71,6 @@ class ExperimentResult:
 
 ExperimentFn = Callable[[str, Path, Callable[[str], None]], ExperimentResult]
 
-#: name -> (function, one-line description); filled by :func:`register`.
-EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {}
-
-
-def register(name: str, description: str):
-    """Register an experiment ``fn(preset, output_dir, log) -> ExperimentResult``.
-
-    Parameters
-    ----------
-    name : str
-        Identifier used on the command line (``--only NAME``).
-    description : str
-        One line shown by ``--list``.
-
-    Returns
-    -------
-    decorator : callable
-
-    Examples
-    --------
-    >>> from sklmn.benchmarks._runner import EXPERIMENTS, register
-    >>> @register("demo-noop", "does nothing")
-    ... def _noop(preset, output_dir, log):
-    ...     return ExperimentResult("demo-noop")
-    >>> "demo-noop" in EXPERIMENTS
-    True
-    >>> del EXPERIMENTS["demo-noop"]
-    """
-
-    def decorator(fn: ExperimentFn) -> ExperimentFn:
-        EXPERIMENTS[name] = (fn, description)
-        return fn
-
-    return decorator
-
 
 def _fmt(value: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -119,17 +87,39 @@ def _cell(text) -> str:
 
 #: The papers the reports cite (short form, authors, title, venue).
 PAPERS = (
-    ("Bacciu et al. 2019", "D. Bacciu, A. Carta, A. Sperduti", "Linear Memory "
-     "Networks", "ICANN 2019"),
-    ("Carta et al. 2020a", "A. Carta, A. Sperduti, D. Bacciu", "Incremental "
-     "Training of a Recurrent Neural Network Exploiting a Multi-Scale Dynamic "
-     "Memory", "ECML-PKDD 2020"),
-    ("Carta et al. 2020b", "A. Carta, A. Sperduti, D. Bacciu", "Autoencoder-based "
-     "Initialization for Recurrent Neural Networks with a Linear Memory", "2020"),
-    ("Carta et al. 2021", "A. Carta, A. Sperduti, D. Bacciu", "Encoding-based "
-     "Memory Modules for Recurrent Neural Networks", "journal version, 2021"),
-    ("Helfrich & Ye 2020", "K. Helfrich, Q. Ye", "Eigenvalue Normalized "
-     "Recurrent Neural Networks for Short Term Memory", "AAAI 2020"),
+    (
+        "Bacciu et al. 2019",
+        "D. Bacciu, A. Carta, A. Sperduti",
+        "Linear Memory Networks",
+        "ICANN 2019",
+    ),
+    (
+        "Carta et al. 2020a",
+        "A. Carta, A. Sperduti, D. Bacciu",
+        "Incremental "
+        "Training of a Recurrent Neural Network Exploiting a Multi-Scale Dynamic "
+        "Memory",
+        "ECML-PKDD 2020",
+    ),
+    (
+        "Carta et al. 2020b",
+        "A. Carta, A. Sperduti, D. Bacciu",
+        "Autoencoder-based "
+        "Initialization for Recurrent Neural Networks with a Linear Memory",
+        "2020",
+    ),
+    (
+        "Carta et al. 2021",
+        "A. Carta, A. Sperduti, D. Bacciu",
+        "Encoding-based Memory Modules for Recurrent Neural Networks",
+        "journal version, 2021",
+    ),
+    (
+        "Helfrich & Ye 2020",
+        "K. Helfrich, Q. Ye",
+        "Eigenvalue Normalized Recurrent Neural Networks for Short Term Memory",
+        "AAAI 2020",
+    ),
 )
 
 _VERDICTS = {True: "yes", False: "**no**", None: "not checked"}
@@ -176,9 +166,9 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     if claims:
         lines += ["", "## Claims of the papers", ""]
         lines += [
-            "A claim is reproduced (\"yes\") when the threshold or ordering "
-            "stated in its text holds for the measured test scores; \"not "
-            "tested at this size\" marks a claim this preset measures on a "
+            'A claim is reproduced ("yes") when the threshold or ordering '
+            'stated in its text holds for the measured test scores; "not '
+            'tested at this size" marks a claim this preset measures on a '
             "smaller problem than the paper's (the outcome there is only a "
             "detail).",
             "",
@@ -254,17 +244,22 @@ def environment_line() -> str:
     )
 
 
-def run_benchmarks(
+def run_experiments(
+    experiments: Mapping[str, tuple[ExperimentFn, str]],
     preset: str = "quick",
     *,
     only: list[str] | None = None,
     output_dir: str | Path = "benchmark_results",
     log: Callable[[str], None] = print,
 ) -> list[ExperimentResult]:
-    """Run the registered experiments and write ``results.md`` and plots.
+    """Run experiments and write ``results.md`` and plots.
 
     Parameters
     ----------
+    experiments : mapping
+        Name -> (``fn(preset, output_dir, log) -> ExperimentResult``, one-line
+        description), in the order to run them (see
+        :data:`sklmn.benchmarks.EXPERIMENTS`).
     preset : {'quick', 'full'}, default='quick'
         Problem sizes and training budgets: ``quick`` runs in about ten minutes
         on two CPU cores, ``full`` reproduces the README table.
@@ -281,21 +276,20 @@ def run_benchmarks(
 
     Examples
     --------
-    >>> from sklmn.benchmarks import run_benchmarks
-    >>> run_benchmarks("quick", only=["nope"])
+    >>> def noop(preset, output_dir, log):
+    ...     return ExperimentResult("noop")
+    >>> run_experiments({"noop": (noop, "does nothing")}, "quick", only=["nope"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown experiment(s) ['nope']; known: ...
+    ValueError: unknown experiment(s) ['nope']; known: ['noop'].
     """
-    from . import _experiments  # noqa: F401  (registers the experiments)
-
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}.")
-    names = list(EXPERIMENTS) if only is None else list(only)
-    unknown = [n for n in names if n not in EXPERIMENTS]
+    names = list(experiments) if only is None else list(only)
+    unknown = [n for n in names if n not in experiments]
     if unknown:
         raise ValueError(
-            f"unknown experiment(s) {unknown}; known: {sorted(EXPERIMENTS)}."
+            f"unknown experiment(s) {unknown}; known: {sorted(experiments)}."
         )
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -309,7 +303,7 @@ def run_benchmarks(
     results = []
     t_all = time.perf_counter()
     for i, name in enumerate(names, 1):
-        fn, description = EXPERIMENTS[name]
+        fn, description = experiments[name]
         log(f"[{i}/{len(names)}] {name}: {description}")
         t0 = time.perf_counter()
         res = fn(preset, output_dir, lambda msg, _n=name: log(f"    {_n}: {msg}"))

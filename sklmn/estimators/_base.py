@@ -6,11 +6,14 @@ untouched and, in ``fit``, builds
 
 1. the recurrent module of :mod:`sklmn.nn` (``_build_module``, the only thing
    a public class implements besides its parameters),
-2. a :class:`~sklmn.estimators._net.SequenceNet` (module + linear readout),
-3. optionally initializes it from the data (``_initialize_module``: the hook
-   where pretraining plugs in),
-4. a skorch :class:`~sklmn.estimators._net.SequenceNeuralNet` that trains it
-   (``net_``), with scikit-learn's MLP stopping rules as callbacks.
+2. a :class:`~sklmn.training.SequenceNet` (module + linear readout),
+3. a :class:`~sklmn.training.FitContext` (the data and settings of the fit),
+   with which the pretrainer (``pretrainer``, if the class has one)
+   initializes the network,
+4. a skorch :class:`~sklmn.training.SequenceNeuralNet` that trains it
+   (``net_``, built by :func:`~sklmn.training.make_sequence_net`), with
+   scikit-learn's MLP stopping rules as callbacks and the plug-ins'
+   callbacks (``_plugin_callbacks``) placed before the stopping rule.
 
 Targets are handled by the classifier and regressor bases below.
 """
@@ -34,16 +37,25 @@ from sklearn.base import (
     clone,
 )
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import GradientNormClipping
-from skorch.helper import predefined_split
 
-from ..metrics import _frame_level_accuracy_counts
+from .._training import (
+    ConvergenceMonitor,
+    FitContext,
+    ProgressLogger,
+    SequenceDataset,
+    SequenceNet,
+    SequenceNeuralNet,
+    ValidationScore,
+    make_sequence_net,
+    score_valid_entries,
+)
+from ..metrics import label_error_rate
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
@@ -59,16 +71,6 @@ from ._ctc import (
     check_label_sequences,
     encode_label_sequences,
     greedy_decode,
-)
-from ._net import (
-    ConvergenceMonitor,
-    ProgressLogger,
-    SequenceDataset,
-    SequenceLoss,
-    SequenceNet,
-    SequenceNeuralNet,
-    ValidationScore,
-    collate_batch,
 )
 from ._targets import (
     IGNORE_INDEX,
@@ -270,9 +272,7 @@ def fill_doc(model_parameters_doc: str):
             cls.__doc__.replace("    %(model_parameters)s", model_parameters_doc)
             .replace("    %(training_parameters)s", TRAINING_PARAMETERS_DOC)
             .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
-            .replace(
-                "    %(class_weight)s", CLASS_WEIGHT_DOC + "\n" + CTC_DECODING_DOC
-            )
+            .replace("    %(class_weight)s", CLASS_WEIGHT_DOC + "\n" + CTC_DECODING_DOC)
         )
         return cls
 
@@ -460,16 +460,36 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         """Build the recurrent module (implemented by each public class)."""
         raise NotImplementedError
 
-    def _initialize_module(
-        self, module: SequenceNet, sequences: Sequences, y_encoded: np.ndarray
-    ) -> None:
+    def _resolve_pretrainer(self, n_samples: int):
+        """The pretrainer of a fit on ``n_samples`` sequences (hook).
+
+        The ``pretrainer`` parameter of classes that have one (None
+        otherwise); the LMN estimators resolve ``'auto'`` here.
+        """
+        return getattr(self, "pretrainer", None)
+
+    def _initialize_module(self, module: SequenceNet, context: FitContext) -> None:
         """Initialize ``module`` from the training data before training.
 
         Called in ``fit`` (not on warm starts) after the module and its readout
-        are built with the seeded torch RNG, before the optimizer is created.
-        The default does nothing; pretraining (LAES initialization, unrolled
-        pretraining) overrides or extends this step.
+        are built with the seeded torch RNG, before the optimizer is created:
+        the pretrainer (see :meth:`_resolve_pretrainer`) is cloned into
+        ``pretrainer_`` and initializes the module with ``context``.
         """
+        pretrainer = self._resolve_pretrainer(context.sequences.n_samples)
+        if "pretrainer" in self._parameter_constraints:
+            self.pretrainer_ = None
+        if pretrainer is not None:
+            self.pretrainer_ = clone(pretrainer)
+            self.pretrainer_.initialize(module, context)
+
+    def _plugin_callbacks(self, context: FitContext) -> list:
+        """``(name, callback)`` pairs of the plug-ins of this fit (hook).
+
+        Placed after the built-in and user callbacks and before the stopping
+        rule; the multi-scale LMN's growth schedule plugs in here.
+        """
+        return []
 
     def _model_parameter_names(self) -> list[str]:
         base = {
@@ -530,14 +550,51 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
 
         return subset(train_idx), subset(valid_idx)
 
+    def _context(
+        self,
+        seqs: Sequences,
+        y_model: np.ndarray,
+        *,
+        warm: bool,
+        validation: bool,
+    ) -> FitContext:
+        """The :class:`FitContext` of a fit on ``seqs`` (model scale)."""
+        if not validation:
+            monitor = "train_loss"
+        elif self.validation_metric == "score":
+            monitor = "valid_score"
+        else:
+            monitor = "valid_loss"
+        return FitContext(
+            problem=self._problem,
+            per_step=self.target == "timestep",
+            n_outputs=int(self.n_outputs_),
+            sequences=seqs,
+            y=y_model,
+            warm_start=warm,
+            monitor=monitor,
+            tol=float(self.tol),
+            n_iter_no_change=int(self.n_iter_no_change),
+        )
+
     def _make_net(
-        self, module, *, device, batch_size, valid_dataset, shuffle_seed, monitor=True
+        self,
+        module,
+        context: FitContext | None,
+        *,
+        device,
+        batch_size,
+        valid_dataset,
+        shuffle_seed,
+        monitor=True,
     ) -> SequenceNeuralNet:
-        per_step = self.target == "timestep"
+        """The net that trains ``module``; without ``context`` (a model
+        loaded from a file), one for the fitted estimator's target."""
         optimizer, optimizer_kwargs = _OPTIMIZERS[self.optimizer]
+        problem, per_step = self._problem, self.target == "timestep"
         callbacks = []
         if valid_dataset is not None:
-            callbacks.append(("valid_score", ValidationScore(self._problem, per_step)))
+            callbacks.append(("valid_score", ValidationScore(problem, per_step)))
         if self.gradient_clipping is not None:
             callbacks.append(
                 ("gradient_clipping", GradientNormClipping(self.gradient_clipping))
@@ -546,51 +603,40 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         sink = print if self.verbose else None
         if self.verbose:
             callbacks.append(("progress", ProgressLogger(sink=print)))
-        if valid_dataset is None:
-            monitored = "train_loss"
-        else:
-            monitored = (
-                "valid_score" if self.validation_metric == "score" else "valid_loss"
-            )
-        if monitor:  # partial_fit: one pass, no stopping rule
+        if monitor:  # partial_fit: one pass, no plug-ins, no stopping rule
+            if context is not None:
+                callbacks.extend(self._plugin_callbacks(context))
             callbacks.append(
                 (
                     "convergence",
                     ConvergenceMonitor(
                         self.tol,
                         self.n_iter_no_change,
-                        monitor=monitored,
+                        monitor="train_loss" if context is None else context.monitor,
                         learning_rate=self.learning_rate,
                         sink=sink,
                     ),
                 )
             )
-        return SequenceNeuralNet(
-            module=module,
-            criterion=SequenceLoss,
-            criterion__problem=self._problem,
-            criterion__per_step=per_step,
+        return make_sequence_net(
+            module,
+            problem=problem,
+            per_step=per_step,
             optimizer=optimizer,
             lr=self.learning_rate_init,
             # scikit-learn's MLP adds 0.5 * alpha * ||W||^2 / batch_size to
             # each minibatch loss, whose gradient is (alpha / batch_size) * W
-            optimizer__weight_decay=self.alpha / batch_size,
-            **{f"optimizer__{k}": v for k, v in optimizer_kwargs.items()},
+            weight_decay=self.alpha / batch_size,
             decay_biases=False,
             max_epochs=self.max_iter,
             batch_size=batch_size,
-            iterator_train__shuffle=True,
-            iterator_train__collate_fn=collate_batch,
-            iterator_valid__collate_fn=collate_batch,
-            iterator_valid__batch_size=max(batch_size, 256),
-            train_split=None
-            if valid_dataset is None
-            else predefined_split(valid_dataset),
+            valid_dataset=valid_dataset,
+            valid_batch_size=max(batch_size, 256),
             callbacks=callbacks,
-            verbose=0,
             device=str(device),
             shuffle_seed=shuffle_seed,
             bucket_by_length=self.bucket_by_length,
+            **optimizer_kwargs,
         )
 
     # ------------------------------------------------------- standardization
@@ -806,6 +852,9 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
 
+        context = self._context(
+            seqs, y_model, warm=warm, validation=valid_dataset is not None
+        )
         with _seeded_torch(torch_seed):
             if warm:
                 # train a copy: a fit that fails leaves the fitted model intact
@@ -815,9 +864,10 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 module = SequenceNet(
                     recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
-                self._initialize_module(module, seqs, y_model)
+                self._initialize_module(module, context)
             net = self._make_net(
                 module,
+                context,
                 device=device,
                 batch_size=batch_size,
                 valid_dataset=valid_dataset,
@@ -842,8 +892,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
         self._record_fit(net)
-        monitor = dict(net.callbacks_)["convergence"]
-        if not monitor.converged_ and len(net.history) == self.max_iter:
+        if not net.converged_ and len(net.history) == self.max_iter:
             warnings.warn(
                 f"Maximum iterations ({self.max_iter}) reached and the "
                 "optimization hasn't converged yet.",
@@ -937,18 +986,20 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             if self.batch_size == "auto"
             else int(self.batch_size)
         )
+        context = self._context(seqs, y_model, warm=not first, validation=False)
         with _seeded_torch(torch_seed):
             if first:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
                     recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
-                self._initialize_module(module, seqs, y_model)
+                self._initialize_module(module, context)
             else:
                 # train a copy: a call that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             net = self._make_net(
                 module,
+                context,
                 device=device,
                 batch_size=batch_size,
                 valid_dataset=None,
@@ -977,7 +1028,6 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         self._fitted_params = self._current_fitted_params()
         self._record_fit(net)
         return self
-
 
     def _record_history(self, net, warm: bool) -> None:
         """Set ``loss_curve_``, ``n_iter_``, ``best_loss_``, ``best_epoch_``
@@ -1453,6 +1503,7 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
         outputs, seqs = self._predict_outputs(X)
         steps, has_output_axis = check_timestep_target(y, seqs)
         valid = outputs[seqs.mask]
+        # the natural score of training and validation, on the valid steps
         if self._problem == "multilabel":
             if sample_weight is not None:
                 raise ValueError(
@@ -1460,12 +1511,15 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
                     "multilabel per-time-step targets."
                 )
             true = check_binary_indicator(steps)
-            return _frame_level_accuracy_counts(true, (valid > 0).astype(np.float32))
-        pred = self.classes_[valid.argmax(axis=-1)]
+            return score_valid_entries("multilabel", True, true, valid)
         weights = None
         if sample_weight is not None:
             weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
-        return float(accuracy_score(steps, pred, sample_weight=weights))
+        steps = np.asarray(steps).reshape(-1)
+        # class index of every step's label (-1: a label the model never saw)
+        index = {label: i for i, label in enumerate(self.classes_.tolist())}
+        true = np.array([index.get(label, -1) for label in steps.tolist()])
+        return score_valid_entries("multiclass", True, true, valid, weights)
 
     # ------------------------------------------------------------------- CTC
     def _decode_ctc(self, outputs: np.ndarray, seqs: Sequences) -> list:
@@ -1492,8 +1546,6 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
         return out
 
     def _score_ctc(self, X, y, sample_weight) -> float:
-        from ..metrics import label_error_rate
-
         outputs, seqs = self._predict_outputs(X)
         labels, _ = check_label_sequences(y, seqs.n_samples)
         known = set(self.classes_.tolist())
@@ -1658,7 +1710,8 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
         weights = None
         if sample_weight is not None:
             weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
-        return float(r2_score(steps, outputs[seqs.mask], sample_weight=weights))
+        valid = outputs[seqs.mask]
+        return score_valid_entries("continuous", True, steps, valid, weights)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

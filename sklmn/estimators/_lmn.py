@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.base import clone
-
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
+from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import (
     CLASS_WEIGHT_CONSTRAINTS,
@@ -73,7 +72,7 @@ LMN_PARAMETERS_DOC = """\
         Carta, Sperduti & Bacciu) or
         :class:`~sklmn.pretraining.UnrolledPretrainer` (unrolled pretraining,
         Bacciu, Carta & Sperduti 2019): an object with a method
-        ``initialize(module, sequences, y_encoded, *, estimator)``, cloned in
+        ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
         reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
         initialization ``LAESInitializer(alpha=0.1, random_state=random_state)``
@@ -98,8 +97,6 @@ def resolve_pretrainer(estimator, n_samples: int):
         or estimator.target == "ctc"  # no least-squares readout of a CTC target
     ):
         return None
-    from ..pretraining import LAESInitializer
-
     # seeded by the estimator's random_state (two seeded fits agree)
     return LAESInitializer(alpha=_AUTO_LAES_ALPHA, random_state=estimator.random_state)
 
@@ -118,13 +115,8 @@ class _LMNMixin:
         **_LMN_CONSTRAINTS,
     }
 
-    def _initialize_module(self, module, sequences, y_encoded) -> None:
-        # pretraining (sklmn.pretraining) plugs in here, on a clone
-        pretrainer = resolve_pretrainer(self, sequences.n_samples)
-        self.pretrainer_ = None
-        if pretrainer is not None:
-            self.pretrainer_ = clone(pretrainer)
-            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
+    def _resolve_pretrainer(self, n_samples: int):
+        return resolve_pretrainer(self, n_samples)
 
     def _build_module(self, input_size: int) -> LMN:
         return LMN(

@@ -51,9 +51,10 @@ MULTISCALE_PARAMETERS_DOC = """\
         one module and adds slower ones (LAES-initialized) up to
         ``n_modules``, which is then the maximum; the fitted estimator records
         the stages in ``module_history_``. An object with a method
-        ``make_callback(*, problem, per_step, max_modules)``, cloned in
-        ``fit`` into ``incremental_``; grid searches reach its parameters as
-        ``incremental__<name>``. Not used on warm starts.
+        ``make_callback(context, *, max_modules)`` (see
+        :mod:`sklmn.training`), cloned in ``fit`` into ``incremental_``;
+        grid searches reach its parameters as ``incremental__<name>``. Not
+        used on warm starts.
     pretrainer : 'auto', object or None, default=None
         Initialization from the data before training:
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
@@ -107,27 +108,15 @@ class _MultiScaleLMNMixin:
             truncate_gradient=self.truncate_gradient,
         )
 
-    def _initialize_module(self, module, sequences, y_encoded) -> None:
-        pretrainer = resolve_pretrainer(self, sequences.n_samples)
-        self.pretrainer_ = None
-        if pretrainer is not None:
-            self.pretrainer_ = clone(pretrainer)
-            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
-        if self.incremental is not None:
-            self.incremental_ = clone(self.incremental)
-            self._grow_in_this_fit = True
+    def _resolve_pretrainer(self, n_samples: int):
+        return resolve_pretrainer(self, n_samples)
 
-    def _make_net(self, module, **kwargs):
-        net = super()._make_net(module, **kwargs)
-        if self.__dict__.pop("_grow_in_this_fit", False):
-            callback = self.incremental_.make_callback(
-                problem=self._problem,
-                per_step=self.target == "timestep",
-                max_modules=self.n_modules,
-            )
-            # after the validation score, before the stopping rule (last)
-            net.callbacks.insert(len(net.callbacks) - 1, ("incremental", callback))
-        return net
+    def _plugin_callbacks(self, context) -> list:
+        if self.incremental is None or context.warm_start:
+            return []
+        self.incremental_ = clone(self.incremental)
+        callback = self.incremental_.make_callback(context, max_modules=self.n_modules)
+        return [("incremental", callback)]
 
     def _record_fit(self, net) -> None:
         growth = dict(net.callbacks_).get("incremental")

@@ -13,7 +13,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import clone
 
 from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
 from ..utils._compat import HasMethods, Interval, StrOptions
@@ -61,7 +60,7 @@ RNN_PARAMETERS_DOC = """\
         Initialization from the data before training, e.g.
         :class:`~sklmn.pretraining.LAESInitializer` (``cell='elman'``: LAES
         initialization of Pasa & Sperduti 2014): an object with a method
-        ``initialize(module, sequences, y_encoded, *, estimator)``, cloned in
+        ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts)."""
 
 
@@ -82,12 +81,6 @@ class _RNNMixin:
         "tape_length": [Interval(Integral, 1, None, closed="left")],
         "pretrainer": [None, HasMethods(["initialize"])],
     }
-
-    def _initialize_module(self, module, sequences, y_encoded) -> None:
-        # pretraining (sklmn.pretraining) plugs in here, on a clone
-        if self.pretrainer is not None:
-            self.pretrainer_ = clone(self.pretrainer)
-            self.pretrainer_.initialize(module, sequences, y_encoded, estimator=self)
 
     def _build_module(self, input_size: int) -> torch.nn.Module:
         if self.cell in _STACKED_CELLS:

@@ -25,6 +25,7 @@ from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_array
 
+from .._training._loss import IGNORE_INDEX
 from ..utils.sequences import Sequences
 
 __all__ = [
@@ -33,10 +34,6 @@ __all__ = [
     "check_timestep_target",
     "format_steps",
 ]
-
-#: Class index at padded steps of per-time-step multiclass targets
-#: (``torch.nn.functional.cross_entropy``'s default ``ignore_index``).
-IGNORE_INDEX = -100
 
 
 def _is_list_of_arrays(y) -> bool:

@@ -706,7 +706,6 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
                 if seen is not None:
                     expected += f" or the {len(seen)} column names seen in fit"
                 raise ValueError(
-                    f"input_features should have length {expected}, got "
-                    f"{len(names)}."
+                    f"input_features should have length {expected}, got {len(names)}."
                 )
         return np.asarray([f"laes{i}" for i in range(self.n_components_)], dtype=object)

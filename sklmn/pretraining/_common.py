@@ -160,37 +160,16 @@ def module_sequences(
     return [np.concatenate(parts) for parts in zip(*chunks, strict=True)]
 
 
-def problem_of(estimator) -> tuple[str, bool]:
-    """``(problem, per_step)`` of the estimator being fitted."""
-    problem = getattr(estimator, "_problem", None)
-    if problem == "ctc":
+def readout_problem(context) -> tuple[str, bool]:
+    """``(problem, per_step)`` of a fit, for a pretrainer that fits a
+    least-squares readout to the targets (which a CTC target lacks)."""
+    if context.problem == "ctc":
         raise ValueError(
             "the pretrainers fit a least-squares readout to the targets, which "
             "label sequences of target='ctc' do not provide; use pretrainer=None "
             "(or 'auto') with target='ctc'."
         )
-    if problem not in ("multiclass", "multilabel", "continuous"):
-        raise ValueError(
-            f"the estimator's problem must be set before pretraining, got {problem!r}"
-        )
-    return problem, getattr(estimator, "target", "sequence") == "timestep"
-
-
-def row_loss(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:
-    """Mean training loss of output rows (as ``SequenceLoss``).
-
-    ``targets`` are one-hot rows (multiclass), 0/1 indicators (multilabel) or
-    values (regression).
-    """
-    if problem == "multiclass":
-        shifted = outputs - outputs.max(axis=1, keepdims=True)
-        log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        return float(-np.mean((targets * log_p).sum(axis=1)))
-    if problem == "multilabel":
-        # log(1 + exp(-z)) for y = 1, log(1 + exp(z)) for y = 0, stably
-        z = outputs
-        return float(np.mean(np.logaddexp(0.0, z) - targets * z))
-    return float(np.mean((outputs - targets) ** 2))
+    return context.problem, context.per_step
 
 
 #: ``solver='auto'`` of the pretrainers never uses the Gram solver above this

@@ -16,6 +16,8 @@ from sklearn.base import BaseEstimator
 from skorch.callbacks import Callback
 from torch import Tensor, nn
 
+from .._training import FitContext, TrainingConverged, ctc_terms
+from .._training._loss import rows_loss
 from ..nn import MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
@@ -27,7 +29,6 @@ from ._common import (
     readout_targets,
     reverse_valid,
     ridge_readout,
-    row_loss,
     rows,
     sequence_list,
     subsample_clock,
@@ -49,8 +50,6 @@ def _ctc_loss_and_residual(
     sequence, minus the network's posteriors; Graves et al. 2006 §4.2), the
     counterpart of ``onehot - softmax`` for the cross-entropy.
     """
-    from ..estimators._net import ctc_terms  # deferred: estimators import this
-
     lengths = np.asarray(lengths)
     T = int(lengths.max())
     mask = valid_mask(lengths, T)
@@ -168,7 +167,7 @@ def grow_multiscale_(
     Examples
     --------
     >>> import numpy as np, torch
-    >>> from sklmn.estimators._net import SequenceNet
+    >>> from sklmn.training import SequenceNet
     >>> from sklmn.nn import MultiScaleLMN
     >>> from sklmn.pretraining import grow_multiscale_
     >>> _ = torch.manual_seed(0)
@@ -226,7 +225,7 @@ def grow_multiscale_(
         )
     else:
         targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
-        loss_before = row_loss(outputs, targets, problem)
+        loss_before = rows_loss(outputs, targets, problem)
 
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
     n_dirs = rec.num_directions
@@ -280,7 +279,7 @@ def grow_multiscale_(
                 W_all, b_all = ridge_readout(feats, targets, alpha)
                 readout.weight.copy_(torch.as_tensor(W_all, **like))
                 readout.bias.copy_(torch.as_tensor(b_all, **like))
-                loss_after = row_loss(feats @ W_all.T + b_all, targets, problem)
+                loss_after = rows_loss(feats @ W_all.T + b_all, targets, problem)
             else:
                 feats = rows(m_new[..., new_cols.numpy()], lengths_np, per_step)
                 if ctc:
@@ -295,7 +294,7 @@ def grow_multiscale_(
                 if ctc:
                     loss_after = _ctc_loss(new_outputs, y_encoded, lengths_np)
                 else:
-                    loss_after = row_loss(new_outputs, targets, problem)
+                    loss_after = rows_loss(new_outputs, targets, problem)
     module.train(was_training)
     return {
         "module": g,
@@ -404,8 +403,7 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
 
     >>> inc = IncrementalTraining(epochs_per_module=2, growth="adaptive",
     ...                           readout="all_modules", alpha=0.0)
-    >>> IncrementalTraining(growth="never").make_callback(
-    ...     problem="continuous", per_step=False, max_modules=3)
+    >>> IncrementalTraining(growth="never").make_callback(None, max_modules=3)
     Traceback (most recent call last):
     ...
     sklearn.utils._param_validation.InvalidParameterError: The 'growth' parameter
@@ -444,15 +442,16 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
         self.readout = readout
         self.solver = solver
 
-    def make_callback(self, *, problem: str, per_step: bool, max_modules: int):
+    def make_callback(self, context: FitContext, *, max_modules: int):
         """The skorch callback that grows the network during training.
 
         Parameters
         ----------
-        problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
-            Kind of target.
-        per_step : bool
-            Per-time-step targets.
+        context : FitContext
+            The fit: kind of target (``problem``, ``per_step``) and the
+            estimator's stopping rule (``monitor``, ``tol``,
+            ``n_iter_no_change``), which ``growth='all'`` counts across the
+            stages.
         max_modules : int
             Maximum number of modules.
 
@@ -461,15 +460,13 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
         callback : skorch.callbacks.Callback
         """
         self._validate_params()
-        if problem == "ctc" and self.readout == "all_modules":
+        if context.problem == "ctc" and self.readout == "all_modules":
             raise ValueError(
                 "IncrementalTraining(readout='all_modules') fits the readout to "
                 "the targets, which a CTC target (label sequences) does not "
                 "provide; use readout='residual' with target='ctc'."
             )
-        return ModuleGrowth(
-            self, problem=problem, per_step=per_step, max_modules=max_modules
-        )
+        return ModuleGrowth(self, context, max_modules=max_modules)
 
 
 class ModuleGrowth(Callback):
@@ -491,12 +488,19 @@ class ModuleGrowth(Callback):
     """
 
     def __init__(
-        self, schedule: IncrementalTraining, *, problem, per_step, max_modules
+        self, schedule: IncrementalTraining, context: FitContext, *, max_modules
     ):
         self.schedule = schedule
-        self.problem = problem
-        self.per_step = per_step
+        self.context = context
         self.max_modules = int(max_modules)
+
+    @property
+    def problem(self) -> str:
+        return self.context.problem
+
+    @property
+    def per_step(self) -> bool:
+        return self.context.per_step
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         g = net.module_.recurrent.n_modules
@@ -521,15 +525,6 @@ class ModuleGrowth(Callback):
             "kept": True,
         }
 
-    def _monitor_reset(self, net) -> None:
-        # a new stage restarts the estimator's stopping rule (its saved best
-        # parameters have the old shapes): every callback with a restart(net)
-        # method is told
-        for _, callback in net.callbacks_:
-            restart = getattr(callback, "restart", None)
-            if restart is not None and callback is not self:
-                restart(net)
-
     def _best_previous(self) -> tuple[float, int | None]:
         scores = [s["best_score"] for s in self.history_[:-1]]
         if not scores:
@@ -550,19 +545,13 @@ class ModuleGrowth(Callback):
         net.initialize_optimizer()
         for stage in self.history_[i + 1 :]:
             stage["kept"] = False
-        self._monitor_reset(net)
+        # the stopping rule's saved best parameters have the old shapes
+        net.restart_monitoring()
         return True
-
-    @staticmethod
-    def _stopping_rule(net):
-        """The estimator's stopping rule (None for a plain skorch net)."""
-        return dict(getattr(net, "callbacks_", [])).get("convergence")
 
     def _score(self, net, row) -> float:
         """The quantity the estimator's stopping rule monitors, as a score."""
-        rule = self._stopping_rule(net)
-        monitor = getattr(rule, "monitor", None)
-        if monitor == "valid_loss" and "valid_loss" in row:
+        if self.context.monitor == "valid_loss" and "valid_loss" in row:
             return -float(row["valid_loss"])
         if "valid_score" in row:
             return float(row["valid_score"])
@@ -572,17 +561,13 @@ class ModuleGrowth(Callback):
 
     def _run_stop(self, net, score: float, epoch: int) -> bool:
         """Ordinary early stopping over the whole run (``growth='all'``)."""
-        rule = self._stopping_rule(net)
-        if rule is None:
-            return False
-        if score > self._run_best + float(rule.tol):
+        if score > self._run_best + float(self.context.tol):
             self._since_run_best = 0
         else:
             self._since_run_best += 1
         self._run_best = max(self._run_best, score)
-        if self._since_run_best > int(rule.n_iter_no_change):
+        if self._since_run_best > int(self.context.n_iter_no_change):
             self.stopped_epoch_ = epoch
-            rule.converged_ = True
             return True
         return False
 
@@ -600,7 +585,7 @@ class ModuleGrowth(Callback):
         adaptive = self.schedule.growth == "adaptive"
         if not adaptive and self._run_stop(net, score, epoch):
             self.growing_ = False
-            raise KeyboardInterrupt  # the best model of the run is restored
+            raise TrainingConverged  # the best model of the run is restored
         if not self.growing_:
             return
         patience = self.schedule.patience
@@ -630,7 +615,7 @@ class ModuleGrowth(Callback):
         )
         # the new Parameters need new optimizer state
         net.initialize_optimizer()
-        self._monitor_reset(net)
+        net.restart_monitoring()
         g = net.module_.recurrent.n_modules
         self.history_.append(self._stage(g, epoch, info))
         self._since_best = 0
@@ -639,7 +624,5 @@ class ModuleGrowth(Callback):
     def on_train_end(self, net, X=None, y=None, **kwargs):
         if len(self.history_) > 1:
             # 'all': the best model of the run, like ordinary early stopping
-            self._restore_best(
-                net, None if self.schedule.growth == "adaptive" else 0.0
-            )
+            self._restore_best(net, None if self.schedule.growth == "adaptive" else 0.0)
         self._best_modules = {}  # do not pickle copies of the model

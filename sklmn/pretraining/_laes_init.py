@@ -14,6 +14,8 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
+from .._training import FitContext
+from .._training._loss import rows_score
 from ..nn import LMN, ElmanRNN, MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
@@ -24,7 +26,7 @@ from ._common import (
     module_sequences,
     numpy_weight,
     pad_sequences,
-    problem_of,
+    readout_problem,
     readout_targets,
     reduce_components,
     reverse_valid,
@@ -271,27 +273,27 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             f"{type(recurrent).__name__}"
         )
 
-    def initialize(self, module: torch.nn.Module, seqs, y_encoded, *, estimator):
+    def initialize(self, module: torch.nn.Module, context: FitContext):
         """Initialize ``module`` (a ``SequenceNet``) in place from the data.
 
         Parameters
         ----------
         module : SequenceNet
-            Network with ``.recurrent`` (:class:`~sklmn.nn.LMN` or
-            :class:`~sklmn.nn.ElmanRNN`) and a linear ``.readout``.
-        seqs : Sequences
-            Validated training sequences (``data``, ``lengths``).
-        y_encoded : ndarray
-            Encoded training targets of the estimator.
-        estimator : estimator
-            The sequence estimator being fitted (gives the kind of target).
+            Network with ``.recurrent`` (:class:`~sklmn.nn.LMN`,
+            :class:`~sklmn.nn.MultiScaleLMN` or :class:`~sklmn.nn.ElmanRNN`)
+            and a linear ``.readout``.
+        context : FitContext
+            The training sequences (``context.sequences``), their encoded
+            targets (``context.y``) and the kind of target
+            (``context.problem``, ``context.per_step``).
 
         Returns
         -------
         self : LAESInitializer
         """
         self._validate_params()
-        problem, per_step = problem_of(estimator)
+        problem, per_step = readout_problem(context)
+        seqs, y_encoded = context.sequences, context.y
         recurrent = module.recurrent
         self._check_network(recurrent)
         if isinstance(recurrent, MultiScaleLMN):
@@ -373,7 +375,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             # the estimators predict a label where the output (logit) is > 0
             targets = 2.0 * targets - 1.0
         W, b = ridge_readout(features, targets, float(self.alpha))
-        self.linear_score_ = _score(features @ W.T + b, targets, problem)
+        self.linear_score_ = rows_score(features @ W.T + b, targets, problem, per_step)
         return W, b
 
     def _initialize_multiscale(self, module, seqs, y_encoded, problem, per_step):
@@ -629,13 +631,3 @@ def _layer_outputs(recurrent, i: int, inputs: np.ndarray, lengths: np.ndarray):
         (out,) = module_sequences(lambda Xb, lb, m=layer: (m(Xb, lb)[0],), data, L)
         outs.append(out if j == 0 else reverse_valid(out, lengths))
     return np.concatenate(outs, axis=2)
-
-
-def _score(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:
-    if problem == "multiclass":
-        return float(np.mean(outputs.argmax(1) == targets.argmax(1)))
-    if problem == "multilabel":
-        return float(np.mean(np.all((outputs > 0) == (targets > 0), axis=1)))
-    resid = ((targets - outputs) ** 2).sum()
-    total = ((targets - targets.mean(0)) ** 2).sum()
-    return float(1.0 - resid / total) if total > 0 else 0.0

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from torch import Tensor, nn
 
+from .._training import FitContext, SequenceDataset, make_sequence_net
 from ..nn import LMN, TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 from ..nn._base import gather_last
 from ..utils._compat import Interval, StrOptions
@@ -25,7 +26,7 @@ from ._common import (
     make_laes,
     module_sequences,
     numpy_weight,
-    problem_of,
+    readout_problem,
     reduce_components,
     sequence_list,
     set_linear_,
@@ -256,7 +257,7 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
             )
         return recurrent.layers[0]
 
-    def initialize(self, module: nn.Module, seqs, y_encoded, *, estimator):
+    def initialize(self, module: nn.Module, context: FitContext):
         """Pretrain and initialize ``module`` (a ``SequenceNet``) in place.
 
         Parameters
@@ -264,26 +265,19 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         module : SequenceNet
             Network with an :class:`~sklmn.nn.LMN` ``.recurrent`` and a linear
             ``.readout``.
-        seqs : Sequences
-            Validated training sequences.
-        y_encoded : ndarray
-            Encoded training targets.
-        estimator : estimator
-            The sequence estimator being fitted (gives the loss).
+        context : FitContext
+            The training sequences (``context.sequences``), their encoded
+            targets (``context.y``) and the kind of target, which gives the
+            loss of the unrolled network (``context.problem``,
+            ``context.per_step``).
 
         Returns
         -------
         self : UnrolledPretrainer
         """
-        from ..estimators._net import (  # deferred: estimators import this package
-            SequenceDataset,
-            SequenceLoss,
-            SequenceNeuralNet,
-            collate_batch,
-        )
-
         self._validate_params()
-        problem, per_step = problem_of(estimator)
+        problem, per_step = readout_problem(context)
+        seqs, y_encoded = context.sequences, context.y
         layer = self._lmn_layer(module.recurrent)
         size, H, d = layer.memory_size, layer.hidden_size, layer.input_size
         lengths = np.asarray(seqs.lengths)
@@ -313,21 +307,14 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
             torch.from_numpy(np.asarray(y_encoded)),
             per_step=per_step,
         )
-        net = SequenceNeuralNet(
-            module=tape_net,
-            criterion=SequenceLoss,
-            criterion__problem=problem,
-            criterion__per_step=per_step,
-            optimizer=torch.optim.Adam,
+        net = make_sequence_net(
+            tape_net,
+            problem=problem,
+            per_step=per_step,
             lr=self.learning_rate_init,
-            optimizer__weight_decay=self.alpha,
+            weight_decay=self.alpha,
             max_epochs=self.max_iter,
             batch_size=batch_size,
-            iterator_train__shuffle=True,
-            iterator_train__collate_fn=collate_batch,
-            iterator_valid__collate_fn=collate_batch,
-            train_split=None,
-            verbose=0,
             device=str(like.device),
             shuffle_seed=shuffle_seed,
         )

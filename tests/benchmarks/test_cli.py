@@ -27,19 +27,16 @@ def test_help_lists_every_option(capsys):
 
 def test_runner_says_when_plots_are_left_out(tmp_path, monkeypatch):
     from sklmn.benchmarks import EXPERIMENTS, _plotting, run_benchmarks
-    from sklmn.benchmarks._runner import ExperimentResult, register
+    from sklmn.benchmarks._runner import ExperimentResult
 
     monkeypatch.setattr(_plotting, "pyplot", lambda: None)
 
-    @register("tiny-no-plot", "writes nothing")
     def _tiny(preset, output_dir, log):
         return ExperimentResult("tiny-no-plot")
 
+    monkeypatch.setitem(EXPERIMENTS, "tiny-no-plot", (_tiny, "writes nothing"))
     lines = []
-    try:
-        run_benchmarks(
-            "quick", only=["tiny-no-plot"], output_dir=tmp_path, log=lines.append
-        )
-    finally:
-        del EXPERIMENTS["tiny-no-plot"]
+    run_benchmarks(
+        "quick", only=["tiny-no-plot"], output_dir=tmp_path, log=lines.append
+    )
     assert any("matplotlib is not installed" in line for line in lines)

@@ -1,7 +1,7 @@
 """Runner and experiments of ``sklmn.benchmarks`` at tiny sizes.
 
 Every experiment module keeps a private ``'test'`` entry in its ``_SIZES``
-table; calling the registered function with ``preset='test'`` runs it in a
+table; calling the listed function with ``preset='test'`` runs it in a
 second or two and must still write rows, claims and plots.
 """
 
@@ -9,11 +9,7 @@ import math
 
 import pytest
 
-from sklmn.benchmarks import (
-    EXPERIMENTS,
-    _experiments,  # noqa: F401  (registers them)
-    run_benchmarks,
-)
+from sklmn.benchmarks import EXPERIMENTS, run_benchmarks
 from sklmn.benchmarks._exp_common import (
     DIVERGED,
     fit_timed,
@@ -25,7 +21,6 @@ from sklmn.benchmarks._runner import (
     ExperimentResult,
     Row,
     format_markdown,
-    register,
 )
 
 MINE = [
@@ -80,7 +75,6 @@ def test_experiment_sizes_cover_the_presets(name):
 def test_run_benchmarks_writes_report(tmp_path, monkeypatch):
     calls = []
 
-    @register("tiny-demo", "writes one row")
     def _tiny(preset, output_dir, log):
         calls.append(preset)
         log("working")
@@ -90,13 +84,11 @@ def test_run_benchmarks_writes_report(tmp_path, monkeypatch):
             claims=[Claim("claim", False, "why not")],
         )
 
-    try:
-        lines = []
-        results = run_benchmarks(
-            "quick", only=["tiny-demo"], output_dir=tmp_path, log=lines.append
-        )
-    finally:
-        del EXPERIMENTS["tiny-demo"]
+    monkeypatch.setitem(EXPERIMENTS, "tiny-demo", (_tiny, "writes one row"))
+    lines = []
+    results = run_benchmarks(
+        "quick", only=["tiny-demo"], output_dir=tmp_path, log=lines.append
+    )
     assert calls == ["quick"]
     assert len(results) == 1 and results[0].seconds >= 0
     report = (tmp_path / "results.md").read_text()

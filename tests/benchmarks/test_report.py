@@ -2,7 +2,7 @@
 
 import pytest
 
-from sklmn.benchmarks import EXPERIMENTS, _experiments  # noqa: F401
+from sklmn.benchmarks import EXPERIMENTS
 from sklmn.benchmarks._exp_common import PINNED, pinned
 from sklmn.benchmarks._runner import Claim, ExperimentResult, Row, format_markdown
 from sklmn.estimators import LMNClassifier, LMNRegressor, RNNRegressor

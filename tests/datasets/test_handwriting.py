@@ -49,9 +49,9 @@ def test_pen_up_markers_end_the_strokes():
         assert ends[-1] == len(x) - 1
         assert np.all(np.diff(np.concatenate([[-1], ends])) >= 1)
     # a letter drawn as one stroke by the font: one pen-up, at the end
-    single = make_online_handwriting(
-        3, n_writers=1, vocabulary=["o"], random_state=0
-    )[0]
+    single = make_online_handwriting(3, n_writers=1, vocabulary=["o"], random_state=0)[
+        0
+    ]
     assert all(x[:, 2].sum() == 1 for x in single)
 
 
@@ -69,9 +69,7 @@ def test_determinism_and_seed_dependence():
 
 
 def test_samples_vary_within_a_writer_and_word():
-    X, y = make_online_handwriting(
-        6, n_writers=1, vocabulary=["line"], random_state=0
-    )
+    X, y = make_online_handwriting(6, n_writers=1, vocabulary=["line"], random_state=0)
     assert set(y.tolist()) == {"line"}
     lengths = {len(x) for x in X}
     assert len(lengths) > 1  # speed variation resamples the pen path

@@ -15,6 +15,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, cross_val_score
 
+from sklmn._training import SequenceLoss, ctc_terms
 from sklmn.estimators import (
     ENRNNClassifier,
     LMNClassifier,
@@ -23,7 +24,6 @@ from sklmn.estimators import (
     RNNRegressor,
 )
 from sklmn.estimators._ctc import beam_decode, ctc_min_length, greedy_decode
-from sklmn.estimators._net import SequenceLoss, ctc_terms
 from sklmn.metrics import edit_distance, label_accuracy_scorer, label_error_rate
 from sklmn.persistence import load, save
 from sklmn.pretraining import IncrementalTraining, LAESInitializer
@@ -199,9 +199,7 @@ ESTIMATORS = {
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_every_module_fits_ctc_and_padding_never_changes_outputs(name):
     X, words = _pulses(24)
-    est = clone(ESTIMATORS[name]).set_params(
-        target="ctc", max_iter=3, random_state=0
-    )
+    est = clone(ESTIMATORS[name]).set_params(target="ctc", max_iter=3, random_state=0)
     _fit(est, X, words)
     assert est.classes_.tolist() == ["a", "b"]
     assert est.n_outputs_ == 3
@@ -233,8 +231,12 @@ def test_every_module_fits_ctc_and_padding_never_changes_outputs(name):
 def test_ctc_learns_and_score_is_one_minus_label_error_rate():
     X, words = _pulses(40)
     est = RNNClassifier(
-        hidden_size=8, target="ctc", max_iter=15, batch_size=8,
-        learning_rate_init=0.03, random_state=0,
+        hidden_size=8,
+        target="ctc",
+        max_iter=15,
+        batch_size=8,
+        learning_rate_init=0.03,
+        random_state=0,
     )
     _fit(est, X, words)
     pred = est.predict(X)
@@ -247,7 +249,10 @@ def test_ctc_learns_and_score_is_one_minus_label_error_rate():
         1 - label_error_rate(words, pred, sample_weight=w),
     )
     scores = cross_val_score(
-        clone(est).set_params(max_iter=2), X, words, cv=KFold(2),
+        clone(est).set_params(max_iter=2),
+        X,
+        words,
+        cv=KFold(2),
         scoring=label_accuracy_scorer,
     )
     assert scores.shape == (2,)
@@ -260,8 +265,9 @@ def test_ctc_learns_and_score_is_one_minus_label_error_rate():
 def test_label_lists_give_list_predictions_and_int_alphabet():
     X, words = _pulses(20)
     y = [[10 if c == "a" else 20 for c in w] for w in words]
-    est = _fit(RNNClassifier(hidden_size=4, target="ctc", max_iter=2,
-                             random_state=0), X, y)
+    est = _fit(
+        RNNClassifier(hidden_size=4, target="ctc", max_iter=2, random_state=0), X, y
+    )
     assert est.classes_.tolist() == [10, 20]
     pred = est.predict(X[:4])
     assert all(isinstance(p, list) and set(p) <= {10, 20} for p in pred)
@@ -274,8 +280,14 @@ def test_sample_weight_and_early_stopping_with_the_ctc_loss():
     w = np.ones(len(X))
     w[:5] = 0.0
     original = w.copy()
-    est = RNNClassifier(hidden_size=4, target="ctc", max_iter=4, random_state=0,
-                        early_stopping=True, validation_metric="score")
+    est = RNNClassifier(
+        hidden_size=4,
+        target="ctc",
+        max_iter=4,
+        random_state=0,
+        early_stopping=True,
+        validation_metric="score",
+    )
     _fit(est, X, words, sample_weight=w, X_val=X_val, y_val=words_val)
     np.testing.assert_array_equal(w, original)
     assert len(est.validation_scores_) == est.n_iter_
@@ -329,8 +341,13 @@ def test_ctc_estimators_save_and_load(tmp_path, labels):
     y = words if labels == "strings" else [[ord(c) for c in w] for w in words]
     est = _fit(
         MultiScaleLMNClassifier(
-            hidden_size=4, memory_size=2, n_modules=2, bidirectional=True,
-            target="ctc", max_iter=2, random_state=0,
+            hidden_size=4,
+            memory_size=2,
+            n_modules=2,
+            bidirectional=True,
+            target="ctc",
+            max_iter=2,
+            random_state=0,
         ),
         X,
         y,
@@ -347,8 +364,14 @@ def test_ctc_estimators_save_and_load(tmp_path, labels):
 def test_incremental_bidirectional_multiscale_grows_with_ctc():
     X, words = _pulses(30, length=3)
     est = MultiScaleLMNClassifier(
-        hidden_size=4, memory_size=2, n_modules=3, bidirectional=True,
-        target="ctc", max_iter=6, early_stopping=False, random_state=0,
+        hidden_size=4,
+        memory_size=2,
+        n_modules=3,
+        bidirectional=True,
+        target="ctc",
+        max_iter=6,
+        early_stopping=False,
+        random_state=0,
         incremental=IncrementalTraining(epochs_per_module=2),
     )
     _fit(est, X, words)
@@ -382,9 +405,12 @@ def test_ctc_residual_is_occupancy_minus_posteriors():
     np.testing.assert_allclose(occupancy[3, 0], 0.0, atol=1e-12)
     probs = _labelling_probabilities(log_softmax(rows[:4], axis=1), blank=2)
     np.testing.assert_allclose(
-        loss, 0.5 * (-np.log(probs[(0, 1)]) - np.log(
-            _labelling_probabilities(log_softmax(rows[4:], axis=1), 2)[(1,)]
-        )),
+        loss,
+        0.5
+        * (
+            -np.log(probs[(0, 1)])
+            - np.log(_labelling_probabilities(log_softmax(rows[4:], axis=1), 2)[(1,)])
+        ),
     )
 
 
@@ -396,9 +422,15 @@ def test_handwriting_single_letters_are_learned():
     X, y = make_online_handwriting(90, random_state=0, **kwargs)
     X_test, y_test = make_online_handwriting(60, random_state=1, **kwargs)
     est = RNNClassifier(
-        cell="elman", hidden_size=8, bidirectional=True, target="ctc",
-        max_iter=15, batch_size=16, learning_rate_init=0.02,
-        early_stopping=False, random_state=0,
+        cell="elman",
+        hidden_size=8,
+        bidirectional=True,
+        target="ctc",
+        max_iter=15,
+        batch_size=16,
+        learning_rate_init=0.02,
+        early_stopping=False,
+        random_state=0,
     )
     _fit(est, X, y)
     # chance: 1/3 for the most frequent letter on every sample (measured

@@ -11,6 +11,7 @@ from sklearn.model_selection import cross_validate
 from sklearn.pipeline import Pipeline
 from sklearn.utils.class_weight import compute_sample_weight
 
+from sklmn._training import SequenceLoss, score_valid_entries
 from sklmn.estimators import (
     ENRNNClassifier,
     ENRNNRegressor,
@@ -21,7 +22,6 @@ from sklmn.estimators import (
     RNNClassifier,
     RNNRegressor,
 )
-from sklmn.estimators._net import SequenceLoss, score_valid_entries
 from sklmn.preprocessing import SequenceStandardScaler
 from sklmn.pretraining import IncrementalTraining
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 from skorch.callbacks import GradientNormClipping
 
+from sklmn._training import dataset_loss
 from sklmn.estimators import (
     LMNClassifier,
     LMNRegressor,
@@ -16,7 +17,6 @@ from sklmn.estimators import (
     RNNClassifier,
     RNNRegressor,
 )
-from sklmn.estimators._net import dataset_loss
 from sklmn.nn import LMN, MultiScaleLMN
 from sklmn.nn._base import memory_map_radius, stabilize_memory_
 
@@ -217,12 +217,10 @@ class _RememberStart:
     def set_params(self, **params):
         return self
 
-    def initialize(self, module, sequences, y_encoded, *, estimator):
+    def initialize(self, module, context):
         from sklmn.pretraining import LAESInitializer
 
-        LAESInitializer(n_components=3).initialize(
-            module, sequences, y_encoded, estimator=estimator
-        )
+        LAESInitializer(n_components=3).initialize(module, context)
         self.start_state_ = copy.deepcopy(module.state_dict())
 
 

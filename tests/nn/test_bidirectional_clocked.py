@@ -39,9 +39,7 @@ NAMES = ["mslmn", "mslmn_hidden", "clockwork", "clockwork_periods", "unrolled"]
 def _unidirectional_copies(net, name):
     """Unidirectional modules holding the forward and the reverse weights."""
     forward, reverse = _make(name, False, seed=1), _make(name, False, seed=2)
-    own = {
-        k: v for k, v in net.state_dict().items() if not k.startswith("reverse.")
-    }
+    own = {k: v for k, v in net.state_dict().items() if not k.startswith("reverse.")}
     forward.load_state_dict(own)
     reverse.load_state_dict(net.reverse.state_dict())
     return forward, reverse

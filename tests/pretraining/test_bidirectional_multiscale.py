@@ -13,12 +13,13 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sklmn.estimators import MultiScaleLMNClassifier, MultiScaleLMNRegressor
-from sklmn.estimators._net import SequenceNet
+from sklmn._training import SequenceNet
+from sklmn.estimators import MultiScaleLMNClassifier
 from sklmn.nn import MultiScaleLMN
 from sklmn.nn._base import reverse_padded
 from sklmn.pretraining import IncrementalTraining, LAESInitializer, grow_multiscale_
 from sklmn.utils.sequences import check_sequences
+from tests._contexts import fit_context
 
 # float64 LAES fits of identical data, in another order of summation
 ATOL = 1e-8
@@ -124,15 +125,13 @@ def test_laes_initialization_of_both_directions():
     X, lengths, y = _data(n=30, seed=2)
     seqs = [X[i, : int(n)].numpy() for i, n in enumerate(lengths)]
     seqs_rev = [s[::-1].copy() for s in seqs]
-    est = MultiScaleLMNRegressor(hidden_size=4, memory_size=3, n_modules=2)
 
     def initialized(data, bidirectional, seed):
         torch.manual_seed(seed)
         net = SequenceNet(MultiScaleLMN(1, 4, 3, 2, bidirectional=bidirectional), 1)
         net = net.double()
-        est._problem = "continuous"
         init = LAESInitializer(solver="gram", input_scale=1e-3)
-        init.initialize(net, check_sequences(data), y[:, 0], estimator=est)
+        init.initialize(net, fit_context(check_sequences(data), y[:, 0], "continuous"))
         return net, init
 
     bi, init = initialized(seqs, True, 0)

@@ -2,7 +2,6 @@
 shape: sizes the data cannot support are reduced (and reported), not errors."""
 
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,13 +9,12 @@ import torch
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from sklmn._training import SequenceNet
 from sklmn.estimators import LMNClassifier, LMNRegressor, RNNClassifier
-from sklmn.estimators._net import SequenceNet
 from sklmn.nn import GRU, LMN
 from sklmn.pretraining import LAESInitializer, UnrolledPretrainer
 from sklmn.utils.sequences import check_sequences
-
-CLASSIFY = SimpleNamespace(_problem="multiclass", target="sequence")
+from tests._contexts import fit_context
 
 
 def _short_univariate(rng):
@@ -146,7 +144,7 @@ def test_single_class_two_samples(name):
     # one class only: the estimators refuse it, the pretrainers do not
     seqs = check_sequences(np.random.RandomState(3).randn(2, 5, 1), dtype=np.float32)
     net = SequenceNet(LMN(1, 32, 32), 2)
-    pre = PRETRAINERS[name].initialize(net, seqs, np.zeros(2, int), estimator=CLASSIFY)
+    pre = PRETRAINERS[name].initialize(net, fit_context(seqs, np.zeros(2, int)))
     assert pre.n_components_ == (5 if name == "laes" else 10)
     with torch.no_grad():
         out = net(torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths))
@@ -247,5 +245,5 @@ def test_laes_unsupported_networks_are_named(recurrent, match):
     seqs = check_sequences(np.random.RandomState(0).randn(10, 4, 2), dtype=np.float32)
     with pytest.raises(ValueError, match=match):
         LAESInitializer().initialize(
-            SequenceNet(recurrent, 2), seqs, np.arange(10) % 2, estimator=CLASSIFY
+            SequenceNet(recurrent, 2), fit_context(seqs, np.arange(10) % 2)
         )

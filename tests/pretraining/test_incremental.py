@@ -8,8 +8,8 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+from sklmn._training import SequenceNet
 from sklmn.estimators import MultiScaleLMNClassifier, MultiScaleLMNRegressor
-from sklmn.estimators._net import SequenceNet
 from sklmn.laes import LAESTransformer
 from sklmn.nn import MultiScaleLMN
 from sklmn.pretraining import IncrementalTraining, grow_multiscale_
@@ -271,9 +271,7 @@ def test_grow_rejects_an_unknown_readout():
 )
 def test_invalid_parameters_are_named(params, bad):
     with pytest.raises(ValueError, match=bad):
-        IncrementalTraining(**params).make_callback(
-            problem="continuous", per_step=False, max_modules=2
-        )
+        IncrementalTraining(**params).make_callback(None, max_modules=2)
 
 
 def _stalled_regressor(n_iter_no_change, readout="residual"):

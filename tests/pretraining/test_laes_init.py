@@ -4,7 +4,6 @@ Table 4)."""
 
 import copy
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,15 +11,14 @@ import torch
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from sklmn._training import SequenceNet
 from sklmn.datasets import load_sequential_digits
 from sklmn.estimators import LMNClassifier, RNNClassifier
-from sklmn.estimators._net import SequenceNet
 from sklmn.laes import LAESTransformer
 from sklmn.nn import GRU, LMN, ElmanRNN
 from sklmn.pretraining import LAESInitializer
 from sklmn.utils.sequences import check_sequences
-
-CLASSIFY = SimpleNamespace(_problem="multiclass", target="sequence")
+from tests._contexts import fit_context
 
 
 def _outputs(net, seqs):
@@ -53,11 +51,11 @@ def test_lmn_keeps_linear_accuracy_after_init(mode):
     linear_acc = np.mean(linear_out.argmax(1) == y)
 
     lmn_net = SequenceNet(LMN(seqs.n_features, p, p), 10)
-    init = LAESInitializer(alpha=0.0).initialize(lmn_net, seqs, y, estimator=CLASSIFY)
+    init = LAESInitializer(alpha=0.0).initialize(lmn_net, fit_context(seqs, y))
     lmn_acc = np.mean(_outputs(lmn_net, seqs).argmax(1) == y)
 
     rnn_net = SequenceNet(ElmanRNN(seqs.n_features, p), 10)
-    LAESInitializer(alpha=0.0).initialize(rnn_net, seqs, y, estimator=CLASSIFY)
+    LAESInitializer(alpha=0.0).initialize(rnn_net, fit_context(seqs, y))
     rnn_acc = np.mean(_outputs(rnn_net, seqs).argmax(1) == y)
     print(f"{mode}: linear {linear_acc:.4f} LMN {lmn_acc:.4f} Elman {rnn_acc:.4f}")
 
@@ -75,7 +73,7 @@ def test_lmn_weights_follow_the_paper(center):
     y = rng.randint(0, 3, 40)
     seqs = check_sequences(X, dtype=np.float32)
     net = SequenceNet(LMN(3, 5, 5), 3)
-    init = LAESInitializer(center=center).initialize(net, seqs, y, estimator=CLASSIFY)
+    init = LAESInitializer(center=center).initialize(net, fit_context(seqs, y))
     layer = net.recurrent.layers[0]
     A, B = init.laes_.A_, init.laes_.B_
     mu = X.reshape(-1, 3).mean(0) if center else np.zeros(3)
@@ -95,7 +93,7 @@ def test_input_scale_reaches_the_linear_model():
     seqs = check_sequences(X, dtype=np.float64)
     net = SequenceNet(LMN(8, 16, 16), 10).double()
     init = LAESInitializer(input_scale=1e-4, alpha=0.0)
-    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    init.initialize(net, fit_context(seqs, y))
     _, linear_out = _reference_linear_model(X, y, 16, 10)
     np.testing.assert_allclose(_outputs(net, seqs), linear_out, rtol=0, atol=1e-3)
 
@@ -111,12 +109,9 @@ def test_regression_readout_is_least_squares(per_step):
             y[i, : len(x), 0] = np.cumsum(x[:, 0])
     else:
         y = np.array([x[0, 1] for x in X])[:, None]
-    est = SimpleNamespace(
-        _problem="continuous", target="timestep" if per_step else "sequence"
-    )
     net = SequenceNet(LMN(2, 6, 6), 1, per_step=per_step).double()
     init = LAESInitializer(center=False, alpha=0.0).initialize(
-        net, seqs, y, estimator=est
+        net, fit_context(seqs, y, "continuous", per_step)
     )
     # reference: naive per-sequence LAES encoding, rows of valid steps
     feats, targets = [], []
@@ -140,12 +135,10 @@ def test_errors_name_the_problem():
     seqs = check_sequences(np.random.RandomState(0).randn(10, 4, 2), dtype=np.float32)
     y = np.arange(10) % 2
     with pytest.raises(ValueError, match="LMN or an Elman RNN, got GRU"):
-        LAESInitializer().initialize(
-            SequenceNet(GRU(2, 4), 2), seqs, y, estimator=CLASSIFY
-        )
+        LAESInitializer().initialize(SequenceNet(GRU(2, 4), 2), fit_context(seqs, y))
     with pytest.raises(ValueError, match="input_scale"):
         LAESInitializer(input_scale=0).initialize(
-            SequenceNet(LMN(2, 4, 4), 2), seqs, y, estimator=CLASSIFY
+            SequenceNet(LMN(2, 4, 4), 2), fit_context(seqs, y)
         )
 
 
@@ -177,7 +170,7 @@ def test_fewer_components_fill_the_first_units(module):
     y = rng.randint(0, 2, 30)
     net = SequenceNet(module, 2).double()
     init = LAESInitializer(4, input_scale=1e-4, alpha=0.0)
-    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    init.initialize(net, fit_context(seqs, y))
     X, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
     with torch.no_grad():
         states = net.recurrent(X, lengths)[0].numpy()
@@ -240,7 +233,7 @@ def test_hidden_and_memory_sizes_exact_in_linear_limit(
     seqs = check_sequences(X, dtype=np.float64)
     net = SequenceNet(LMN(2, hidden, memory), 3).double()
     init = LAESInitializer(n_components, input_scale=1e-4, alpha=0.0)
-    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    init.initialize(net, fit_context(seqs, y))
     assert init.n_components_ == p
     if p < (n_components or memory):
         assert init.notes_[0].startswith(f"n_components reduced from 8 to {p}")
@@ -285,7 +278,7 @@ def test_bidirectional_exact_in_linear_limit():
     seqs = check_sequences(X, dtype=np.float64)
     net = SequenceNet(LMN(2, 5, 5, bidirectional=True), 2).double()
     init = LAESInitializer(input_scale=1e-4, alpha=0.0)
-    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    init.initialize(net, fit_context(seqs, y))
     fwd = LAESTransformer(5, center=True).fit(X)
     rev = LAESTransformer(5, center=True).fit([x[::-1] for x in X])
     ref_fwd = _naive_states(fwd, X)
@@ -314,7 +307,7 @@ def test_stacked_exact_in_linear_limit():
     seqs = check_sequences(X, dtype=np.float64)
     net = SequenceNet(LMN(2, 4, 4, num_layers=2), 2).double()
     init = LAESInitializer(input_scale=1e-4, alpha=0.0)
-    init.initialize(net, seqs, y, estimator=CLASSIFY)
+    init.initialize(net, fit_context(seqs, y))
     first = LAESTransformer(4, center=True).fit(X)
     middle = _naive_states(first, X)
     second = init.laes_layers_[1][0]

@@ -2,18 +2,18 @@
 modules for recurrent neural networks", Alg. 1)."""
 
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+from sklmn._training import SequenceNet
 from sklmn.estimators import LMNClassifier, LMNRegressor
-from sklmn.estimators._net import SequenceNet
 from sklmn.nn import LMN
 from sklmn.pretraining import UnrolledPretrainer
 from sklmn.utils.sequences import check_sequences
+from tests._contexts import fit_context
 
 
 def _data(problem, per_step, seed=0):
@@ -39,12 +39,9 @@ def test_exact_laes_reproduces_the_urnn(problem, per_step, tape_length):
     seqs, y, n_out = _data(problem, per_step)
     H = 3
     p = seqs.n_timesteps * H  # >= rank of the LAES data matrix: exact
-    est = SimpleNamespace(
-        _problem=problem, target="timestep" if per_step else "sequence"
-    )
     net = SequenceNet(LMN(2, H, p), n_out, per_step=per_step).double()
     pre = UnrolledPretrainer(tape_length, max_iter=3, random_state=0)
-    pre.initialize(net, seqs, y, estimator=est)
+    pre.initialize(net, fit_context(seqs, y, problem, per_step))
     assert len(pre.loss_curve_) == 3
     X, lengths = torch.from_numpy(seqs.data), torch.from_numpy(seqs.lengths)
     with torch.no_grad():
@@ -103,12 +100,10 @@ def test_reduced_laes_stays_exact_with_random_free_units(per_step):
     X = [rng.randn(n, 2) for n in (4, 3, 4)]
     seqs = check_sequences(X, dtype=np.float64)
     y = rng.randn(3, seqs.n_timesteps, 1) if per_step else rng.randn(3, 1)
-    est = SimpleNamespace(
-        _problem="continuous", target="timestep" if per_step else "sequence"
-    )
+    problem = "continuous"
     net = SequenceNet(LMN(2, 2, 16), 1, per_step=per_step).double()
     pre = UnrolledPretrainer(2, max_iter=2, random_state=0)
-    pre.initialize(net, seqs, y, estimator=est)
+    pre.initialize(net, fit_context(seqs, y, problem, per_step))
     assert pre.n_components_ == 8
     assert pre.notes_ == [
         "n_components reduced from 16 to 8: the data support at most 8 "

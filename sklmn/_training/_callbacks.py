@@ -1,0 +1,363 @@
+"""The training callbacks: validation score, progress lines and the
+stopping rule with best-weights restore, and the evaluation helpers they
+share."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from skorch.callbacks import Callback
+from torch import nn
+
+from ._loss import ctc_entries, score_outputs, score_valid_entries, valid_entries
+from ._net import TrainingConverged
+
+__all__ = [
+    "ConvergenceMonitor",
+    "ProgressLogger",
+    "ValidationScore",
+    "dataset_loss",
+    "snapshot_state",
+]
+
+
+class ValidationScore(Callback):
+    """Record the natural score on the validation set as ``valid_score``.
+
+    Parameters
+    ----------
+    problem : {'multiclass', 'multilabel', 'continuous'}
+        Kind of target.
+    per_step : bool
+        Whether targets have a time axis.
+    """
+
+    def __init__(self, problem: str, per_step: bool):
+        self.problem = problem
+        self.per_step = per_step
+
+    def on_epoch_begin(self, net, **kwargs):
+        self._y, self._out, self._w = [], [], []
+
+    def on_batch_end(self, net, batch=None, training=False, y_pred=None, **kwargs):
+        # score the predictions skorch already made for the validation loss
+        # instead of running the validation set through the module again
+        if training or y_pred is None:
+            return
+        Xb, yb = batch
+        weight = Xb.get("sample_weight")
+        args = (
+            yb.cpu().numpy(),
+            y_pred.detach().to(device="cpu", dtype=torch.float64).numpy(),
+            Xb["lengths"].cpu().numpy(),
+            None if weight is None else weight.cpu().numpy().astype(np.float64),
+        )
+        if self.problem == "ctc":  # reference lengths and edit distances
+            entries = ctc_entries(*args)
+        else:
+            entries = valid_entries(self.per_step, *args)
+        self._y.append(entries[0])
+        self._out.append(entries[1])
+        if weight is not None:
+            self._w.append(entries[2])
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if dataset_valid is None or not self._out:
+            return
+        score = score_valid_entries(
+            self.problem,
+            self.per_step,
+            np.concatenate(self._y),
+            np.concatenate(self._out),
+            np.concatenate(self._w) if getattr(self, "_w", None) else None,
+        )
+        net.history.record("valid_score", score)
+
+
+class ProgressLogger(Callback):
+    """Print one line per epoch (loss, validation loss and score, duration).
+
+    Parameters
+    ----------
+    sink : callable, default=print
+        Receives each line.
+    """
+
+    def __init__(self, sink=print):
+        self.sink = sink
+
+    def on_epoch_end(self, net, **kwargs):
+        row = net.history[-1]
+        parts = [f"Epoch {row['epoch']}: loss = {row['train_loss']:.6f}"]
+        if "valid_loss" in row:
+            parts.append(f"validation loss = {row['valid_loss']:.6f}")
+        if "valid_score" in row:
+            parts.append(f"validation score = {row['valid_score']:.6f}")
+        self.sink(", ".join(parts) + f" ({row.get('dur', 0.0):.2f}s)")
+
+
+class ConvergenceMonitor(Callback):
+    """Stopping rule, best-weights restore and learning-rate schedule.
+
+    At the end of every epoch the monitored loss is measured **on the weights
+    of that moment** (never a running average taken while they changed):
+
+    * ``'valid_loss'``: the loss on the validation set (computed by skorch
+      after the epoch's updates);
+    * ``'valid_score'``: the natural validation score (higher is better);
+    * ``'train_loss'``: the loss on the whole training set, recomputed in
+      evaluation mode after the epoch's updates (one forward pass, recorded as
+      ``'train_eval_loss'`` in the history).
+
+    The starting weights are a candidate too (epoch 0, measured in
+    :meth:`on_train_begin`), so a pretrained model never ends worse than it
+    started. An epoch improves when the value beats the best by more than
+    ``tol``; training stops (converged) after more than ``n_iter_no_change``
+    epochs without improvement, and ends with the best weights whatever
+    stopped it (convergence, ``max_iter``, an interruption, a divergence
+    recovered by :class:`sklmn.callbacks.RestoreOnDivergence`, which
+    restores the same weights through :meth:`restore_best`).
+
+    With ``learning_rate='adaptive'`` the learning rate of every parameter
+    group is divided by 5 each time ``ceil(n_iter_no_change / 2)`` epochs in a
+    row bring no improvement.
+
+    A divergence is reported to the net (``net.diverged(message)``: a
+    :class:`FloatingPointError`, or a recovery by
+    :class:`sklmn.callbacks.RestoreOnDivergence`) when the monitored value of
+    the weights after an epoch is not finite, or when their loss (the
+    validation loss when the score is monitored) exceeds ``explosion_factor``
+    times the lowest loss so far (the starting weights' loss included; below
+    1 the reference is 1, so a small loss that grows without exploding does
+    not count).
+
+    Parameters
+    ----------
+    tol : float
+        Minimum improvement.
+    n_iter_no_change : int
+        Patience in epochs.
+    monitor : {'valid_loss', 'valid_score', 'train_loss'}
+        Monitored quantity.
+    learning_rate : {'constant', 'adaptive'}, default='constant'
+        Learning-rate schedule.
+    sink : callable or None
+        Receives the stopping message (None: silent).
+    explosion_factor : float, default=1e6
+        Growth of the loss over the lowest loss so far that counts as a
+        divergence (large enough for the transient spikes of optimizers such
+        as RMSprop in their first steps).
+
+    Attributes
+    ----------
+    converged_ : bool
+        Whether the stopping rule ended training.
+    best_ : float
+        Best monitored value (a loss, or a score for ``'valid_score'``).
+    best_epoch_ : int
+        Epoch of the best weights (0: the starting weights).
+    start_ : float
+        Monitored value of the starting weights.
+    """
+
+    MONITORS = ("valid_loss", "valid_score", "train_loss")
+
+    def __init__(
+        self,
+        tol,
+        n_iter_no_change,
+        monitor="train_loss",
+        learning_rate="constant",
+        sink=None,
+        explosion_factor=1e6,
+    ):
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.monitor = monitor
+        self.learning_rate = learning_rate
+        self.sink = sink
+        self.explosion_factor = explosion_factor
+
+    def initialize(self):
+        if self.monitor not in self.MONITORS:
+            raise ValueError(
+                f"monitor must be one of {self.MONITORS}, got {self.monitor!r}"
+            )
+        return super().initialize()
+
+    @property
+    def _higher_is_better(self) -> bool:
+        return self.monitor == "valid_score"
+
+    def _measure_start(self, net) -> tuple[float, float | None]:
+        """Monitored value of the current weights, before any update, and
+        (when the score is monitored) their validation loss."""
+        if self.monitor == "train_loss":
+            return dataset_loss(net, self._train), None
+        if self.monitor == "valid_loss":
+            return dataset_loss(net, self._valid), None
+        loss, outputs = dataset_loss(net, self._valid, return_outputs=True)
+        weight = getattr(self._valid, "sample_weight", None)
+        score = score_outputs(
+            net.criterion_.problem,
+            net.criterion_.per_step,
+            self._valid.y.numpy(),
+            outputs,
+            self._valid.lengths.numpy(),
+            None if weight is None else weight.numpy().astype(np.float64),
+        )
+        return score, loss
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        if X is not None:
+            self._train = X
+            self._valid = (
+                net.get_split_datasets(X, y)[1] if net.train_split is not None else None
+            )
+        self.restart(net)
+
+    def restart(self, net) -> None:
+        """Forget the best weights and measure the current ones as epoch 0.
+
+        Called at the start of training, and by callbacks that change the
+        module's shape (incremental growth of a multi-scale memory).
+        """
+        self.converged_ = False
+        self.no_improvement_count_ = 0
+        # start_loss_: the starting weights' loss when the score is monitored
+        # (the estimators report the loss of whichever weights they keep)
+        self.start_, self.start_loss_ = self._measure_start(net)
+        self.best_ = self.start_
+        if not np.isfinite(self.best_):
+            self.best_ = -np.inf if self._higher_is_better else np.inf
+        self.best_epoch_ = len(net.history)
+        self._best_state = snapshot_state(net.module_)
+        self._hold = False
+        start_loss = self.start_loss_ if self._higher_is_better else self.start_
+        self._lowest_loss = start_loss if np.isfinite(start_loss) else np.inf
+
+    def _value(self, net, row) -> float:
+        if self.monitor == "train_loss":
+            value = dataset_loss(net, self._train)
+            net.history.record("train_eval_loss", value)
+            return value
+        return float(row[self.monitor])
+
+    def on_epoch_end(self, net, **kwargs):
+        row = net.history[-1]
+        value = self._value(net, row)
+        if not np.isfinite(value):
+            net.diverged(
+                f"Training diverged at epoch {row['epoch']}: the monitored "
+                f"{self.monitor} of the weights after the epoch is {value}."
+            )
+        self._check_explosion(net, row, value)
+        sign = -1.0 if self._higher_is_better else 1.0
+        improved = sign * value <= sign * self.best_ - self.tol
+        if sign * value < sign * self.best_:
+            self.best_ = value
+            self.best_epoch_ = int(row["epoch"])
+            self._best_state = snapshot_state(net.module_)
+        self.no_improvement_count_ = 0 if improved else self.no_improvement_count_ + 1
+        if self.no_improvement_count_ > self.n_iter_no_change:
+            self.converged_ = True
+            if self.sink is not None:
+                self.sink(
+                    f"The monitored {self.monitor} did not improve more than "
+                    f"tol={self.tol} for {self.n_iter_no_change} consecutive "
+                    "epochs. Stopping."
+                )
+            raise TrainingConverged
+        lr_patience = -(-self.n_iter_no_change // 2)
+        if (
+            self.learning_rate == "adaptive"
+            and self.no_improvement_count_
+            and self.no_improvement_count_ % lr_patience == 0
+        ):
+            for group in net.optimizer_.param_groups:
+                group["lr"] /= 5.0
+            if self.sink is not None:
+                self.sink(f"Learning rate divided by 5 at epoch {row['epoch']}.")
+
+    def _check_explosion(self, net, row, value: float) -> None:
+        """Report a loss far above the lowest so far as a divergence."""
+        if self._higher_is_better:
+            name, loss = "valid_loss", float(row.get("valid_loss", np.nan))
+        else:
+            name, loss = self.monitor, float(value)
+        if not np.isfinite(loss):
+            if self._higher_is_better:
+                net.diverged(
+                    f"Training diverged at epoch {row['epoch']}: the validation "
+                    f"loss of the weights after the epoch is {loss}."
+                )
+            return
+        reference = max(self._lowest_loss, 1.0)
+        if loss > self.explosion_factor * reference:
+            net.diverged(
+                f"Training diverged at epoch {row['epoch']}: the {name} of the "
+                f"weights after the epoch is {loss:.4g}, more than "
+                f"{self.explosion_factor:g} times the lowest so far "
+                f"({self._lowest_loss:.4g}). Try a smaller learning_rate_init, "
+                "gradient_clipping, or scaled inputs and targets."
+            )
+        self._lowest_loss = min(self._lowest_loss, loss)
+
+    def restore_best(self, net) -> int:
+        """Load the best weights seen so far into ``net.module_``.
+
+        Returns
+        -------
+        epoch : int
+            Epoch of the restored weights (0: the starting weights).
+        """
+        if getattr(self, "_best_state", None) is not None:
+            net.module_.load_state_dict(self._best_state)
+        return self.best_epoch_
+
+    def hold(self) -> None:
+        """End this training with the module's current weights, not the best
+        (used by :class:`sklmn.callbacks.RestoreOnDivergence` with
+        ``restore='last'``)."""
+        self._hold = True
+
+    def on_train_end(self, net, **kwargs):
+        if not self._hold:
+            self.restore_best(net)
+        # do not keep (and pickle) the copy and the datasets with the model
+        self._best_state = None
+        self._train = self._valid = None
+
+
+def snapshot_state(module: nn.Module) -> dict:
+    """Detached copy of a module's ``state_dict``."""
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def dataset_loss(net, dataset, *, return_outputs: bool = False):
+    """Mean loss (data loss + penalty) of the current weights on a dataset.
+
+    Evaluation mode, no gradient; batch losses weighted by batch size, like
+    skorch's ``valid_loss`` (by their total sample weight when the dataset
+    has weights). With ``return_outputs`` also the module's outputs
+    (float64, per-step outputs zero-padded to the dataset's length), from the
+    same forward pass.
+    """
+    total, count, chunks = 0.0, 0, []
+    T = int(dataset.X.shape[1])
+    for batch in net.get_iterator(dataset, training=False):
+        step = net.validation_step(batch)
+        weight = batch[0].get("sample_weight")
+        n = len(batch[0]["lengths"]) if weight is None else float(weight.sum())
+        total += float(step["loss"]) * n
+        count += n
+        if return_outputs:
+            yp = step["y_pred"]
+            if yp.dim() == 3 and yp.shape[1] < T:
+                yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+            chunks.append(yp.to(device="cpu", dtype=torch.float64))
+    loss = total / count if count > 0 else total
+    if return_outputs:
+        return loss, torch.cat(chunks).numpy()
+    return loss

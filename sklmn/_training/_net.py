@@ -1,0 +1,458 @@
+"""The skorch net of the estimators and the pretrainers, and the one factory
+that wires it for a module and a target."""
+
+from __future__ import annotations
+
+import copy
+import weakref
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from skorch import NeuralNet
+from skorch.callbacks import EpochTimer, PassthroughScoring
+from skorch.helper import predefined_split
+from skorch.utils import to_tensor
+from torch import Tensor
+
+from ..utils._compat import tensor_version
+from ._data import LengthBucketBatchSampler, SequenceDataset, collate_batch
+from ._loss import SequenceLoss
+
+__all__ = ["SequenceNeuralNet", "TrainingConverged", "make_sequence_net"]
+
+
+class TrainingConverged(KeyboardInterrupt):
+    """Raised by a callback to end training as converged.
+
+    skorch ends training quietly on a ``KeyboardInterrupt``; this subclass
+    tells :class:`SequenceNeuralNet` that a stopping rule, not the user,
+    ended it (``net.converged_`` is then True). The estimators' stopping
+    rule and the growth schedule of ``IncrementalTraining`` raise it.
+
+    Examples
+    --------
+    >>> from skorch.callbacks import Callback
+    >>> from sklmn.training import TrainingConverged
+    >>> class StopAtLoss(Callback):
+    ...     def on_epoch_end(self, net, **kwargs):
+    ...         if net.history[-1, "train_loss"] < 0.1:
+    ...             raise TrainingConverged
+    """
+
+
+class SequenceNeuralNet(NeuralNet):
+    """skorch net training a :class:`SequenceNet` on a :class:`SequenceDataset`.
+
+    Differences from :class:`skorch.NeuralNet`:
+
+    * the loss is ``criterion(y_pred, y_true, lengths) + module.penalty()``
+      and a non-finite training loss raises :class:`FloatingPointError`
+      naming what diverged, unless a callback's ``on_divergence(net,
+      message)`` hook stops training first (see
+      :class:`sklmn.callbacks.RestoreOnDivergence`);
+    * the training DataLoader shuffles with its own ``torch.Generator``
+      seeded by ``shuffle_seed`` (reproducible, global RNG untouched), and
+      with ``bucket_by_length`` draws batches of similar lengths
+      (:class:`LengthBucketBatchSampler`);
+    * no default ``PrintLog`` (the estimators print their own progress);
+    * with ``decay_biases=False`` the optimizer's ``weight_decay`` applies to
+      weights only: parameters whose name starts with ``bias`` (``bias_h``,
+      ``bias_ih_l0``, the readout's ``bias``...) form a group without decay;
+    * the ``module`` parameter (an instance) is pickled with the torch-aware
+      part of the state, so a net trained on a GPU unpickles on a CPU;
+    * a :class:`torch.linalg.LinAlgError` of the forward pass during training
+      (a parametrized recurrent matrix that cannot be computed from
+      non-finite parameters, e.g. the Cayley transform of an ENRNN) is a
+      divergence like a non-finite loss;
+    * ``divergence_`` holds the message of a divergence a callback recovered
+      from during the last training (None otherwise), ``interrupted_``
+      whether a ``KeyboardInterrupt`` ended it and ``converged_`` whether a
+      stopping rule did (by raising :class:`TrainingConverged`);
+    * :meth:`restart_monitoring` is the event a callback that replaces the
+      module (new parameter shapes) sends to the others.
+
+    Build it with :func:`make_sequence_net`, which wires the loss, the
+    collation and the iterators.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn.nn import LMN
+    >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+    >>> data = SequenceDataset(torch.randn(8, 5, 2), torch.full((8,), 5),
+    ...                        torch.randn(8, 1))
+    >>> net = make_sequence_net(SequenceNet(LMN(2, 4, 4), 1),
+    ...                         problem="continuous", per_step=False,
+    ...                         lr=1e-2, max_epochs=2, batch_size=8).fit(data)
+    >>> net.predict_outputs(data).shape, net.converged_
+    ((8, 1), False)
+    """
+
+    # "module" also covers the module instance passed as parameter
+    cuda_dependent_attributes_ = ["module"]
+
+    def __init__(
+        self,
+        *args,
+        shuffle_seed: int = 0,
+        bucket_by_length: bool = False,
+        decay_biases: bool = True,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.shuffle_seed = shuffle_seed
+        self.bucket_by_length = bucket_by_length
+        self.decay_biases = decay_biases
+
+    def initialize_optimizer(self, triggered_directly=None):
+        named = list(self.get_all_learnable_params())
+        (params,), kwargs = self.get_params_for_optimizer("optimizer", named)
+        if not self.decay_biases and kwargs.get("weight_decay"):
+            names = {id(p): n for n, p in named}
+            if params and isinstance(params[0], dict):  # user param groups
+                groups = params
+            else:
+                groups = [{"params": list(params)}]
+            split = []
+            for group in groups:
+                rest = {k: v for k, v in group.items() if k != "params"}
+                weights, biases = [], []
+                for p in group["params"]:
+                    leaf = names.get(id(p), "").rsplit(".", 1)[-1]
+                    (biases if leaf.startswith("bias") else weights).append(p)
+                if weights:
+                    split.append({**rest, "params": weights})
+                if biases:
+                    split.append({**rest, "params": biases, "weight_decay": 0.0})
+            params = split
+        self.optimizer_ = self.optimizer(params, **kwargs)
+        return self
+
+    @property
+    def _default_callbacks(self):
+        return [
+            ("epoch_timer", EpochTimer()),
+            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
+            ("valid_loss", PassthroughScoring(name="valid_loss")),
+        ]
+
+    def get_iterator(self, dataset, training=False):
+        prefix = "iterator_train" if training else "iterator_valid"
+        kwargs = self.get_params_for(prefix)
+        kwargs.setdefault("batch_size", self.batch_size)
+        if kwargs["batch_size"] == -1:
+            kwargs["batch_size"] = len(dataset)
+        # A private generator: reproducible shuffling, and the global RNG is
+        # left untouched (a DataLoader otherwise draws its base seed from it).
+        generator = torch.Generator().manual_seed(int(self.shuffle_seed))
+        iterator = self.iterator_train if training else self.iterator_valid
+        if training and self.bucket_by_length:
+            sampler = LengthBucketBatchSampler(
+                dataset.lengths, kwargs.pop("batch_size"), generator
+            )
+            kwargs.pop("shuffle", None)
+            return iterator(dataset, batch_sampler=sampler, **kwargs)
+        return iterator(dataset, generator=generator, **kwargs)
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.divergence_ = None
+        self.interrupted_ = False
+        self.converged_ = False
+        self._training = True
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        self._training = False
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt as exc:
+            # skorch ends training quietly; remember that it was interrupted
+            # (by the user, a stopping rule or a divergence recovery)
+            self.interrupted_ = True
+            self.converged_ = isinstance(exc, TrainingConverged)
+            raise
+
+    def restart_monitoring(self) -> None:
+        """Tell the callbacks that the module was replaced.
+
+        A callback that changes the module's parameters in a way the others
+        cannot follow (the growth of a multi-scale memory adds parameters)
+        calls this; every other callback with a ``restart(net)`` method (the
+        stopping rule :class:`~sklmn._training.ConvergenceMonitor`) then
+        forgets its saved state and measures the current weights as its new
+        start.
+        """
+        for _, callback in self.callbacks_:
+            restart = getattr(callback, "restart", None)
+            if restart is not None:
+                restart(self)
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict) and "sample_weight" in x:
+            # the weights are read by get_loss, not by the module
+            x = {k: v for k, v in x.items() if k != "sample_weight"}
+        try:
+            return super().infer(x, **fit_params)
+        except torch.linalg.LinAlgError as exc:
+            if not getattr(self, "_training", False):
+                raise FloatingPointError(
+                    f"The recurrent matrix of the model cannot be computed: {exc}"
+                ) from None
+            epoch = len(self.history)
+            batch = max(len(self.history[-1, "batches"]), 1) if epoch else 1
+            self.diverged(
+                f"Training diverged at epoch {epoch}, batch {batch}: the "
+                f"recurrent matrix cannot be computed ({exc}){self._bad_params()}."
+                " Try a smaller learning_rate_init, gradient_clipping, or scaled "
+                "inputs and targets."
+            )
+            raise  # pragma: no cover - diverged always raises
+
+    def _float64_module(self):
+        """The cached float64 copy of ``module_`` (rebuilt when stale)."""
+        module = self.module_
+        tensors = [module, *module.parameters(), *module.buffers()]
+        versions = [tensor_version(t) for t in tensors[1:]]
+        cached = self.__dict__.get("_float64_cache")
+        if (
+            cached is None
+            or len(cached[0]) != len(tensors)
+            or any(ref() is not t for ref, t in zip(cached[0], tensors, strict=True))
+            or cached[1] != versions
+        ):
+            refs = [weakref.ref(t) for t in tensors]
+            cached = (refs, versions, copy.deepcopy(module).to(torch.float64))
+            self._float64_cache = cached
+        return cached[2]
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_float64_cache", None)  # derived: never pickled
+        return state
+
+    def _bad_params(self) -> str:
+        bad = [
+            name
+            for name, p in self.module_.named_parameters()
+            if not bool(torch.isfinite(p).all())
+        ]
+        if not bad:
+            return ""
+        return f"; non-finite parameters: {bad[0]!r} ({len(bad)} tensor(s))"
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        y_true = to_tensor(y_true, device=self.device)
+        weight = X.get("sample_weight") if isinstance(X, dict) else None
+        if weight is None:
+            data_loss = self.criterion_(y_pred, y_true, X["lengths"])
+        else:
+            data_loss = self.criterion_(
+                y_pred, y_true, X["lengths"], sample_weight=weight
+            )
+        penalty = self.module_.penalty()
+        loss = data_loss + penalty
+        if training and not bool(torch.isfinite(loss)):
+            self._raise_diverged(data_loss, penalty)
+        return loss
+
+    def _raise_diverged(self, data_loss: Tensor, penalty: Tensor) -> None:
+        data_loss, penalty = data_loss.detach(), penalty.detach()
+        epoch = len(self.history)
+        # skorch opens the history row of the current batch in on_batch_begin
+        batch = max(len(self.history[-1, "batches"]), 1) if epoch else 1
+        bad_params = [
+            name
+            for name, p in self.module_.named_parameters()
+            if not bool(torch.isfinite(p).all())
+        ]
+        if bad_params:
+            what = (
+                "the parameters became non-finite after the previous update "
+                f"(first: {bad_params[0]!r}, {len(bad_params)} tensor(s))"
+            )
+        elif not bool(torch.isfinite(data_loss)):
+            what = f"the data loss is {float(data_loss)}"
+        else:
+            what = f"the penalty of the recurrent module is {float(penalty)}"
+        message = (
+            f"Training diverged at epoch {epoch}, batch {batch}: {what} "
+            f"(data loss {float(data_loss)}, penalty {float(penalty)}). Try a "
+            "smaller learning_rate_init, gradient_clipping, or scaled inputs "
+            "and targets."
+        )
+        self.diverged(message)
+
+    def diverged(self, message: str) -> None:
+        """Report a divergence: callbacks may recover, else raise.
+
+        A callback with an ``on_divergence(net, message)`` method (e.g.
+        :class:`sklmn.callbacks.RestoreOnDivergence`) may restore finite
+        weights and stop training by raising ``KeyboardInterrupt``;
+        otherwise :class:`FloatingPointError` is raised with ``message``.
+        The message is kept as ``divergence_``.
+        """
+        self.divergence_ = message
+        for _, callback in self.callbacks_:
+            handler = getattr(callback, "on_divergence", None)
+            if handler is not None:
+                handler(self, message)
+        raise FloatingPointError(message)
+
+    def restore_best_weights(self) -> int | None:
+        """Load the best weights kept by the stopping rule into the module.
+
+        Every callback with a ``restore_best(net)`` method (the estimators'
+        :class:`ConvergenceMonitor`) is asked in turn.
+
+        Returns
+        -------
+        epoch : int or None
+            Epoch of the restored weights (0: the starting weights), or None
+            when no callback keeps best weights.
+        """
+        epoch = None
+        for _, callback in self.callbacks_:
+            restore = getattr(callback, "restore_best", None)
+            if restore is not None:
+                epoch = restore(self)
+        return epoch
+
+    def predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
+        """Raw module outputs for a whole dataset, as a float64 array.
+
+        On the CPU the forward pass runs on a float64 copy of the module: the
+        outputs of one sequence then do not depend on the other sequences of
+        its batch (float32 matrix products do, at the 1e-7 level), so
+        predictions are invariant to batching and sample order. The copy is
+        made once and kept until the module or any of its parameters and
+        buffers changes (training, ``load_state_dict``, an in-place edit). On
+        a GPU the module's own dtype is used. Per-time-step outputs are
+        zero-padded to the dataset's padded length.
+        """
+        self.check_is_fitted()
+        module = self.module_
+        dtype = next(module.parameters()).dtype
+        device = next(module.parameters()).device
+        if device.type == "cpu":
+            dtype = torch.float64
+            module = self._float64_module()
+        module.eval()
+        T = int(dataset.X.shape[1])
+        chunks = []
+        with torch.no_grad():
+            for Xb, _ in self.get_iterator(dataset, training=False):
+                yp = module(
+                    Xb["X"].to(device=device, dtype=dtype),
+                    lengths=Xb["lengths"],
+                )
+                if yp.dim() == 3 and yp.shape[1] < T:
+                    yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+                chunks.append(yp.to(device="cpu", dtype=torch.float64))
+        return torch.cat(chunks).numpy()
+
+
+def make_sequence_net(
+    module,
+    *,
+    problem: str,
+    per_step: bool,
+    lr: float,
+    max_epochs: int,
+    batch_size: int,
+    optimizer=torch.optim.Adam,
+    weight_decay: float = 0.0,
+    decay_biases: bool = True,
+    valid_dataset: SequenceDataset | None = None,
+    valid_batch_size: int | None = None,
+    callbacks=None,
+    device: str = "cpu",
+    shuffle_seed: int = 0,
+    bucket_by_length: bool = False,
+    **optimizer_kwargs,
+) -> SequenceNeuralNet:
+    """The skorch net that trains ``module`` on a :class:`SequenceDataset`.
+
+    The one place where a net is wired: the loss
+    (:class:`~sklmn._training.SequenceLoss` of ``problem``), the batch
+    collation, the seeded shuffling, the optimizer and its weight decay, the
+    validation set. The estimators and the pretrainers build their nets here.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The network, called as ``module(X, lengths=lengths)``, with an
+        optional ``penalty()`` added to the loss.
+    problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
+        Kind of target (the loss).
+    per_step : bool
+        Targets with a time axis.
+    lr : float
+        Learning rate.
+    max_epochs : int
+        Epochs of a ``fit`` / ``partial_fit`` call.
+    batch_size : int
+        Training sequences per batch.
+    optimizer : type, default=torch.optim.Adam
+        Optimizer class; extra keyword arguments go to it.
+    weight_decay : float, default=0.0
+        The optimizer's ``weight_decay``.
+    decay_biases : bool, default=True
+        False: no decay on parameters named ``bias*``.
+    valid_dataset : SequenceDataset or None, default=None
+        Validation set evaluated after every epoch (``valid_loss``).
+    valid_batch_size : int or None, default=None
+        Batch size of evaluation (None: ``batch_size``).
+    callbacks : list or None, default=None
+        skorch callbacks, in order.
+    device : str, default='cpu'
+        Torch device.
+    shuffle_seed : int, default=0
+        Seed of the training batches' order.
+    bucket_by_length : bool, default=False
+        Batches of sequences of similar lengths.
+    **optimizer_kwargs
+        Further optimizer parameters (e.g. ``momentum``).
+
+    Returns
+    -------
+    net : SequenceNeuralNet
+        Not yet initialized.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn.nn import LMN
+    >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+    >>> module = SequenceNet(LMN(2, 4, 4), 2)
+    >>> data = SequenceDataset(torch.randn(8, 5, 2), torch.full((8,), 5),
+    ...                        torch.tensor([0, 1] * 4))
+    >>> net = make_sequence_net(module, problem="multiclass", per_step=False,
+    ...                         lr=1e-2, max_epochs=3, batch_size=4)
+    >>> len(net.fit(data).history)
+    3
+    """
+    return SequenceNeuralNet(
+        module=module,
+        criterion=SequenceLoss,
+        criterion__problem=problem,
+        criterion__per_step=per_step,
+        optimizer=optimizer,
+        lr=lr,
+        optimizer__weight_decay=weight_decay,
+        **{f"optimizer__{k}": v for k, v in optimizer_kwargs.items()},
+        decay_biases=decay_biases,
+        max_epochs=max_epochs,
+        batch_size=batch_size,
+        iterator_train__shuffle=True,
+        iterator_train__collate_fn=collate_batch,
+        iterator_valid__collate_fn=collate_batch,
+        iterator_valid__batch_size=valid_batch_size or batch_size,
+        train_split=None if valid_dataset is None else predefined_split(valid_dataset),
+        callbacks=list(callbacks or []),
+        verbose=0,
+        device=str(device),
+        shuffle_seed=shuffle_seed,
+        bucket_by_length=bucket_by_length,
+    )

@@ -1,0 +1,56 @@
+"""Small data and quick estimators shared by the estimator and training tests."""
+
+import numpy as np
+
+from sklmn.estimators import LMNClassifier, LMNRegressor
+
+FAST = dict(max_iter=40, learning_rate_init=0.03, random_state=0)
+
+
+def _lmn_clf(**kw):
+    return LMNClassifier(hidden_size=8, memory_size=8, **{**FAST, **kw})
+
+
+def _lmn_reg(**kw):
+    return LMNRegressor(hidden_size=8, memory_size=8, **{**FAST, **kw})
+
+
+def _ragged(n=60, d=3, low=3, high=9, seed=0):
+    rng = np.random.RandomState(seed)
+    return [rng.randn(rng.randint(low, high), d) for _ in range(n)]
+
+
+def _pad(seqs, fill=np.nan):
+    T = max(len(s) for s in seqs)
+    dtype = object if fill is None else float
+    out = np.full((len(seqs), T) + seqs[0].shape[1:], fill, dtype=dtype)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = s
+    return out
+
+
+def _sequence_targets(X, kind):
+    # functions of each sequence's last valid step: a model reading a padded
+    # step instead cannot fit them
+    last = np.array([x[-1] for x in X])
+    if kind == "multiclass":
+        return np.array(["a", "b", "c"])[last.argmax(axis=1)]
+    if kind == "binary":
+        return (last[:, 0] > 0).astype(int)
+    if kind == "multilabel":
+        return (last > 0).astype(int)
+    if kind == "regression":
+        return last[:, 0]
+    return last[:, :2]  # multi-output regression
+
+
+def _timestep_targets(X, kind):
+    if kind == "multiclass":
+        return [np.array(["a", "b", "c"])[x.argmax(axis=1)] for x in X]
+    if kind == "binary":
+        return [(x[:, 0] > 0).astype(int) for x in X]
+    if kind == "multilabel":  # a piano roll of 3 "keys"
+        return [(x > 0).astype(int) for x in X]
+    if kind == "regression":
+        return [x[:, 0] + x[:, 1] for x in X]
+    return [x[:, :2] * 2.0 for x in X]

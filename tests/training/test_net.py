@@ -1,0 +1,228 @@
+"""The skorch net of the estimators: the network wrapper, datasets, length
+buckets, loss, scoring of the outputs, callbacks and persistence (the code
+of ``sklmn/estimators/_net.py``)."""
+
+import pickle
+import re
+
+import numpy as np
+import pytest
+import torch
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+
+from sklmn._training import (
+    SequenceDataset,
+    SequenceLoss,
+    SequenceNet,
+    score_outputs,
+)
+from tests._helpers import _lmn_clf, _lmn_reg, _pad, _ragged, _sequence_targets
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+# --------------------------------------------------------------------------- #
+# Numerics against straightforward per-sequence references
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("problem", ["multiclass", "multilabel", "continuous"])
+@pytest.mark.parametrize("per_step", [False, True])
+def test_sequence_loss_matches_per_sequence_reference(problem, per_step):
+    gen = torch.Generator().manual_seed(0)
+    N, T, k = 4, 5, 3
+    lengths = torch.tensor([5, 2, 4, 1])
+    shape = (N, T, k) if per_step else (N, k)
+    y_pred = torch.randn(shape, generator=gen, dtype=torch.float64)
+    if problem == "multiclass":
+        y_true = torch.randint(0, k, shape[:-1], generator=gen)
+        if per_step:
+            for n in range(N):
+                y_true[n, lengths[n] :] = -100
+    elif problem == "multilabel":
+        y_true = torch.randint(0, 2, shape, generator=gen).double()
+    else:
+        y_true = torch.randn(shape, generator=gen, dtype=torch.float64)
+    loss = SequenceLoss(problem, per_step)(y_pred, y_true, lengths)
+
+    # reference: python loop over valid (sequence, step) pairs
+    terms = []
+    for n in range(N):
+        steps = range(int(lengths[n])) if per_step else [None]
+        for t in steps:
+            p = y_pred[n, t] if per_step else y_pred[n]
+            q = y_true[n, t] if per_step else y_true[n]
+            if problem == "multiclass":
+                terms.append(float(-torch.log_softmax(p, 0)[q]))
+            elif problem == "multilabel":
+                prob = torch.sigmoid(p)
+                bce = -(q * torch.log(prob) + (1 - q) * torch.log(1 - prob))
+                terms.extend(bce.tolist())
+            else:
+                terms.extend(((p - q) ** 2).tolist())
+    assert float(loss) == pytest.approx(np.mean(terms), rel=1e-10)
+
+
+def test_sequence_net_reads_the_last_valid_step():
+    torch.manual_seed(0)
+    rnn = torch.nn.RNN(3, 4, batch_first=True)
+
+    class Wrapped(torch.nn.Module):
+        output_size = 4
+
+        def forward(self, x, lengths=None):
+            return rnn(x)[0], None
+
+    net = SequenceNet(Wrapped(), 2)
+    seqs = [torch.randn(t, 3) for t in (5, 2, 4)]
+    x = torch.nn.utils.rnn.pad_sequence(seqs, batch_first=True)
+    out = net(x, lengths=torch.tensor([5, 2, 4]))
+    for i, s in enumerate(seqs):  # each sequence alone, unpadded
+        expected = net.readout(rnn(s[None])[0][0, -1])
+        # float32, batch of 3 vs batch of 1: other BLAS paths, float32 rounding
+        assert_allclose(out[i].detach(), expected.detach(), rtol=1e-5, atol=1e-5)
+
+
+def test_predictions_do_not_depend_on_padding_or_batch():
+    seqs = _ragged(n=25)
+    y = _sequence_targets(seqs, "regression")
+    est = _lmn_reg(max_iter=3).fit(seqs, y)
+    alone = np.array([est.predict([s])[0] for s in seqs])
+    assert_allclose(est.predict(seqs), alone, rtol=1e-12, atol=1e-12)
+    assert_allclose(est.predict(_pad(seqs)), alone, rtol=1e-12, atol=1e-12)
+
+
+def test_score_outputs_multiclass_per_step():
+    outputs = np.zeros((2, 3, 2))
+    outputs[0, :, 1] = 1.0  # predicts class 1 everywhere in sequence 0
+    y_true = np.array([[1, 0, 1], [0, -100, -100]])
+    # valid steps: (0,0) ok, (0,1) wrong, (0,2) ok, (1,0) ok -> 3/4
+    assert score_outputs("multiclass", True, y_true, outputs, [3, 1]) == 0.75
+
+
+# --------------------------------------------------------------------------- #
+# Training: best weights, progress, divergence, penalty
+# --------------------------------------------------------------------------- #
+def test_early_stopping_restores_best_epoch():
+    seqs = _ragged(n=60)
+    y = _sequence_targets(seqs, "multiclass")
+    est = _lmn_clf(
+        early_stopping=True,
+        max_iter=60,
+        n_iter_no_change=3,
+        learning_rate_init=0.1,
+        validation_metric="score",
+    ).fit(seqs, y)
+    assert len(est.validation_scores_) == est.n_iter_ < 60
+    assert est.best_validation_score_ == max(est.validation_scores_)
+    if est.best_epoch_ > 0:
+        assert est.best_loss_ == est.validation_loss_curve_[est.best_epoch_ - 1]
+    assert np.isfinite(est.best_loss_)
+    # the restored parameters give the best validation score again; rebuild
+    # the validation set from the seeds fit draws from random_state=0
+    seeds = np.random.RandomState(0).randint(np.iinfo(np.int32).max, size=3)
+    X_t = torch.from_numpy(_pad(seqs, fill=0.0).astype(np.float32))
+    lengths = torch.tensor([len(s) for s in seqs])
+    y_enc = np.searchsorted(est.classes_, y)
+    dataset = SequenceDataset(X_t, lengths, torch.from_numpy(y_enc))
+    _, valid = est._split(dataset, y_enc, int(seeds[2]))
+    assert len(valid) == 6
+    outputs = est.net_.predict_outputs(valid)
+    score = score_outputs(
+        "multiclass", False, valid.y.numpy(), outputs, valid.lengths.numpy()
+    )
+    assert score == pytest.approx(est.best_validation_score_, abs=1e-12)
+    # the split is seeded: same random_state, same validation set
+    again = clone(est).fit(seqs, y)
+    assert again.validation_scores_ == est.validation_scores_
+
+
+def test_verbose_prints_progress(capsys):
+    seqs = _ragged(n=20)
+    y = _sequence_targets(seqs, "binary")
+    _lmn_clf(max_iter=50, tol=1e3, n_iter_no_change=1, verbose=1).fit(seqs, y)
+    out = capsys.readouterr().out
+    assert re.search(r"Epoch 1: loss = \d+\.\d+", out)
+    assert "Epoch 2:" in out and "Epoch 3:" not in out
+    assert "did not improve more than tol=1000.0 for 1 consecutive epochs" in out
+    _lmn_clf(max_iter=2).fit(seqs, y)
+    assert capsys.readouterr().out == ""
+
+
+def test_non_finite_loss_raises():
+    seqs = _ragged(n=20)
+    y = np.full(20, 1e30)  # squared error overflows float32
+    est = _lmn_reg(max_iter=3, standardize=False, pretrainer=None)
+    with pytest.raises(FloatingPointError, match="diverged at epoch 1.*data loss"):
+        est.fit(seqs, y)
+    assert not hasattr(est, "net_")
+
+
+def test_penalty_is_added_to_the_loss():
+    seqs = _ragged(n=20)
+    y = _sequence_targets(seqs, "regression")
+    plain = _lmn_reg(max_iter=1, learning_rate_init=1e-12).fit(seqs, y)
+    penalized = _lmn_reg(
+        max_iter=1, learning_rate_init=1e-12, orthogonality_penalty=10.0
+    ).fit(seqs, y)
+    W = plain.net_.module_.recurrent.layers[0].weight_mm.detach().double()
+    ortho = 10.0 * float(((W.T @ W - torch.eye(W.shape[0])) ** 2).sum())
+    assert penalized.loss_curve_[0] == pytest.approx(
+        plain.loss_curve_[0] + ortho, rel=1e-4
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Persistence of the net
+# --------------------------------------------------------------------------- #
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a CPU-only machine")
+def test_model_saved_from_cuda_device_loads_on_cpu():
+    # A net trained on a GPU pickles its tensors (the module parameter too)
+    # in skorch's torch-aware state, which maps them to the CPU on load.
+    from skorch.exceptions import DeviceWarning
+
+    seqs = _ragged(n=10)
+    est = _lmn_reg(max_iter=1).fit(seqs, np.arange(10.0))
+    state = est.net_.__getstate__()
+    assert "module" not in state and "module_" not in state
+    est.net_.device = "cuda"  # what a GPU-trained net records
+    with pytest.warns(DeviceWarning, match="(?i)cuda"):
+        loaded = pickle.loads(pickle.dumps(est))
+    assert torch.device(loaded.net_.device).type == "cpu"
+    assert_array_equal(loaded.predict(seqs), est.predict(seqs))
+
+
+# --------------------------------------------------------------------------- #
+# Length-bucketed batches
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("pool_batches", [1, 50])
+def test_length_bucket_sampler(pool_batches):
+    from sklmn._training import LengthBucketBatchSampler
+
+    lengths = torch.from_numpy(np.random.RandomState(0).randint(1, 100, size=103))
+    sampler = LengthBucketBatchSampler(
+        lengths, 10, torch.Generator().manual_seed(0), pool_batches=pool_batches
+    )
+    batches = list(sampler)
+    assert len(batches) == len(sampler)
+    # every sequence exactly once per epoch
+    assert sorted(i for b in batches for i in b) == list(range(103))
+    assert all(len(b) <= 10 for b in batches)
+    if pool_batches == 50:  # one pool: batches are disjoint ranges of lengths
+        ranges = sorted((int(lengths[b].min()), int(lengths[b].max())) for b in batches)
+        assert all(
+            hi <= lo for (_, hi), (lo, _) in zip(ranges[:-1], ranges[1:], strict=True)
+        )
+    # batches come in random order, and a new order every epoch
+    assert list(sampler) != batches
+
+
+def test_bucket_by_length_training_is_reproducible():
+    seqs = _ragged(n=40, low=2, high=30)
+    y = _sequence_targets(seqs, "regression")
+    a = _lmn_reg(max_iter=3, batch_size=8, bucket_by_length=True).fit(seqs, y)
+    b = _lmn_reg(max_iter=3, batch_size=8, bucket_by_length=True).fit(seqs, y)
+    c = _lmn_reg(max_iter=3, batch_size=8).fit(seqs, y)
+    assert a.loss_curve_ == b.loss_curve_
+    # other batches: a different training, not just other rounding
+    assert not np.allclose(a.loss_curve_, c.loss_curve_, rtol=1e-3, atol=0)
+    assert_array_equal(a.predict(seqs), b.predict(seqs))
