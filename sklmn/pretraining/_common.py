@@ -17,16 +17,19 @@ from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
 from ..laes import LAESTransformer
-from ..utils.sequences import lengths_to_mask
+from ..utils.sequences import Sequences, lengths_to_mask
 
 __all__: list[str] = []
 
 
-def sequence_list(data: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
-    """Unpadded float64 sequences ``data[i, :lengths[i]]``."""
-    return [
-        np.asarray(data[i, : int(n)], dtype=np.float64) for i, n in enumerate(lengths)
-    ]
+def padded_sequences(data: np.ndarray, lengths: np.ndarray) -> Sequences:
+    """The padded float64 ``Sequences`` of ``data`` (zeroed after every
+    sequence's length), given to a ``LAESTransformer`` without a round trip
+    through a list of arrays."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    mask = lengths_to_mask(lengths, data.shape[1])
+    data = np.where(mask[..., None], np.asarray(data, dtype=np.float64), 0.0)
+    return Sequences(data, lengths, ragged=False, univariate=False)
 
 
 def valid_mask(lengths: np.ndarray, T: int) -> np.ndarray:
@@ -245,7 +248,7 @@ def make_laes(
     return LAESTransformer(n_components, solver=solver, **params)
 
 
-def fit_laes(laes: LAESTransformer, sequences: list[np.ndarray]) -> LAESTransformer:
+def fit_laes(laes: LAESTransformer, sequences: Sequences) -> LAESTransformer:
     """Fit ``laes`` with one BLAS thread.
 
     The pretrainers' eigendecompositions and factorizations are small (the
@@ -318,13 +321,11 @@ def reverse_valid(data: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def pad_sequences(states: list[np.ndarray], T: int) -> np.ndarray:
-    """Stack ``(T_i, k)`` arrays into a zero-padded ``(n, T, k)`` array."""
-    k = states[0].shape[1] if states else 0
-    out = np.zeros((len(states), T, k))
-    for i, st in enumerate(states):
-        out[i, : len(st)] = st
-    return out
+def laes_states(laes: LAESTransformer, seqs: Sequences) -> np.ndarray:
+    """The states of a ``return_sequences=True`` LAES at every step of the
+    padded ``seqs``, zero at padded steps."""
+    states = laes.transform(seqs)
+    return np.where(seqs.mask[..., None], states, 0.0)
 
 
 def spectral_radius(M: np.ndarray) -> float:

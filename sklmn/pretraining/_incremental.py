@@ -26,11 +26,11 @@ from ._common import (
     make_laes,
     module_sequences,
     output_residual,
+    padded_sequences,
     readout_targets,
     reverse_valid,
     ridge_readout,
     rows,
-    sequence_list,
     subsample_clock,
     valid_mask,
 )
@@ -240,7 +240,7 @@ def grow_multiscale_(
         bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
         q = min(N_m if n_components is None else int(n_components), N_m, bound)
         laes = make_laes(q, solver, sub_lengths, H)
-        fit_laes(laes, sequence_list(sub, sub_lengths))
+        fit_laes(laes, padded_sequences(sub, sub_lengths))
         A = np.zeros((N_m, H))
         B = np.zeros((N_m, N_m))
         A[:q], B[:q, :q] = laes.A_, laes.B_

@@ -22,17 +22,17 @@ from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     data_limit,
     fit_laes,
+    laes_states,
     make_laes,
     module_sequences,
     numpy_weight,
-    pad_sequences,
+    padded_sequences,
     readout_problem,
     readout_targets,
     reduce_components,
     reverse_valid,
     ridge_readout,
     rows,
-    sequence_list,
     set_linear_,
     set_weight_mm_,
     spectral_radius,
@@ -314,7 +314,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             laes_dirs = []
             for j in range(n_dirs):
                 data = inputs if j == 0 else reverse_valid(inputs, lengths)
-                seq_list = sequence_list(data, lengths)
+                padded = padded_sequences(data, lengths)
                 laes = make_laes(
                     p,
                     self.solver,
@@ -324,7 +324,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     return_sequences=True,
                     random_state=int(rng.randint(np.iinfo(np.int32).max)),
                 )
-                fit_laes(laes, seq_list)
+                fit_laes(laes, padded)
                 mean = laes.mean_ if self.center else np.zeros(data.shape[2])
                 if is_lmn:
                     layer = _lmn_layer(recurrent, i, j)
@@ -339,7 +339,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     _init_elman_layer_(recurrent.rnn, i, j, laes.A_, laes.B_, mean, s)
                 laes_dirs.append(laes)
                 if i == n_layers - 1:
-                    st = pad_sequences(laes.transform(seq_list), data.shape[1])
+                    st = laes_states(laes, padded)
                     last_states.append(st if j == 0 else reverse_valid(st, lengths))
             laes_layers.append(laes_dirs)
             if i < n_layers - 1:
@@ -463,7 +463,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     center=False,
                     random_state=int(rng.randint(np.iinfo(np.int32).max)),
                 )
-                fit_laes(laes, sequence_list(sub, sub_lengths))
+                fit_laes(laes, padded_sequences(sub, sub_lengths))
                 rows_k = net.module_slice(k)
                 start = rows_k.start
                 W_hm[start : start + p, :r] = laes.A_ / s

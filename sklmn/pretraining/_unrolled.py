@@ -26,9 +26,9 @@ from ._common import (
     make_laes,
     module_sequences,
     numpy_weight,
+    padded_sequences,
     readout_problem,
     reduce_components,
-    sequence_list,
     set_linear_,
     set_weight_mm_,
     spectral_radius,
@@ -332,7 +332,7 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         )
         laes_seed = int(rng.randint(np.iinfo(np.int32).max))
         laes = make_laes(p, self.solver, lengths, H, random_state=laes_seed)
-        fit_laes(laes, sequence_list(h_seq, lengths))
+        fit_laes(laes, padded_sequences(h_seq, lengths))
         # Alg. 1 lines 15-19: the transfer, on the first p memory units.
         W_hm0, W_mm0 = numpy_weight(layer.weight_hm), numpy_weight(layer.weight_mm)
         A, B = np.zeros((size, H)), np.zeros((size, size))

@@ -235,9 +235,12 @@ def check_sequences(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_timesteps, n_features) or \
-            (n_samples, n_timesteps), or list of array-like
+            (n_samples, n_timesteps), or list of array-like, or Sequences
         Sequences in one of the layouts of the module docstring. Trailing time
-        steps that are NaN in every feature are padding.
+        steps that are NaN in every feature are padding. A
+        :class:`Sequences` (already validated, e.g. the padded data and
+        lengths an estimator works with) is copied without a round trip
+        through a list.
     dtype : numpy dtype, default=np.float64
         Floating dtype of the returned data.
     input_name : str, default="X"
@@ -273,6 +276,20 @@ def check_sequences(
     ...
     ValueError: Input X contains infinity inside sequence 0 at time step 1 ...
     """
+    if isinstance(X, Sequences):
+        # validated already: a copy that owns its arrays (callers may modify
+        # the data in place), in the requested dtype
+        if int(X.lengths.min()) < ensure_min_length:
+            raise ValueError(
+                f"{input_name} needs at least {ensure_min_length} time steps per "
+                f"sequence; the shortest has {int(X.lengths.min())}."
+            )
+        return Sequences(
+            np.array(X.data, dtype=dtype),
+            np.array(X.lengths, dtype=np.int64),
+            X.ragged,
+            X.univariate,
+        )
     if X is None or isinstance(X, str | bytes | numbers.Number):
         raise TypeError(
             f"{input_name} must be an array-like of sequences, got "
