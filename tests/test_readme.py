@@ -54,13 +54,18 @@ def test_readme_block_runs(block, tmp_path, monkeypatch):
     heading, lineno, code, skipped = block
     if skipped:
         pytest.skip(f"README block at line {lineno} is marked {SKIP_MARK}")
+    _run_block(README, lineno, code, tmp_path, monkeypatch)
+
+
+def _run_block(path, lineno, code, tmp_path, monkeypatch):
+    """Run one snippet in a fresh namespace; it must not warn."""
     monkeypatch.chdir(tmp_path)
-    compiled = compile(code, f"{README}:{lineno}", "exec")
+    compiled = compile(code, f"{path}:{lineno}", "exec")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        exec(compiled, {"__name__": "__readme__"})
+        exec(compiled, {"__name__": "__snippet__"})
     messages = [f"{w.category.__name__}: {w.message}" for w in caught]
-    assert not messages, f"README block at line {lineno} warns: {messages}"
+    assert not messages, f"{path.name} block at line {lineno} warns: {messages}"
 
 
 EXTENDING = README.parent / "docs" / "extending.md"
@@ -71,11 +76,5 @@ EXTENDING_BLOCKS = _python_blocks(EXTENDING.read_text(encoding="utf-8"))
     "block", EXTENDING_BLOCKS, ids=[_block_id(b) for b in EXTENDING_BLOCKS]
 )
 def test_extending_block_runs(block, tmp_path, monkeypatch):
-    heading, lineno, code, _ = block
-    monkeypatch.chdir(tmp_path)
-    compiled = compile(code, f"{EXTENDING}:{lineno}", "exec")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(compiled, {"__name__": "__extending__"})
-    messages = [f"{w.category.__name__}: {w.message}" for w in caught]
-    assert not messages, f"docs/extending.md block at line {lineno} warns: {messages}"
+    _, lineno, code, _ = block
+    _run_block(EXTENDING, lineno, code, tmp_path, monkeypatch)
