@@ -7,12 +7,15 @@ Usage::
 
 Prints a Markdown table: median and minimum milliseconds per forward+backward
 (sum of the output as loss) and the ratios to ``torch.nn.RNN(256)``,
-``torch.nn.LSTM(128)`` and ``LMN(128, 128)`` measured in the same run (the
-minimum is the most robust figure when other processes share the CPU).
+``torch.nn.LSTM(128)`` and ``LMN(128, 128)`` measured in the same run: ratio
+of the medians, ratio of the minima (the most robust figure when other
+processes share the CPU) and the median over rounds of the ratio within a
+round ("per-round").
 Input size 16; LMN with N_h = N_m = 128. Rows for modules written elsewhere
 in ``sklmn.nn`` (MultiScaleLMN, ClockworkRNN, ENRNN) appear when importable.
-Timings are interleaved over repeats (round-robin) so that load from other
-processes affects every row alike.
+Timings are interleaved over repeats (round-robin, the starting row rotating
+every round) so that load from other processes affects every row alike; the
+table gives each row's median and minimum over the repeats.
 """
 
 from __future__ import annotations
@@ -115,9 +118,13 @@ def main(argv: list[str] | None = None) -> None:
     times: dict[str, list[float]] = {name: [] for name in models}
     for run in models.values():  # warm-up
         time_once(run, x, args.device)
-    for _ in range(args.repeats):
-        for name, run in models.items():
-            times[name].append(time_once(run, x, args.device))
+    names = list(models)
+    for rep in range(args.repeats):
+        # round-robin, starting one row later every round so that no row
+        # always follows the same neighbour (cache, allocator, load bursts)
+        shift = rep % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(time_once(models[name], x, args.device))
     median = {name: statistics.median(v) for name, v in times.items()}
     best = {name: min(v) for name, v in times.items()}
     print(
@@ -128,13 +135,18 @@ def main(argv: list[str] | None = None) -> None:
     print(
         "| model | ms median | ms min | median vs nn.RNN(256) "
         "| median vs nn.LSTM(128) | median vs LMN(128) | min vs nn.RNN(256) "
-        "| min vs nn.LSTM(128) | min vs LMN(128) |"
+        "| min vs nn.LSTM(128) | min vs LMN(128) | per-round vs nn.RNN(256) "
+        "| per-round vs nn.LSTM(128) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     refs = ("torch.nn.RNN(256)", "torch.nn.LSTM(128)", "LMN(128, 128)")
     for name in times:
         ratios = [f"{median[name] / median[r]:.2f}" for r in refs]
         ratios += [f"{best[name] / best[r]:.2f}" for r in refs]
+        # median over rounds of the ratio measured within each round
+        for r in refs[:2]:
+            pairs = zip(times[name], times[r], strict=True)
+            ratios.append(f"{statistics.median(a / b for a, b in pairs):.2f}")
         print(
             f"| {name} | {median[name]:.1f} | {best[name]:.1f} | "
             + " | ".join(ratios)

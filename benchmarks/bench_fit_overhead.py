@@ -1,0 +1,755 @@
+"""Overhead of an estimator's ``fit`` over a hand-written torch training loop.
+
+Usage::
+
+    python benchmarks/bench_fit_overhead.py --threads 1     # 4 cases, 7 repeats
+    python benchmarks/bench_fit_overhead.py --models lmn --data medium --repeats 9
+    python benchmarks/bench_fit_overhead.py --breakdown     # where fit's time goes
+    python benchmarks/bench_fit_overhead.py --prototypes    # candidate fixes
+    python benchmarks/bench_fit_overhead.py --threads 1 2   # interleaved counts
+    python benchmarks/bench_fit_overhead.py --profile       # cProfile of a fit
+
+For each model (``RNNClassifier(cell='lstm')``, ``LMNClassifier(pretrainer=
+None)``, both with their default sizes) and data size (small: 200 sequences
+x T=50 x d=4; medium: 2000 x T=100 x d=8; lengths uniform in T/2..T, 3
+classes) it times, interleaved round-robin over ``--repeats`` rounds after a
+warm-up round (the first fit of a process pays ~1.3 s for torch importing
+``torch._dynamo`` with the first optimizer):
+
+* ``hand``: a hand-written loop over a copy of the fitted estimator's module
+  (``est.net_.module_``, a ``SequenceNet``): the same Adam (lr 1e-3, weight
+  decay ``alpha / batch_size`` on weights, none on biases), cross-entropy on
+  the readout of the last valid step, ``clip_grad_norm_(1.0)``, a seeded
+  ``randperm`` per epoch, batches of ``--batch`` zero-padded sequences
+  trimmed to their longest one, with their lengths; the batch loss is read
+  back (``loss.item()``) as any loop that logs it does;
+* ``hand+eval``: the same plus what ``fit``'s best-weight selection does (a
+  no-grad eval-mode loss over the training set, batches of 256, before
+  training and after every epoch; a clone of the state dict when it
+  improves);
+* ``fit``: ``est.fit(X, y)`` with ``early_stopping=False``,
+  ``standardize=False``, ``max_iter=--epochs``, ``batch_size=--batch``,
+  ``n_iter_no_change`` so large that all epochs run; reported as total wall
+  time, as the sum of the skorch history's per-epoch ``dur`` (the epochs'
+  training work: ``EpochTimer`` closes an epoch before the stopping rule
+  runs) and as the time spent in the stopping rule (``ConvergenceMonitor``:
+  the evaluation passes and snapshots of best-weight selection, measured by
+  wrapping its methods);
+* ``fit-noeval``: ``fit`` with the stopping rule's evaluation and snapshots
+  patched out (it then monitors the running training loss).
+
+``--prototypes`` adds fits with monkey-patched candidate changes (nothing in
+``sklmn`` is edited): ``fit+lean`` (training batches from a plain seeded
+permutation instead of a DataLoader, a train step without skorch's closure
+and ``on_grad_computed`` round, train/eval mode switched only when it
+changes), ``fit+evalsort`` (the evaluation pass in decreasing length order)
+and both; ``--all-prototypes`` also each lean change alone.
+
+Prints Markdown tables of medians (and minima) in ms, and the ratios (median
+of the per-round ratios, and the ratio of the minima). Compare ratios: the
+2-core development machines are shared. With two torch threads on two cores
+a single competing process slows every parallel kernel several-fold (see
+``benchmarks/README.md``), so record with ``--threads 1`` unless the machine
+is quiet.
+
+``--breakdown`` times (by wrapping functions) the components of a fit in ms
+per epoch: setup (validation, module build, net initialization), data
+loading (DataLoader and ``SequenceDataset.__getitems__``), forward, loss,
+backward, clipping, optimizer step, skorch's callbacks and history writes,
+the stopping rule. Rows nest (``train_step`` contains forward and backward),
+and the wrappers add a little time of their own.
+
+The training classes are read off a fitted estimator, so the script works
+whether they live in ``sklmn.estimators._net`` or in ``sklmn._training``. To
+measure a snapshot of the package rather than the working tree, put it first
+on ``PYTHONPATH`` (with an editable install, also drop the editable finder
+from ``sys.meta_path``, e.g. in a ``sitecustomize.py`` of that directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import cProfile
+import gc
+import io
+import pstats
+import statistics
+import sys
+import time
+import warnings
+from collections import defaultdict
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+DATA = {"small": (200, 50, 4), "medium": (2000, 100, 8)}
+N_CLASSES = 3
+
+
+# ---------------------------------------------------------------------- data
+def make_data(n: int, T: int, d: int, seed: int = 0):
+    """NaN-padded float32 array for ``fit`` and the zero-padded tensors of the
+    hand loop (same sequences, lengths uniform in T/2..T, 3 classes)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, T, d).astype(np.float32)
+    lengths = rng.randint(T // 2, T + 1, size=n)
+    mask = np.arange(T)[None, :] < lengths[:, None]
+    score = (X[:, :, 0] * mask).sum(1) / np.sqrt(lengths)
+    y = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])).astype(np.int64)
+    X_nan = np.where(mask[:, :, None], X, np.nan).astype(np.float32)
+    X_zero = torch.from_numpy(np.where(mask[:, :, None], X, 0.0).astype(np.float32))
+    return X_nan, y, (X_zero, torch.from_numpy(lengths.astype(np.int64)),
+                      torch.from_numpy(y))
+
+
+def make_estimator(model: str, epochs: int, batch: int):
+    from sklmn.estimators import LMNClassifier, RNNClassifier
+
+    kw = dict(
+        max_iter=epochs,
+        batch_size=batch,
+        early_stopping=False,
+        standardize=False,
+        n_iter_no_change=10 * epochs + 10,
+        tol=0.0,
+        random_state=0,
+    )
+    if model == "lstm":
+        return RNNClassifier(cell="lstm", **kw)
+    return LMNClassifier(pretrainer=None, **kw)
+
+
+# ------------------------------------------------------------------ hand loop
+def hand_optimizer(module, lr: float, weight_decay: float):
+    """Adam with weight decay on weights only (as ``fit``: biases undecayed)."""
+    weights, biases = [], []
+    for name, p in module.named_parameters():
+        (biases if name.rsplit(".", 1)[-1].startswith("bias") else weights).append(p)
+    return torch.optim.Adam(
+        [{"params": weights}, {"params": biases, "weight_decay": 0.0}],
+        lr=lr,
+        weight_decay=weight_decay,
+    )
+
+
+def _eval_loss(module, X, lengths, y, batch: int) -> float:
+    module.eval()
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, len(y), batch):
+            lb = lengths[i : i + batch]
+            out = module(X[i : i + batch, : int(lb.max())], lengths=lb)
+            total += float(F.cross_entropy(out, y[i : i + batch])) * len(lb)
+    module.train()
+    return total / len(y)
+
+
+def hand_loop(module, tensors, *, epochs, batch, lr, weight_decay, clip,
+              evaluate=False, seed=0):
+    """Train ``module`` by hand; returns the per-epoch mean training losses."""
+    X, lengths, y = tensors
+    n = len(y)
+    opt = hand_optimizer(module, lr, weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    eval_batch = max(batch, 256)  # fit's iterator_valid batch size
+    best = _eval_loss(module, X, lengths, y, eval_batch) if evaluate else None
+    best_state = None
+    if evaluate:
+        best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    module.train()
+    curve = []
+    for _ in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        total = 0.0
+        for i in range(0, n, batch):
+            idx = perm[i : i + batch]
+            lb = lengths[idx]
+            xb = X[idx, : int(lb.max())]
+            opt.zero_grad()
+            loss = F.cross_entropy(module(xb, lengths=lb), y[idx])
+            loss.backward()
+            if clip is not None:
+                torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
+            opt.step()
+            total += loss.item() * len(idx)
+        curve.append(total / n)
+        if evaluate:
+            value = _eval_loss(module, X, lengths, y, eval_batch)
+            if value < best:
+                best = value
+                best_state = {
+                    k: v.detach().clone() for k, v in module.state_dict().items()
+                }
+    if evaluate and best_state is not None:
+        module.load_state_dict(best_state)
+    return curve
+
+
+# ------------------------------------------------------------ fit variants
+_CLASSES: tuple = ()
+
+
+def _training_classes():
+    """(net class, stopping-rule class, module defining the stopping rule,
+    dataset class) that ``fit`` really uses, read off a tiny fitted
+    estimator (they moved between modules in the ``sklmn/_training``
+    refactor)."""
+    global _CLASSES
+    if not _CLASSES:
+        X, y, _ = make_data(8, 4, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = make_estimator("lmn", 1, 4).fit(X, y)
+        net = est.net_
+        cm = type(dict(net.callbacks_)["convergence"])
+        dataset_cls = _dataset_class()
+        _CLASSES = (type(net), cm, sys.modules[cm.__module__], dataset_cls)
+    return _CLASSES
+
+
+def _dataset_class():
+    """Class of the training dataset (the first __getitems__ it serves)."""
+    seen = []
+    loader_iter = torch.utils.data.dataloader._BaseDataLoaderIter
+    original = loader_iter.__next__
+
+    def spy(self):
+        seen.append(type(self._dataset))
+        return original(self)
+
+    loader_iter.__next__ = spy
+    try:
+        X, y, _ = make_data(8, 4, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make_estimator("lmn", 1, 4).fit(X, y)
+    finally:
+        loader_iter.__next__ = original
+    return seen[0]
+
+
+def _monitor_class():
+    _, cm, cm_module, _ = _training_classes()
+    return cm_module, cm
+
+
+@contextlib.contextmanager
+def timed_monitor(sink: list):
+    """Accumulate the seconds spent in the stopping rule into ``sink``."""
+    _, cm = _monitor_class()
+    originals = {}
+    for name in ("on_train_begin", "on_epoch_end", "on_train_end"):
+        original = cm.__dict__.get(name)
+        if original is None:
+            continue
+        originals[name] = original
+
+        def wrapper(self, *a, _f=original, **k):
+            t0 = time.perf_counter()
+            try:
+                return _f(self, *a, **k)
+            finally:
+                sink.append(time.perf_counter() - t0)
+
+        setattr(cm, name, wrapper)
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(cm, name, original)
+
+
+@contextlib.contextmanager
+def no_best_weight_eval():
+    """Stopping rule without its evaluation passes and state snapshots: it
+    monitors the epoch's running training loss and keeps the last weights."""
+    net_mod, cm = _monitor_class()
+    saved = (cm._measure_start, cm._value, net_mod.snapshot_state)
+    cm._measure_start = lambda self, net: (np.inf, None)
+    cm._value = lambda self, net, row: float(row["train_loss"])
+    net_mod.snapshot_state = lambda module: None
+    try:
+        yield
+    finally:
+        cm._measure_start, cm._value, net_mod.snapshot_state = saved
+
+
+def run_fit(model, X, y, epochs, batch, context=contextlib.nullcontext):
+    """(total s, sum of epoch dur s, stopping-rule s) of one fit."""
+    est = make_estimator(model, epochs, batch)
+    sink: list = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with timed_monitor(sink), context():
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            total = time.perf_counter() - t0
+    hist = est.net_.history
+    if len(hist) != epochs:
+        raise RuntimeError(f"fit ran {len(hist)} epochs, expected {epochs}")
+    return total, float(sum(hist[:, "dur"])), float(sum(sink)), est
+
+
+# --------------------------------------------------------------- prototypes
+def _fast_iterator(self, dataset, training=False):
+    """Prototype of SequenceNeuralNet.get_iterator without a DataLoader: the
+    same seeded permutation, batches fetched whole by __getitems__."""
+    if not training:
+        return _PROTO_ORIG["get_iterator"](self, dataset, training=training)
+    batch = self.batch_size
+    gen = torch.Generator().manual_seed(int(self.shuffle_seed))
+
+    class _Batches:
+        def __len__(self_):
+            return -(-len(dataset) // batch)
+
+        def __iter__(self_):
+            perm = torch.randperm(len(dataset), generator=gen)
+            for i in range(0, len(dataset), batch):
+                yield dataset.__getitems__(perm[i : i + batch])
+
+    return _Batches()
+
+
+_PROTO_ORIG: dict = {}
+
+#: evaluation batch of the "evalsort" prototype: fit's own (max(batch, 256));
+#: measured on the medium data, 1 thread, eval pass of the LMN (LSTM) in ms:
+#: 64: 99 (104), 256: 53 (71), 1024: 81 (107), 2048: 88 (116) unsorted and
+#: 71 (81), 39 (62), 58 (91), 94 (122) sorted by length: larger batches lose
+#: (cache), sorting by length saves 27% (13%)
+EVAL_BATCH = 256
+
+
+def _fast_eval_iterator(self, dataset, training=False):
+    """Prototype of the evaluation iterator of best-weight selection:
+    sequences in decreasing length order, so that each batch (trimmed to
+    its longest sequence) wastes little on padding. Only valid where the
+    loss is all that is read (a mean is order-invariant), not where outputs
+    are matched to targets (or they must be put back in order)."""
+    if training:
+        return _PROTO_ORIG["get_iterator"](self, dataset, training=training)
+    order = torch.argsort(dataset.lengths, descending=True, stable=True)
+
+    class _Batches:
+        def __len__(self_):
+            return -(-len(dataset) // EVAL_BATCH)
+
+        def __iter__(self_):
+            for i in range(0, len(dataset), EVAL_BATCH):
+                yield dataset.__getitems__(order[i : i + EVAL_BATCH])
+
+    return _Batches()
+
+
+def _lean_train_step(self, batch, **fit_params):
+    """Prototype of a SequenceNeuralNet.train_step without the closure, the
+    TeeGenerator and the notify('on_grad_computed') round: zero_grad, forward,
+    loss, backward, clip (when the net clips), step."""
+    self._zero_grad_optimizer()
+    step = self.train_step_single(batch, **fit_params)
+    clip = getattr(self, "_proto_clip", None)
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(self.module_.parameters(), clip)
+    else:
+        self.notify(
+            "on_grad_computed",
+            named_parameters=list(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+    self.optimizer_.step()
+    return step
+
+
+def _set_training_once(self, training=True):
+    """Prototype: switch train/eval mode only when it changes."""
+    if getattr(self, "_proto_mode", None) is training:
+        return
+    self._proto_mode = training
+    _PROTO_ORIG["_set_training"](self, training)
+
+
+@contextlib.contextmanager
+def prototype(names: set[str]):
+    """Monkey-patch SequenceNeuralNet / skorch with the named prototypes."""
+    from skorch.callbacks import GradientNormClipping
+
+    cls = _training_classes()[0]
+    patches = []  # (owner, attribute, original)
+
+    def patch(owner, attr, value):
+        patches.append((owner, attr, owner.__dict__.get(attr, getattr(owner, attr))))
+        setattr(owner, attr, value)
+
+    _PROTO_ORIG["get_iterator"] = cls.get_iterator
+    _PROTO_ORIG["_set_training"] = cls._set_training
+    if "loader" in names:
+        patch(cls, "get_iterator", _fast_iterator)
+    if "step" in names:
+        # the clipping callback becomes a no-op; the lean step clips directly
+        orig_initialize = cls.initialize_callbacks
+
+        def initialize_callbacks(self):
+            out = orig_initialize(self)
+            clip = None
+            for _, cb in self.callbacks_:
+                if isinstance(cb, GradientNormClipping):
+                    clip = cb.gradient_clip_value
+            self._proto_clip = clip
+            return out
+
+        patch(cls, "initialize_callbacks", initialize_callbacks)
+        patch(cls, "train_step", _lean_train_step)
+        patch(GradientNormClipping, "on_grad_computed", lambda self, *a, **k: None)
+    if "mode" in names:
+        patch(cls, "_set_training", _set_training_once)
+    if "evalsort" in names:
+        if "loader" in names:
+            def both(self, dataset, training=False):
+                if training:
+                    return _fast_iterator(self, dataset, training=True)
+                return _fast_eval_iterator(self, dataset, training=False)
+
+            patch(cls, "get_iterator", both)
+        else:
+            patch(cls, "get_iterator", _fast_eval_iterator)
+    if "noeval" in names:
+        with no_best_weight_eval():
+            try:
+                yield
+            finally:
+                for owner, attr, original in reversed(patches):
+                    setattr(owner, attr, original)
+        return
+    try:
+        yield
+    finally:
+        for owner, attr, original in reversed(patches):
+            setattr(owner, attr, original)
+
+
+# ------------------------------------------------------------------ breakdown
+@contextlib.contextmanager
+def wrapped(acc: dict, targets):
+    """Accumulate the wall time of each (owner, attribute, label) into acc."""
+    saved = []
+    for owner, attr, label in targets:
+        original = owner.__dict__.get(attr)
+        if original is None:
+            original = getattr(owner, attr)
+        saved.append((owner, attr, original))
+
+        def wrapper(*a, _f=original, _label=label, **k):
+            t0 = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                acc[_label] += time.perf_counter() - t0
+
+        setattr(owner, attr, wrapper)
+    try:
+        yield
+    finally:
+        for owner, attr, original in reversed(saved):
+            setattr(owner, attr, original)
+
+
+def breakdown(model, X, y, epochs, batch, rounds: int):
+    """Seconds per epoch of fit's components (median over rounds)."""
+    import skorch.net
+    from skorch.callbacks import GradientNormClipping
+    from skorch.history import History
+
+    cls, cm, cm_module, dataset_cls = _training_classes()
+    dl_iter = torch.utils.data.dataloader._BaseDataLoaderIter
+    results = defaultdict(list)
+    for _ in range(rounds):
+        acc: dict = defaultdict(float)
+        targets = [
+            (dl_iter, "__next__", "data: DataLoader.__next__ (incl. __getitems__)"),
+            (dataset_cls, "__getitems__", "data: SequenceDataset.__getitems__"),
+            (cls, "get_iterator", "data: get_iterator (DataLoader setup)"),
+            (cls, "infer", "forward: net.infer (module forward)"),
+            (cls, "get_loss", "loss: get_loss (criterion + penalty + isfinite)"),
+            (torch.Tensor, "backward", "backward: loss.backward"),
+            (GradientNormClipping, "on_grad_computed", "clip: GradientNormClipping"),
+            (cls, "_zero_grad_optimizer", "optimizer: zero_grad"),
+            (cls, "_set_training", "skorch: _set_training (module.train/eval)"),
+            (cls, "notify", "skorch: notify (all callback hooks)"),
+            (History, "record_batch", "skorch: history.record_batch"),
+            (History, "new_batch", "skorch: history.new_batch"),
+            (cls, "train_step", "step: train_step total"),
+            (cls, "train_step_single", "step: train_step_single"),
+            (skorch.net.NeuralNet, "run_single_epoch", "epoch: run_single_epoch"),
+            (cm, "on_epoch_end", "best-weight: ConvergenceMonitor.on_epoch_end"),
+            (cm, "on_train_begin", "best-weight: ConvergenceMonitor.on_train_begin"),
+            (cm_module, "dataset_loss", "best-weight: dataset_loss"),
+        ]
+        opt_cls = torch.optim.Adam
+        targets.append((opt_cls, "step", "optimizer: Adam.step (incl. closure)"))
+        targets += _setup_targets(model, cls)
+        with wrapped(acc, targets):
+            total, dur, mon, est = run_fit(model, X, y, epochs, batch)
+        acc["fit total"] = total
+        acc["fit epochs (sum of dur)"] = dur
+        for k, v in acc.items():
+            results[k].append(v / epochs)
+    return {k: statistics.median(v) for k, v in results.items()}
+
+
+def _setup_targets(model, net_cls):
+    """Wrappable setup steps of fit (input validation, module build, net
+    initialization), where they exist in this version of sklmn."""
+    import inspect
+
+    est_cls = type(make_estimator(model, 1, 1))
+    fit_module = sys.modules[inspect.unwrap(est_cls.fit).__module__]
+    found = []
+    for owner, attr, label in (
+        (fit_module, "validate_sequences", "setup: validate_sequences"),
+        (est_cls, "_encode_target", "setup: _encode_target"),
+        (est_cls, "_build_module", "setup: _build_module (module init)"),
+        (est_cls, "_make_net", "setup: _make_net"),
+        (net_cls, "initialize", "setup: net.initialize (optimizer, callbacks)"),
+    ):
+        if hasattr(owner, attr):
+            found.append((owner, attr, label))
+    return found
+
+
+def profile_fit(model, X, y, epochs, batch, top: int) -> str:
+    pr = cProfile.Profile()
+    pr.enable()
+    run_fit(model, X, y, epochs, batch)
+    pr.disable()
+    out = io.StringIO()
+    pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+# ----------------------------------------------------------------------- main
+def _fmt(v: float) -> str:
+    return f"{1000 * v:.0f}" if v >= 0.1 else f"{1000 * v:.1f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
+    parser.add_argument("--models", nargs="+", choices=("lstm", "lmn"),
+                        default=["lstm", "lmn"])
+    parser.add_argument("--data", nargs="+", choices=tuple(DATA),
+                        default=list(DATA))
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="torch thread counts, interleaved (default: torch's)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="time fit's components (ms per epoch)")
+    parser.add_argument("--prototypes", action="store_true",
+                        help="time fits with monkey-patched candidate fixes")
+    parser.add_argument("--all-prototypes", action="store_true",
+                        help="with --prototypes: also each lean-loop change alone")
+    parser.add_argument("--profile", action="store_true",
+                        help="print a cProfile (by tottime) of one fit per model")
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    threads_list = args.threads or [torch.get_num_threads()]
+    torch.set_num_threads(threads_list[0])
+    datasets = {name: make_data(*DATA[name]) for name in args.data}
+    import sklmn
+
+    print(
+        f"sklmn={sklmn.__file__} "
+        f"torch={torch.__version__} threads={threads_list} epochs={args.epochs} "
+        f"batch={args.batch} repeats={args.repeats} "
+        f"load={' '.join(f'{v:.1f}' for v in _loadavg())}"
+    )
+
+    net_cls, cm_cls, _, ds_cls = _training_classes()
+    print(f"# classes: {net_cls.__module__}.{net_cls.__name__}, "
+          f"{cm_cls.__module__}.{cm_cls.__name__}, "
+          f"{ds_cls.__module__}.{ds_cls.__name__}")
+    # warm-up fits (dynamo import, allocator) and the modules of the hand loop
+    templates = {}
+    for model in args.models:
+        for name, (X, y, _) in datasets.items():
+            *_, est = run_fit(model, X, y, 1, args.batch)
+            templates[model, name] = est
+    seen = {}
+    for key, est in templates.items():
+        p = dict(est.get_params())
+        seen[key] = (p["learning_rate_init"], p["alpha"] / args.batch,
+                     p["gradient_clipping"])
+        nt = _threads_in_fit(key[0], datasets[key[1]], args.batch)
+        print(f"# {key}: module {type(est.net_.module_.recurrent).__name__}, "
+              f"lr/weight_decay/clip {seen[key]}, torch threads during fit: {nt}")
+
+    if args.profile:
+        for model, dname in [(m, d) for m in args.models for d in args.data]:
+            X, y, _ = datasets[dname]
+            print(f"\n## cProfile of one fit, {model}, {dname} data\n```")
+            print(profile_fit(model, X, y, args.epochs, args.batch, args.top))
+            print("```")
+        return
+
+    if args.breakdown:
+        for model, dname in [(m, d) for m in args.models for d in args.data]:
+            X, y, tensors = datasets[dname]
+            hand = []
+            for _ in range(args.repeats):
+                hand.append(_time_hand(templates[model, dname], tensors, args,
+                                       seen[model, dname]) / args.epochs)
+            res = breakdown(model, X, y, args.epochs, args.batch, args.repeats)
+            print(f"\n## Breakdown, {model}, {dname} data: ms per epoch "
+                  f"(median of {args.repeats}; wrapped calls, nested rows overlap)\n")
+            print(f"hand loop: {1000 * statistics.median(hand):.1f} ms/epoch\n")
+            print("| component | ms / epoch |\n|---|---:|")
+            for k in sorted(res):
+                print(f"| {k} | {1000 * res[k]:.1f} |")
+        return
+
+    variants = ["hand", "hand+eval", "fit", "fit-noeval"]
+    protos = {}
+    if args.prototypes:
+        protos = {
+            "fit+lean": {"loader", "step", "mode"},
+            "fit+evalsort": {"evalsort"},
+            "fit+lean+evalsort": {"loader", "step", "mode", "evalsort"},
+        }
+        if args.all_prototypes:
+            protos.update({
+                "fit+loader": {"loader"},
+                "fit+step": {"step"},
+                "fit+mode": {"mode"},
+                "fit+lean+noeval": {"loader", "step", "mode", "noeval"},
+            })
+        variants += list(protos)
+    cases = [(m, d, t) for t in threads_list for m in args.models for d in args.data]
+    times = {(c, v): [] for c in cases for v in variants}
+    durs = {(c, v): [] for c in cases for v in variants if v.startswith("fit")}
+    mons = {(c, v): [] for c in cases for v in variants if v.startswith("fit")}
+    for _rep in range(args.repeats):
+        for case in cases:
+            model, dname, nthreads = case
+            torch.set_num_threads(nthreads)
+            X, y, tensors = datasets[dname]
+            for v in variants:
+                gc.collect()
+                if v == "hand":
+                    t = _time_hand(templates[model, dname], tensors, args,
+                                   seen[model, dname])
+                elif v == "hand+eval":
+                    t = _time_hand(templates[model, dname], tensors, args,
+                                   seen[model, dname], evaluate=True)
+                else:
+                    if v == "fit":
+                        ctx = contextlib.nullcontext
+                    elif v == "fit-noeval":
+                        ctx = no_best_weight_eval
+                    else:
+                        ctx = lambda names=protos[v]: prototype(names)  # noqa: E731
+                    t, dur, mon, _ = run_fit(model, X, y, args.epochs, args.batch, ctx)
+                    durs[case, v].append(dur)
+                    mons[case, v].append(mon)
+                times[case, v].append(t)
+    print(f"\nload after: {' '.join(f'{v:.1f}' for v in _loadavg())}")
+    _report(cases, variants, times, durs, mons, args)
+
+
+def _time_hand(template, tensors, args, params, evaluate=False) -> float:
+    lr, wd, clip = params
+    module = copy.deepcopy(template.net_.module_)
+    t0 = time.perf_counter()
+    hand_loop(module, tensors, epochs=args.epochs, batch=args.batch, lr=lr,
+              weight_decay=wd, clip=clip, evaluate=evaluate)
+    return time.perf_counter() - t0
+
+
+def _threads_in_fit(model, data, batch) -> int:
+    """torch.get_num_threads() seen by a callback during fit."""
+    from skorch.callbacks import Callback
+
+    seen = []
+
+    class Probe(Callback):
+        def on_batch_begin(self, net, **kwargs):
+            seen.append(torch.get_num_threads())
+
+    est = make_estimator(model, 1, batch).set_params(callbacks=[("probe", Probe())])
+    X, y, _ = data
+    # callbacks are deep-copied by fit, but the closure list is shared
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X[:batch], y[:batch])
+    return seen[0] if seen else -1
+
+
+def _loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return [float(v) for v in f.read().split()[:3]]
+    except OSError:
+        return []
+
+
+def _report(cases, variants, times, durs, mons, args) -> None:
+    med = {k: statistics.median(v) for k, v in times.items()}
+    low = {k: min(v) for k, v in times.items()}
+    print(f"\n## Wall time, ms (median / min of {args.repeats}; "
+          f"{args.epochs} epochs, batch {args.batch})\n")
+    print("| model | data | threads | " + " | ".join(variants)
+          + " | fit epochs (dur) | fit stopping rule |")
+    print("|---|---|---:|" + "---:|" * (len(variants) + 2))
+    for c in cases:
+        cells = [f"{_fmt(med[c, v])} / {_fmt(low[c, v])}" for v in variants]
+        d = durs[c, "fit"]
+        m = mons[c, "fit"]
+        cells.append(f"{_fmt(statistics.median(d))} / {_fmt(min(d))}")
+        cells.append(f"{_fmt(statistics.median(m))} / {_fmt(min(m))}")
+        print(f"| {c[0]} | {c[1]} | {c[2]} | " + " | ".join(cells) + " |")
+
+    print("\n## Ratios to the hand loop (median of per-round ratios; min in "
+          "parentheses = ratio of minima)\n")
+    cols = [("fit / hand", "fit", "hand", times),
+            ("fit epochs (dur) / hand", "fit", "hand", durs),
+            ("fit-noeval / hand", "fit-noeval", "hand", times),
+            ("fit-noeval epochs / hand", "fit-noeval", "hand", durs),
+            ("fit / hand+eval", "fit", "hand+eval", times),
+            ("hand+eval / hand", "hand+eval", "hand", times)]
+    cols += [(f"{v} / hand", v, "hand", times) for v in variants[4:]]
+    cols += [(f"{v} epochs / hand", v, "hand", durs) for v in variants[4:]]
+    print("| model | data | threads | " + " | ".join(c[0] for c in cols) + " |")
+    print("|---|---|---:|" + "---:|" * len(cols))
+    for c in cases:
+        cells = []
+        for _, num, den, src in cols:
+            a, b = src[c, num], times[c, den]
+            per_round = statistics.median(x / z for x, z in zip(a, b, strict=True))
+            cells.append(f"{per_round:.2f} ({min(a) / min(b):.2f})")
+        print(f"| {c[0]} | {c[1]} | {c[2]} | " + " | ".join(cells) + " |")
+
+    print("\n## What best-weight selection adds (ms per epoch, medians)\n")
+    print("| model | data | threads | stopping rule in fit | fit - fit-noeval "
+          "| hand+eval - hand | share of fit |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for c in cases:
+        e = args.epochs
+        mon = statistics.median(mons[c, "fit"]) / e
+        diff = (med[c, "fit"] - med[c, "fit-noeval"]) / e
+        hdiff = (med[c, "hand+eval"] - med[c, "hand"]) / e
+        share = statistics.median(mons[c, "fit"]) / med[c, "fit"]
+        print(f"| {c[0]} | {c[1]} | {c[2]} | {1000 * mon:.1f} | {1000 * diff:.1f} "
+              f"| {1000 * hdiff:.1f} | {100 * share:.0f}% |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
