@@ -52,6 +52,7 @@ PINNED: dict[str, dict] = {
         learning_rate_init=1e-3,
         max_iter=200,
         n_iter_no_change=10,
+        n_threads=None,
         optimizer="adam",
         random_state=0,
         standardize=True,

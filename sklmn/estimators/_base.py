@@ -181,6 +181,15 @@ TRAINING_PARAMETERS_DOC = """\
         torch device to train on, e.g. ``'cuda'``. A model trained on a GPU
         unpickles and predicts on a CPU-only machine (skorch maps the tensors
         to the CPU).
+    n_threads : int or None, default=None
+        Number of threads torch uses for the work of ``fit``,
+        ``partial_fit`` and the predictions (``torch.set_num_threads``, set
+        for the call and restored afterwards; None: leave torch's setting,
+        by default one thread per physical core). The setting is
+        process-wide, so calls with ``n_threads`` set run one at a time in a
+        process. One thread is the robust choice on a machine whose cores
+        other processes share: with as many threads as cores, one competing
+        process slowed torch's kernels 4-10x (``benchmarks/README.md``).
     callbacks : list of skorch callbacks or (name, callback) tuples or None, \
             default=None
         Extra skorch callbacks (copied in ``fit``), run after the built-in
@@ -291,6 +300,23 @@ _AUTO_EARLY_STOPPING_REGRESSION = 20
 # their seeded draws, so seeded blocks run one at a time (reentrant: a
 # pretrainer may fit another estimator inside)
 _TORCH_RNG_LOCK = threading.RLock()
+# torch's thread count is process-wide: estimators that set it take turns
+_TORCH_THREADS_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _torch_threads(n_threads):
+    """``torch.set_num_threads(n_threads)`` inside the block (None: as is)."""
+    if n_threads is None:
+        yield
+        return
+    with _TORCH_THREADS_LOCK:
+        previous = torch.get_num_threads()
+        torch.set_num_threads(int(n_threads))
+        try:
+            yield
+        finally:
+            torch.set_num_threads(previous)
 
 
 @contextlib.contextmanager
@@ -407,6 +433,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "device": [str, torch.device],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
         "callbacks": [None, list],
     }
 
@@ -432,6 +459,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
     ):
         self.target = target
@@ -453,6 +481,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.device = device
+        self.n_threads = n_threads
         self.callbacks = callbacks
 
     # ------------------------------------------------------------------ hooks
@@ -855,7 +884,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         context = self._context(
             seqs, y_model, warm=warm, validation=valid_dataset is not None
         )
-        with _seeded_torch(torch_seed):
+        with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if warm:
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
@@ -987,7 +1016,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             else int(self.batch_size)
         )
         context = self._context(seqs, y_model, warm=not first, validation=False)
-        with _seeded_torch(torch_seed):
+        with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if first:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
@@ -1119,7 +1148,8 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             torch.from_numpy(seqs.lengths[order]),
             per_step=self.target == "timestep",
         )
-        outputs = self.net_.predict_outputs(dataset)
+        with _torch_threads(getattr(self, "n_threads", None)):  # older pickles
+            outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             restored[order] = self._unstandardized_outputs(outputs)
@@ -1146,6 +1176,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             "memory amplifies its state, or on extreme input values. No "
             "prediction is made from non-finite outputs."
         )
+
+    def __setstate__(self, state):
+        # parameters added after a model was pickled take their defaults
+        state = dict(state)
+        state.setdefault("n_threads", None)
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -152,6 +152,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         class_weight=None,
         decoding="greedy",
@@ -177,6 +178,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -260,6 +262,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
     ):
         super().__init__(
@@ -282,6 +285,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

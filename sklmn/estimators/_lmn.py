@@ -223,6 +223,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         pretrainer="auto",
         class_weight=None,
@@ -249,6 +250,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -344,6 +346,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         pretrainer="auto",
     ):
@@ -367,6 +370,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

@@ -221,6 +221,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         incremental=None,
         pretrainer=None,
@@ -248,6 +249,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -353,6 +355,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         incremental=None,
         pretrainer=None,
@@ -377,6 +380,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

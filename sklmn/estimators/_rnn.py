@@ -209,6 +209,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         pretrainer=None,
         class_weight=None,
@@ -235,6 +236,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.cell = cell
@@ -321,6 +323,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
+        n_threads=None,
         callbacks=None,
         pretrainer=None,
     ):
@@ -344,6 +347,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
             verbose=verbose,
             random_state=random_state,
             device=device,
+            n_threads=n_threads,
             callbacks=callbacks,
         )
         self.cell = cell

@@ -309,3 +309,22 @@ def test_timestep_regression_score_is_r2_over_valid_steps():
     pred = est.predict(seqs)
     expected = r2_score(np.concatenate(y), np.concatenate(pred))
     assert est.score(seqs, y) == pytest.approx(expected, rel=1e-12)
+
+
+def test_n_threads_is_set_for_the_call_and_restored():
+    from skorch.callbacks import Callback
+
+    class Probe(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            self.seen = torch.get_num_threads()
+
+    before = torch.get_num_threads()
+    X, y = _ragged(20, seed=3), np.arange(20) % 2
+    clf = _lmn_clf(n_threads=1, callbacks=[("probe", Probe())]).fit(X, y)
+    assert dict(clf.net_.callbacks_)["probe"].seen == 1
+    assert torch.get_num_threads() == before
+    free = clone(clf).set_params(n_threads=None).fit(X, y)
+    np.testing.assert_allclose(
+        clf.predict_proba(X), free.predict_proba(X), rtol=1e-5, atol=1e-6
+    )
+    assert torch.get_num_threads() == before
