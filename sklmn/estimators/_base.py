@@ -1551,10 +1551,11 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
         weights = None
         if sample_weight is not None:
             weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
-        steps = np.asarray(steps).reshape(-1)
-        # class index of every step's label (-1: a label the model never saw)
+        # class index of every step's label (-1: a label the model never
+        # saw), looked up once per distinct label
+        labels, inverse = np.unique(np.asarray(steps).reshape(-1), return_inverse=True)
         index = {label: i for i, label in enumerate(self.classes_.tolist())}
-        true = np.array([index.get(label, -1) for label in steps.tolist()])
+        true = np.array([index.get(label, -1) for label in labels.tolist()])[inverse]
         return score_valid_entries("multiclass", True, true, valid, weights)
 
     # ------------------------------------------------------------------- CTC

@@ -491,16 +491,14 @@ class ModuleGrowth(Callback):
         self, schedule: IncrementalTraining, context: FitContext, *, max_modules
     ):
         self.schedule = schedule
-        self.context = context
+        # the settings only: the context's training data must not be kept
+        # (the callback is pickled with the fitted model)
+        self.problem = context.problem
+        self.per_step = context.per_step
+        self.monitor = context.monitor
+        self.tol = float(context.tol)
+        self.n_iter_no_change = int(context.n_iter_no_change)
         self.max_modules = int(max_modules)
-
-    @property
-    def problem(self) -> str:
-        return self.context.problem
-
-    @property
-    def per_step(self) -> bool:
-        return self.context.per_step
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         g = net.module_.recurrent.n_modules
@@ -551,7 +549,7 @@ class ModuleGrowth(Callback):
 
     def _score(self, net, row) -> float:
         """The quantity the estimator's stopping rule monitors, as a score."""
-        if self.context.monitor == "valid_loss" and "valid_loss" in row:
+        if self.monitor == "valid_loss" and "valid_loss" in row:
             return -float(row["valid_loss"])
         if "valid_score" in row:
             return float(row["valid_score"])
@@ -561,12 +559,12 @@ class ModuleGrowth(Callback):
 
     def _run_stop(self, net, score: float, epoch: int) -> bool:
         """Ordinary early stopping over the whole run (``growth='all'``)."""
-        if score > self._run_best + float(self.context.tol):
+        if score > self._run_best + self.tol:
             self._since_run_best = 0
         else:
             self._since_run_best += 1
         self._run_best = max(self._run_best, score)
-        if self._since_run_best > int(self.context.n_iter_no_change):
+        if self._since_run_best > self.n_iter_no_change:
             self.stopped_epoch_ = epoch
             return True
         return False

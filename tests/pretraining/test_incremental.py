@@ -338,3 +338,26 @@ def test_papers_growth_ends_only_by_the_ordinary_stopping_rule():
     scores = [s["best_score"] for s in reg.module_history_]
     assert reg.n_modules_ == reg.module_history_[int(np.argmax(scores))]["n_modules"]
     assert reg.predict(X).shape == (60,)
+
+
+def test_fitted_growth_callback_keeps_no_training_data():
+    # the callback is pickled with the model: it keeps the fit's settings,
+    # not the FitContext with the training sequences
+    import pickle
+
+    from sklmn.training import FitContext
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 8, 1)
+    reg = MultiScaleLMNRegressor(
+        hidden_size=3,
+        memory_size=2,
+        n_modules=2,
+        max_iter=4,
+        incremental=IncrementalTraining(epochs_per_module=2),
+        random_state=0,
+    ).fit(X, X[:, :, 0].sum(axis=1))
+    growth = dict(reg.net_.callbacks_)["incremental"]
+    assert not any(isinstance(v, FitContext) for v in vars(growth).values())
+    assert growth.max_modules == 2
+    assert pickle.loads(pickle.dumps(reg)).n_modules_ == 2
