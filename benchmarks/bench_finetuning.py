@@ -23,9 +23,12 @@ changed:
   with convolutional networks"), added to the gradients of the recurrent
   weights;
 - ``warmup``: linear learning-rate warm-up over 20 steps;
-- ``logistic``: the readout refitted at initialization by multinomial
-  logistic regression (``C``) on the network's own final states, so the
-  start is the linear model the suite reports as ``laes_logreg``;
+- ``ridge``: the LAES initialization's ridge readout (``readout='ridge'``,
+  the default before the logistic readout replaced it);
+- ``logistic``: the readout fitted by multinomial logistic regression
+  (``C``) on the network's own final states (``readout='logistic'``, what
+  ``pretrainer='auto'`` uses now), so the start is the linear model the
+  suite reports as ``laes_logreg``;
 - ``gcv``: the readout's ridge penalty chosen by generalized
   cross-validation (:class:`sklearn.linear_model.RidgeCV`) instead of the
   fixed ``alpha=0.1``;
@@ -140,44 +143,41 @@ class Warmup(Callback):
 
 
 def _readout_initializer(kind, C=1.0, seed=0):
-    """LAES initialization whose readout is refitted on the network's states."""
-    from sklearn.linear_model import LogisticRegression, RidgeCV
+    """LAES initialization with another readout: the library's logistic or
+    ridge readout (``readout=kind``), or ridge with its penalty chosen by
+    generalized cross-validation on the network's own final states."""
+    from sklearn.linear_model import RidgeCV
 
     from sklmn.pretraining import LAESInitializer
 
-    class RefitReadout(LAESInitializer):
-        def initialize(self, module, seqs, y_encoded, *, estimator):
-            super().initialize(module, seqs, y_encoded, estimator=estimator)
-            w = module.readout.weight
+    if kind in ("logistic", "ridge"):
+        return LAESInitializer(alpha=0.1, readout=kind, C=C or 1.0, random_state=seed)
+
+    class GCVReadout(LAESInitializer):
+        def initialize(self, module, context):
+            super().initialize(module, context)
+            seqs, w = context.sequences, module.readout.weight
             X = torch.as_tensor(np.asarray(seqs.data), dtype=w.dtype)
             lengths = torch.as_tensor(np.asarray(seqs.lengths))
             with torch.no_grad():
                 out, _ = module.recurrent(X, lengths=lengths)
                 F = out[torch.arange(len(out)), lengths - 1].double().numpy()
-            labels = np.asarray(y_encoded).ravel().astype(int)
-            W, b = np.zeros(tuple(w.shape)), np.zeros(w.shape[0])
-            if kind == "logistic":
-                lr = LogisticRegression(C=C, max_iter=5000).fit(F, labels)
-                if lr.coef_.shape[0] == 1:  # binary: logit of class 1
-                    W[1], b[1] = lr.coef_[0], lr.intercept_[0]
-                else:
-                    W[:], b[:] = lr.coef_, lr.intercept_
-            else:  # ridge on one-hot targets, penalty by generalized CV
-                scale = np.sum((F - F.mean(0)) ** 2) / F.shape[1]
-                onehot = np.eye(w.shape[0])[labels]
-                r = RidgeCV(alphas=np.logspace(-4, 3, 15) * scale).fit(F, onehot)
-                W[:], b[:] = r.coef_, r.intercept_
+            labels = np.asarray(context.y).ravel().astype(int)
+            scale = np.sum((F - F.mean(0)) ** 2) / F.shape[1]
+            onehot = np.eye(w.shape[0])[labels]
+            r = RidgeCV(alphas=np.logspace(-4, 3, 15) * scale).fit(F, onehot)
             with torch.no_grad():
-                w.copy_(torch.as_tensor(W))
-                module.readout.bias.copy_(torch.as_tensor(b))
+                w.copy_(torch.as_tensor(r.coef_))
+                module.readout.bias.copy_(torch.as_tensor(r.intercept_))
             return self
 
-    return RefitReadout(alpha=0.1, random_state=seed)
+    return GCVReadout(alpha=0.1, random_state=seed)
 
 
 #: name -> parameters of LMNClassifier (``callbacks`` as factories).
 VARIANTS = {
     "defaults": {},
+    "ridge": {"readout": ("ridge", None)},
     "cap": {"callbacks": lambda: [("cap", RadiusCap(1.0))]},
     "slow_memory_0.1": {"callbacks": lambda: [("slow", SlowMemory(0.1))]},
     "slow_memory_0.01": {"callbacks": lambda: [("slow", SlowMemory(0.01))]},

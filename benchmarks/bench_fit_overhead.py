@@ -101,8 +101,11 @@ def make_data(n: int, T: int, d: int, seed: int = 0):
     y = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])).astype(np.int64)
     X_nan = np.where(mask[:, :, None], X, np.nan).astype(np.float32)
     X_zero = torch.from_numpy(np.where(mask[:, :, None], X, 0.0).astype(np.float32))
-    return X_nan, y, (X_zero, torch.from_numpy(lengths.astype(np.int64)),
-                      torch.from_numpy(y))
+    return (
+        X_nan,
+        y,
+        (X_zero, torch.from_numpy(lengths.astype(np.int64)), torch.from_numpy(y)),
+    )
 
 
 def make_estimator(model: str, epochs: int, batch: int):
@@ -147,8 +150,9 @@ def _eval_loss(module, X, lengths, y, batch: int) -> float:
     return total / len(y)
 
 
-def hand_loop(module, tensors, *, epochs, batch, lr, weight_decay, clip,
-              evaluate=False, seed=0):
+def hand_loop(
+    module, tensors, *, epochs, batch, lr, weight_decay, clip, evaluate=False, seed=0
+):
     """Train ``module`` by hand; returns the per-epoch mean training losses."""
     X, lengths, y = tensors
     n = len(y)
@@ -409,6 +413,7 @@ def prototype(names: set[str]):
         patch(cls, "_set_training", _set_training_once)
     if "evalsort" in names:
         if "loader" in names:
+
             def both(self, dataset, training=False):
                 if training:
                     return _fast_iterator(self, dataset, training=True)
@@ -542,23 +547,38 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n".join(__doc__.splitlines()[1:]),
     )
-    parser.add_argument("--models", nargs="+", choices=("lstm", "lmn"),
-                        default=["lstm", "lmn"])
-    parser.add_argument("--data", nargs="+", choices=tuple(DATA),
-                        default=list(DATA))
+    parser.add_argument(
+        "--models", nargs="+", choices=("lstm", "lmn"), default=["lstm", "lmn"]
+    )
+    parser.add_argument("--data", nargs="+", choices=tuple(DATA), default=list(DATA))
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--threads", type=int, nargs="+", default=None,
-                        help="torch thread counts, interleaved (default: torch's)")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="time fit's components (ms per epoch)")
-    parser.add_argument("--prototypes", action="store_true",
-                        help="time fits with monkey-patched candidate fixes")
-    parser.add_argument("--all-prototypes", action="store_true",
-                        help="with --prototypes: also each lean-loop change alone")
-    parser.add_argument("--profile", action="store_true",
-                        help="print a cProfile (by tottime) of one fit per model")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=None,
+        help="torch thread counts, interleaved (default: torch's)",
+    )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="time fit's components (ms per epoch)"
+    )
+    parser.add_argument(
+        "--prototypes",
+        action="store_true",
+        help="time fits with monkey-patched candidate fixes",
+    )
+    parser.add_argument(
+        "--all-prototypes",
+        action="store_true",
+        help="with --prototypes: also each lean-loop change alone",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print a cProfile (by tottime) of one fit per model",
+    )
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
 
@@ -575,9 +595,11 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     net_cls, cm_cls, _, ds_cls = _training_classes()
-    print(f"# classes: {net_cls.__module__}.{net_cls.__name__}, "
-          f"{cm_cls.__module__}.{cm_cls.__name__}, "
-          f"{ds_cls.__module__}.{ds_cls.__name__}")
+    print(
+        f"# classes: {net_cls.__module__}.{net_cls.__name__}, "
+        f"{cm_cls.__module__}.{cm_cls.__name__}, "
+        f"{ds_cls.__module__}.{ds_cls.__name__}"
+    )
     # warm-up fits (dynamo import, allocator) and the modules of the hand loop
     templates = {}
     for model in args.models:
@@ -587,11 +609,16 @@ def main(argv: list[str] | None = None) -> None:
     seen = {}
     for key, est in templates.items():
         p = dict(est.get_params())
-        seen[key] = (p["learning_rate_init"], p["alpha"] / args.batch,
-                     p["gradient_clipping"])
+        seen[key] = (
+            p["learning_rate_init"],
+            p["alpha"] / args.batch,
+            p["gradient_clipping"],
+        )
         nt = _threads_in_fit(key[0], datasets[key[1]], args.batch)
-        print(f"# {key}: module {type(est.net_.module_.recurrent).__name__}, "
-              f"lr/weight_decay/clip {seen[key]}, torch threads during fit: {nt}")
+        print(
+            f"# {key}: module {type(est.net_.module_.recurrent).__name__}, "
+            f"lr/weight_decay/clip {seen[key]}, torch threads during fit: {nt}"
+        )
 
     if args.profile:
         for model, dname in [(m, d) for m in args.models for d in args.data]:
@@ -606,11 +633,17 @@ def main(argv: list[str] | None = None) -> None:
             X, y, tensors = datasets[dname]
             hand = []
             for _ in range(args.repeats):
-                hand.append(_time_hand(templates[model, dname], tensors, args,
-                                       seen[model, dname]) / args.epochs)
+                hand.append(
+                    _time_hand(
+                        templates[model, dname], tensors, args, seen[model, dname]
+                    )
+                    / args.epochs
+                )
             res = breakdown(model, X, y, args.epochs, args.batch, args.repeats)
-            print(f"\n## Breakdown, {model}, {dname} data: ms per epoch "
-                  f"(median of {args.repeats}; wrapped calls, nested rows overlap)\n")
+            print(
+                f"\n## Breakdown, {model}, {dname} data: ms per epoch "
+                f"(median of {args.repeats}; wrapped calls, nested rows overlap)\n"
+            )
             print(f"hand loop: {1000 * statistics.median(hand):.1f} ms/epoch\n")
             print("| component | ms / epoch |\n|---|---:|")
             for k in sorted(res):
@@ -626,12 +659,14 @@ def main(argv: list[str] | None = None) -> None:
             "fit+lean+evalsort": {"loader", "step", "mode", "evalsort"},
         }
         if args.all_prototypes:
-            protos.update({
-                "fit+loader": {"loader"},
-                "fit+step": {"step"},
-                "fit+mode": {"mode"},
-                "fit+lean+noeval": {"loader", "step", "mode", "noeval"},
-            })
+            protos.update(
+                {
+                    "fit+loader": {"loader"},
+                    "fit+step": {"step"},
+                    "fit+mode": {"mode"},
+                    "fit+lean+noeval": {"loader", "step", "mode", "noeval"},
+                }
+            )
         variants += list(protos)
     cases = [(m, d, t) for t in threads_list for m in args.models for d in args.data]
     times = {(c, v): [] for c in cases for v in variants}
@@ -645,11 +680,17 @@ def main(argv: list[str] | None = None) -> None:
             for v in variants:
                 gc.collect()
                 if v == "hand":
-                    t = _time_hand(templates[model, dname], tensors, args,
-                                   seen[model, dname])
+                    t = _time_hand(
+                        templates[model, dname], tensors, args, seen[model, dname]
+                    )
                 elif v == "hand+eval":
-                    t = _time_hand(templates[model, dname], tensors, args,
-                                   seen[model, dname], evaluate=True)
+                    t = _time_hand(
+                        templates[model, dname],
+                        tensors,
+                        args,
+                        seen[model, dname],
+                        evaluate=True,
+                    )
                 else:
                     if v == "fit":
                         ctx = contextlib.nullcontext
@@ -669,8 +710,16 @@ def _time_hand(template, tensors, args, params, evaluate=False) -> float:
     lr, wd, clip = params
     module = copy.deepcopy(template.net_.module_)
     t0 = time.perf_counter()
-    hand_loop(module, tensors, epochs=args.epochs, batch=args.batch, lr=lr,
-              weight_decay=wd, clip=clip, evaluate=evaluate)
+    hand_loop(
+        module,
+        tensors,
+        epochs=args.epochs,
+        batch=args.batch,
+        lr=lr,
+        weight_decay=wd,
+        clip=clip,
+        evaluate=evaluate,
+    )
     return time.perf_counter() - t0
 
 
@@ -704,10 +753,15 @@ def _loadavg():
 def _report(cases, variants, times, durs, mons, args) -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     low = {k: min(v) for k, v in times.items()}
-    print(f"\n## Wall time, ms (median / min of {args.repeats}; "
-          f"{args.epochs} epochs, batch {args.batch})\n")
-    print("| model | data | threads | " + " | ".join(variants)
-          + " | fit epochs (dur) | fit stopping rule |")
+    print(
+        f"\n## Wall time, ms (median / min of {args.repeats}; "
+        f"{args.epochs} epochs, batch {args.batch})\n"
+    )
+    print(
+        "| model | data | threads | "
+        + " | ".join(variants)
+        + " | fit epochs (dur) | fit stopping rule |"
+    )
     print("|---|---|---:|" + "---:|" * (len(variants) + 2))
     for c in cases:
         cells = [f"{_fmt(med[c, v])} / {_fmt(low[c, v])}" for v in variants]
@@ -717,14 +771,18 @@ def _report(cases, variants, times, durs, mons, args) -> None:
         cells.append(f"{_fmt(statistics.median(m))} / {_fmt(min(m))}")
         print(f"| {c[0]} | {c[1]} | {c[2]} | " + " | ".join(cells) + " |")
 
-    print("\n## Ratios to the hand loop (median of per-round ratios; min in "
-          "parentheses = ratio of minima)\n")
-    cols = [("fit / hand", "fit", "hand", times),
-            ("fit epochs (dur) / hand", "fit", "hand", durs),
-            ("fit-noeval / hand", "fit-noeval", "hand", times),
-            ("fit-noeval epochs / hand", "fit-noeval", "hand", durs),
-            ("fit / hand+eval", "fit", "hand+eval", times),
-            ("hand+eval / hand", "hand+eval", "hand", times)]
+    print(
+        "\n## Ratios to the hand loop (median of per-round ratios; min in "
+        "parentheses = ratio of minima)\n"
+    )
+    cols = [
+        ("fit / hand", "fit", "hand", times),
+        ("fit epochs (dur) / hand", "fit", "hand", durs),
+        ("fit-noeval / hand", "fit-noeval", "hand", times),
+        ("fit-noeval epochs / hand", "fit-noeval", "hand", durs),
+        ("fit / hand+eval", "fit", "hand+eval", times),
+        ("hand+eval / hand", "hand+eval", "hand", times),
+    ]
     cols += [(f"{v} / hand", v, "hand", times) for v in variants[4:]]
     cols += [(f"{v} epochs / hand", v, "hand", durs) for v in variants[4:]]
     print("| model | data | threads | " + " | ".join(c[0] for c in cols) + " |")
@@ -738,8 +796,10 @@ def _report(cases, variants, times, durs, mons, args) -> None:
         print(f"| {c[0]} | {c[1]} | {c[2]} | " + " | ".join(cells) + " |")
 
     print("\n## What best-weight selection adds (ms per epoch, medians)\n")
-    print("| model | data | threads | stopping rule in fit | fit - fit-noeval "
-          "| hand+eval - hand | share of fit |")
+    print(
+        "| model | data | threads | stopping rule in fit | fit - fit-noeval "
+        "| hand+eval - hand | share of fit |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|")
     for c in cases:
         e = args.epochs
@@ -747,8 +807,10 @@ def _report(cases, variants, times, durs, mons, args) -> None:
         diff = (med[c, "fit"] - med[c, "fit-noeval"]) / e
         hdiff = (med[c, "hand+eval"] - med[c, "hand"]) / e
         share = statistics.median(mons[c, "fit"]) / med[c, "fit"]
-        print(f"| {c[0]} | {c[1]} | {c[2]} | {1000 * mon:.1f} | {1000 * diff:.1f} "
-              f"| {1000 * hdiff:.1f} | {100 * share:.0f}% |")
+        print(
+            f"| {c[0]} | {c[1]} | {c[2]} | {1000 * mon:.1f} | {1000 * diff:.1f} "
+            f"| {1000 * hdiff:.1f} | {100 * share:.0f}% |"
+        )
 
 
 if __name__ == "__main__":

@@ -272,8 +272,9 @@ MODELS: dict[str, dict[str, Callable]] = {
 }
 
 
-def _lmn_variant(**params):
-    """Factories of LMN classifier/regressor variants for the default study."""
+def _lmn_variant(prefix: str = "", **params):
+    """Factories of LMN classifier/regressor variants for the default study
+    (``prefix='MultiScale'``: of the multi-scale LMN)."""
 
     def make(cls_name: str):
         def factory(seed: int, info: DatasetInfo):
@@ -290,7 +291,10 @@ def _lmn_variant(**params):
 
         return factory
 
-    return {"classification": make("LMNClassifier"), "regression": make("LMNRegressor")}
+    return {
+        "classification": make(f"{prefix}LMNClassifier"),
+        "regression": make(f"{prefix}LMNRegressor"),
+    }
 
 
 def _raw_init(task_cls: str):
@@ -326,6 +330,16 @@ VARIANTS: dict[str, dict[str, Callable]] = {
         "classification": _est("MultiScaleLMNClassifier", pretrainer="auto"),
         "regression": _est("MultiScaleLMNRegressor", pretrainer="auto"),
     },
+    # the LAES initialization with a logistic-regression readout
+    "lmn_laes_logistic": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
+    ),
+    "lmn_laes_logistic_C0.1": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
+    ),
+    "mslmn_laes_logistic": _lmn_variant(
+        "MultiScale", pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
+    ),
 }
 
 

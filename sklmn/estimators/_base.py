@@ -55,6 +55,7 @@ from .._training import (
     make_sequence_net,
     score_valid_entries,
 )
+from ..callbacks import RestoreOnDivergence
 from ..metrics import label_error_rate
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils._atomic import atomic_fit as _atomic_fit
@@ -195,7 +196,13 @@ TRAINING_PARAMETERS_DOC = """\
         Extra skorch callbacks (copied in ``fit``), run after the built-in
         ones (loss recording, validation score, gradient clipping) and before
         the progress printer and the stopping rule. A callback may stop
-        training by raising ``KeyboardInterrupt`` (as skorch's do)."""
+        training by raising ``KeyboardInterrupt`` (as skorch's do). Unless
+        one of them is a :class:`~sklmn.callbacks.RestoreOnDivergence`,
+        ``fit`` adds ``RestoreOnDivergence('best')``: a diverging training
+        stops with the best weights measured so far (the starting weights
+        included) and a :class:`~sklmn.callbacks.DivergenceWarning`; to make
+        ``fit`` fail instead, turn that warning into an error
+        (``warnings.simplefilter('error', DivergenceWarning)``)."""
 
 CLASS_WEIGHT_DOC = """\
     class_weight : dict, 'balanced' or None, default=None
@@ -632,6 +639,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         sink = print if self.verbose else None
         if self.verbose:
             callbacks.append(("progress", ProgressLogger(sink=print)))
+        if monitor and not any(
+            isinstance(cb[1] if isinstance(cb, tuple) else cb, RestoreOnDivergence)
+            for cb in callbacks
+        ):
+            # a divergence ends fit with the best weights and a warning
+            callbacks.append(("restore_on_divergence", RestoreOnDivergence("best")))
         if monitor:  # partial_fit: one pass, no plug-ins, no stopping rule
             if context is not None:
                 callbacks.extend(self._plugin_callbacks(context))

@@ -75,8 +75,10 @@ LMN_PARAMETERS_DOC = """\
         ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
         reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
-        initialization ``LAESInitializer(alpha=0.1, random_state=random_state)``
-        when the training set has at most 1000 sequences (and the memory is
+        initialization ``LAESInitializer(alpha=0.1, readout='auto',
+        random_state=random_state)`` (a logistic-regression readout for
+        classifiers, ridge for regressors) when the training set has at most
+        1000 sequences (and the memory is
         not constrained orthogonal, and ``target`` is not ``'ctc'``, whose
         label sequences give no least-squares readout targets), no
         pretraining on larger sets, where
@@ -98,7 +100,9 @@ def resolve_pretrainer(estimator, n_samples: int):
     ):
         return None
     # seeded by the estimator's random_state (two seeded fits agree)
-    return LAESInitializer(alpha=_AUTO_LAES_ALPHA, random_state=estimator.random_state)
+    return LAESInitializer(
+        alpha=_AUTO_LAES_ALPHA, readout="auto", random_state=estimator.random_state
+    )
 
 
 class _LMNMixin:

@@ -60,8 +60,9 @@ MULTISCALE_PARAMETERS_DOC = """\
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
         LAES of the inputs subsampled at the module's clock (see its
         documentation). ``'auto'``: ``LAESInitializer(alpha=0.1,
-        random_state=random_state)`` when the training set has at most 1000
-        sequences, none on larger sets (as the LMN estimators). The default
+        readout='auto', random_state=random_state)`` when the training set
+        has at most 1000 sequences, none on larger sets (as the LMN
+        estimators). The default
         is None because LAES initialization did not improve the multi-scale
         LMN on the tuning datasets (see ``docs/training.md``). Cloned in
         ``fit`` into ``pretrainer_``; with ``incremental``, the first module

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from scipy import linalg
 from scipy.special import expit, softmax
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
@@ -113,6 +115,67 @@ def ridge_readout(
     return W, b
 
 
+def logistic_readout(
+    features: np.ndarray, targets: np.ndarray, problem: str, C: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-entropy readout ``(W, b)``: logistic regression of the targets.
+
+    The readout the classifiers' training loss would fit with the states
+    held fixed: multinomial logistic regression for one-hot (multiclass)
+    target rows, one binary logistic regression per label for 0/1
+    (multilabel) target rows; ``C`` is the inverse L2 penalty of
+    :class:`sklearn.linear_model.LogisticRegression` (the intercepts are not
+    penalized). A class or label with a single value in the targets gets a
+    zero weight row and an intercept that predicts that value.
+
+    Returns
+    -------
+    W : ndarray of shape (n_outputs, n_features)
+    b : ndarray of shape (n_outputs,)
+    """
+    F_ = np.asarray(features, dtype=np.float64)
+    Y = np.asarray(targets, dtype=np.float64)
+    n_outputs = Y.shape[1]
+    W, b = np.zeros((n_outputs, F_.shape[1])), np.zeros(n_outputs)
+
+    def fit(labels):
+        model = LogisticRegression(C=C, max_iter=5000)
+        with warnings.catch_warnings():
+            # unscaled states may need many iterations; the start need not
+            # be the exact optimum, fine-tuning goes on from it
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return model.fit(F_, labels)
+
+    if problem == "multiclass":
+        labels = Y.argmax(axis=1)
+        present = np.unique(labels)
+        if len(present) < 2:  # one class: predicted by the intercepts alone
+            b[:] = -_SURE_LOGIT
+            b[present] = _SURE_LOGIT
+            return W, b
+        model = fit(labels)
+        # classes absent from the rows: below every intercept of the others
+        b[:] = min(0.0, model.intercept_.min()) - _SURE_LOGIT
+        if len(present) == 2:  # binary: the logit of the second class
+            b[present[0]] = 0.0
+            W[present[1]], b[present[1]] = model.coef_[0], model.intercept_[0]
+            return W, b
+        W[present], b[present] = model.coef_, model.intercept_
+        return W, b
+    for k in range(n_outputs):  # multilabel: one binary problem per label
+        labels = (Y[:, k] > 0.5).astype(np.int64)
+        if labels.min() == labels.max():
+            b[k] = _SURE_LOGIT if labels[0] else -_SURE_LOGIT
+            continue
+        model = fit(labels)
+        W[k], b[k] = model.coef_[0], model.intercept_[0]
+    return W, b
+
+
+#: Logit of an output that the training targets never contradict.
+_SURE_LOGIT = 10.0
+
+
 def rows(states: np.ndarray, lengths: np.ndarray, per_step: bool) -> np.ndarray:
     """Feature rows: final valid state of each sequence, or every valid step."""
     states = np.asarray(states)
@@ -161,6 +224,19 @@ def module_sequences(
             chunk.append(arr)
         chunks.append(chunk)
     return [np.concatenate(parts) for parts in zip(*chunks, strict=True)]
+
+
+@torch.no_grad()
+def network_states(recurrent: nn.Module, seqs: Sequences) -> np.ndarray:
+    """Float64 outputs ``(n, T, units)`` of a recurrent network (its own
+    dtype and device) on padded sequences, computed by chunks."""
+    like = next(recurrent.parameters())
+    (states,) = module_sequences(
+        lambda Xb, lb: (recurrent(Xb, lengths=lb)[0],),
+        torch.as_tensor(np.asarray(seqs.data), dtype=like.dtype, device=like.device),
+        torch.as_tensor(np.asarray(seqs.lengths)),
+    )
+    return states
 
 
 def readout_problem(context) -> tuple[str, bool]:

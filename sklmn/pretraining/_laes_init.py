@@ -23,8 +23,10 @@ from ._common import (
     data_limit,
     fit_laes,
     laes_states,
+    logistic_readout,
     make_laes,
     module_sequences,
+    network_states,
     numpy_weight,
     padded_sequences,
     readout_problem,
@@ -70,13 +72,22 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
        Elman RNN: ``W_ih = s A``, ``W_hh = B``, ``b_ih = -s A mu`` on the first
        ``p`` units (Pasa & Sperduti 2014), whose state is ``s`` times the LAES
        state only while the tanh stays linear;
-    3. fits the linear readout by ridge least squares on the (linear) LAES
-       states of the last layer (both directions): the final state of each
-       sequence for sequence targets, every valid step for per-step targets;
-       one-hot targets for multiclass classification, ±1 indicators for
-       multilabel targets (the estimators predict a label where the output is
-       positive), the raw values for regression. For the Elman RNN the
-       readout weight is divided by ``s``.
+    3. fits the linear readout on the final state of each sequence (sequence
+       targets) or on every valid step (per-step targets), by ``readout``:
+
+       - ``'ridge'`` (the paper's least squares): ridge regression on the
+         (linear) LAES states of the last layer (both directions), with
+         one-hot targets for multiclass classification, ±1 indicators for
+         multilabel targets (the estimators predict a label where the output
+         is positive) and the raw values for regression. For the Elman RNN
+         the readout weight is divided by ``s``.
+       - ``'logistic'`` (classification only): logistic regression with
+         inverse penalty ``C`` on the initialized network's own states (all
+         units, tanh included), multinomial for classes, one binary model per
+         label for multilabel targets: the readout that the classifiers'
+         cross-entropy loss would fit with the memory held fixed, so that
+         fine-tuning starts where that loss is lowest for the pretrained
+         memory.
 
     Right after step 3 the LMN predicts almost like the linear model (LAES
     states + the same readout), while the Elman RNN loses most of the
@@ -102,10 +113,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     units still read all hidden units. The random block is rescaled so that
     its linearized memory map ``W_mm + W_hm W_mh`` has spectral radius at
     most the layer's ``init_radius`` (the LAES block ``B`` has norm at most
-    one); the Elman RNN's other units keep their random rows. The readout
-    columns of the other units are zero: the network's outputs at
-    initialization are those of the LAES units alone, while the other units
-    receive gradients from the first training step.
+    one); the Elman RNN's other units keep their random rows. With the
+    ``'ridge'`` readout the readout columns of the other units are zero (the
+    network's outputs at initialization are those of the LAES units alone,
+    while the other units receive gradients from the first training step);
+    the ``'logistic'`` readout reads every unit.
 
     Parameters
     ----------
@@ -122,8 +134,16 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         sequences x 300 steps x 1 feature, matrix-free for many features or
         very long sequences).
     alpha : float, default=1e-6
-        Ridge penalty of the readout, relative to the mean squared state
-        (``0``: minimum-norm least squares).
+        Ridge penalty of the ``'ridge'`` readout, relative to the mean squared
+        state (``0``: minimum-norm least squares).
+    readout : {'ridge', 'logistic', 'auto'}, default='ridge'
+        How the readout is fitted (step 3 above). ``'auto'``: ``'logistic'``
+        for classification targets, ``'ridge'`` for regression.
+        ``'logistic'`` with regression targets raises a ``ValueError``.
+    C : float, default=1.0
+        Inverse L2 penalty of the ``'logistic'`` readout, as in
+        :class:`sklearn.linear_model.LogisticRegression` (the loss is summed
+        over the rows).
     input_scale : float, default=1.0
         ``s`` above. ``1`` is the initialization of the paper; a smaller ``s``
         keeps the tanh in its linear range (the linear limit stays exact for
@@ -146,8 +166,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         ``"n_components reduced from 32 to 24: the data support at most 24
         (...)"``; empty when everything was used as requested.
     linear_score_ : float
-        Training score of the linear model (LAES states of the last layer +
-        readout): accuracy for classification, R² for regression.
+        Training score of the readout on the states it was fitted on (see
+        ``readout``): accuracy for classification, R² for regression.
 
     See Also
     --------
@@ -216,6 +236,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "center": ["boolean"],
         "solver": [StrOptions({"auto", "dense", "gram", "matrix_free"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "readout": [StrOptions({"ridge", "logistic", "auto"})],
+        "C": [Interval(Real, 0, None, closed="neither")],
         "input_scale": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
     }
@@ -227,6 +249,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         center=True,
         solver="auto",
         alpha=1e-6,
+        readout="ridge",
+        C=1.0,
         input_scale=1.0,
         random_state=None,
     ):
@@ -234,6 +258,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self.center = center
         self.solver = solver
         self.alpha = alpha
+        self.readout = readout
+        self.C = C
         self.input_scale = input_scale
         self.random_state = random_state
 
@@ -344,20 +370,27 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             laes_layers.append(laes_dirs)
             if i < n_layers - 1:
                 inputs = _layer_outputs(recurrent, i, inputs, lengths)
-        features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
-        W, b = self._ridge_readout(
-            module, features, y_encoded, lengths, problem, per_step
-        )
-        if not is_lmn:
-            W = W / s
-        # LAES units of direction j are the first p of its block of outputs
-        unit = recurrent.memory_size if is_lmn else recurrent.hidden_size
-        p_last = laes_layers[-1][0].n_components_
-        W_full = np.zeros((W.shape[0], unit * n_dirs))
-        for j in range(n_dirs):
-            W_full[:, j * unit : j * unit + p_last] = W[
-                :, j * p_last : (j + 1) * p_last
-            ]
+        if self._readout_kind(problem) == "logistic":
+            # on the network's own states (tanh included), all units
+            features = rows(network_states(recurrent, seqs), lengths, per_step)
+            W_full, b = self._fit_readout(
+                module, features, y_encoded, lengths, problem, per_step
+            )
+        else:
+            features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
+            W, b = self._fit_readout(
+                module, features, y_encoded, lengths, problem, per_step
+            )
+            if not is_lmn:
+                W = W / s
+            # LAES units of direction j are the first p of its block of outputs
+            unit = recurrent.memory_size if is_lmn else recurrent.hidden_size
+            p_last = laes_layers[-1][0].n_components_
+            W_full = np.zeros((W.shape[0], unit * n_dirs))
+            for j in range(n_dirs):
+                W_full[:, j * unit : j * unit + p_last] = W[
+                    :, j * p_last : (j + 1) * p_last
+                ]
         set_linear_(module.readout, W_full, b)
         self.laes_layers_ = laes_layers
         self.laes_ = laes_layers[0][0]
@@ -365,12 +398,30 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self.notes_ = notes
         return self
 
-    def _ridge_readout(self, module, features, y_encoded, lengths, problem, per_step):
-        """Ridge readout ``(W, b)`` of ``features`` (rows of valid entries);
-        sets ``linear_score_``."""
+    def _readout_kind(self, problem: str) -> str:
+        """``'ridge'`` or ``'logistic'``: the ``readout`` used for ``problem``."""
+        if self.readout == "auto":
+            return "ridge" if problem == "continuous" else "logistic"
+        if self.readout == "logistic" and problem == "continuous":
+            raise ValueError(
+                "readout='logistic' fits a classification readout, but the "
+                "targets are continuous (regression); use readout='ridge' or "
+                "'auto'"
+            )
+        return self.readout
+
+    def _fit_readout(self, module, features, y_encoded, lengths, problem, per_step):
+        """Readout ``(W, b)`` of ``features`` (rows of valid entries), by
+        ``readout``; sets ``linear_score_``."""
         targets = readout_targets(
             y_encoded, problem, module.readout.out_features, lengths, per_step
         )
+        if self._readout_kind(problem) == "logistic":
+            W, b = logistic_readout(features, targets, problem, float(self.C))
+            self.linear_score_ = rows_score(
+                features @ W.T + b, targets, problem, per_step
+            )
+            return W, b
         if problem == "multilabel":
             # the estimators predict a label where the output (logit) is > 0
             targets = 2.0 * targets - 1.0
@@ -393,9 +444,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         same construction as the incremental training of Carta, Sperduti &
         Bacciu, applied to all modules at once). Module ``k`` keeps
         ``min(memory_size, what its subsampled data support)`` components;
-        the other units of the module start at zero. The readout is fitted by
-        ridge least squares on the memory states of the initialized network
-        (tanh included).
+        the other units of the module start at zero. The readout is fitted
+        (``readout``) on the memory states of the initialized network (tanh
+        included).
 
         A bidirectional network gets the same construction in both
         directions (the same ``mu`` and ``W_in``), the reverse direction's
@@ -483,15 +534,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     param.copy_(
                         torch.as_tensor(value, dtype=param.dtype, device=param.device)
                     )
-        with torch.no_grad():
-            like = recurrent.weight_xh
-            (states,) = module_sequences(
-                lambda Xb, lb: (recurrent(Xb, lengths=lb)[0],),
-                torch.as_tensor(data, dtype=like.dtype, device=like.device),
-                torch.as_tensor(lengths),
-            )
-        features = rows(states, lengths, per_step)
-        W, b = self._ridge_readout(
+        features = rows(network_states(recurrent, seqs), lengths, per_step)
+        W, b = self._fit_readout(
             module, features, y_encoded, lengths, problem, per_step
         )
         set_linear_(module.readout, W, b)

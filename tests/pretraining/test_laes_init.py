@@ -374,3 +374,109 @@ def test_multiscale_laes_initialization_with_few_hidden_units():
         ).fit(X, X[:, 0, 0])
     assert any("principal directions" in note for note in reg.pretrainer_.notes_)
     assert np.isfinite(reg.predict(X)).all()
+
+
+def _network_rows(net, seqs, per_step):
+    """Float64 rows of the network's own states: final step or every step."""
+    with torch.no_grad():
+        states, _ = net.recurrent.double()(
+            torch.from_numpy(seqs.data).double(), lengths=torch.from_numpy(seqs.lengths)
+        )
+    states = states.numpy()
+    if per_step:
+        mask = np.arange(states.shape[1]) < seqs.lengths[:, None]
+        return states[mask]
+    return states[np.arange(len(states)), seqs.lengths - 1]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("module", ["lmn", "multiscale"])
+def test_logistic_readout_is_logistic_regression_of_the_network_states(
+    n_classes, module
+):
+    from sklearn.linear_model import LogisticRegression
+
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(3)
+    X = [rng.randn(rng.randint(4, 9), 2) for _ in range(50)]
+    y = np.array(
+        [int(x[:, 0].sum() > 0) + (n_classes == 3) * int(x[0, 1] > 0.5) for x in X]
+    )
+    seqs = check_sequences(X, dtype=np.float64)
+    recurrent = LMN(2, 6, 6) if module == "lmn" else MultiScaleLMN(2, 4, 3, 2)
+    net = SequenceNet(recurrent, n_classes).double()
+    init = LAESInitializer(readout="logistic", C=0.5).initialize(
+        net, fit_context(seqs, y)
+    )
+    F = _network_rows(net, seqs, per_step=False)
+    reference = LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(F, y)
+    proba = torch.softmax(torch.from_numpy(_outputs(net, seqs)), dim=1).numpy()
+    # lbfgs stops at its tolerance: the probabilities agree to that
+    np.testing.assert_allclose(proba, reference.predict_proba(F), atol=2e-3)
+    assert init.linear_score_ == pytest.approx(reference.score(F, y), abs=1 / 50)
+
+
+def test_logistic_readout_of_multilabel_and_per_step_targets():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.RandomState(4)
+    X = rng.randn(40, 6, 2)
+    seqs = check_sequences(X, dtype=np.float64)
+    # multilabel: one label per binary model, a constant label is certain
+    Y = np.c_[X[:, -1, 0] > 0, X[:, :, 1].sum(1) > 0, np.ones(40)].astype(np.float64)
+    net = SequenceNet(LMN(2, 5, 5), 3).double()
+    LAESInitializer(readout="auto").initialize(net, fit_context(seqs, Y, "multilabel"))
+    F = _network_rows(net, seqs, per_step=False)
+    proba = torch.sigmoid(torch.from_numpy(_outputs(net, seqs))).numpy()
+    for k in range(2):
+        ref = LogisticRegression(tol=1e-10, max_iter=10_000).fit(F, Y[:, k])
+        np.testing.assert_allclose(proba[:, k], ref.predict_proba(F)[:, 1], atol=2e-3)
+    assert proba[:, 2].min() > 0.99
+    # per-step classes: one row per valid step
+    y_steps = (np.cumsum(X[:, :, 0], axis=1) > 0).astype(np.int64)
+    net = SequenceNet(LMN(2, 5, 5), 2, per_step=True).double()
+    LAESInitializer(readout="logistic").initialize(
+        net, fit_context(seqs, y_steps, per_step=True)
+    )
+    F = _network_rows(net, seqs, per_step=True)
+    ref = LogisticRegression(tol=1e-10, max_iter=10_000).fit(F, y_steps.ravel())
+    logits = _outputs(net, seqs).reshape(-1, 2)
+    proba = torch.softmax(torch.from_numpy(logits), dim=1).numpy()
+    np.testing.assert_allclose(proba, ref.predict_proba(F), atol=2e-3)
+
+
+def test_auto_readout_is_ridge_for_regression_and_logistic_rejects_it():
+    rng = np.random.RandomState(5)
+    X = rng.randn(30, 5, 2)
+    seqs = check_sequences(X, dtype=np.float64)
+    t = X[:, :, 0].sum(1)[:, None]
+    weights = []
+    for readout in ("ridge", "auto"):
+        net = SequenceNet(LMN(2, 4, 4), 1).double()
+        LAESInitializer(readout=readout, alpha=0.1).initialize(
+            net, fit_context(seqs, t, "continuous")
+        )
+        weights.append(net.readout.weight.detach().numpy().copy())
+    np.testing.assert_allclose(weights[0], weights[1], rtol=1e-12)
+    net = SequenceNet(LMN(2, 4, 4), 1).double()
+    with pytest.raises(ValueError, match="readout='logistic'.*continuous"):
+        LAESInitializer(readout="logistic").initialize(
+            net, fit_context(seqs, t, "continuous")
+        )
+    with pytest.raises(ValueError, match="readout"):
+        LAESInitializer(readout="softmax").initialize(
+            net, fit_context(seqs, t, "continuous")
+        )
+
+
+def test_logistic_readout_of_classes_missing_from_the_rows():
+    from sklmn.pretraining._common import logistic_readout
+
+    F = np.random.RandomState(6).randn(20, 3)
+    onehot = np.eye(4)[np.r_[np.zeros(10, int), np.full(10, 2)]]
+    W, b = logistic_readout(F, onehot, "multiclass", 1.0)
+    pred = (F @ W.T + b).argmax(1)
+    assert set(pred) <= {0, 2} and b[1] < b[0] and b[3] < b[2]
+    W, b = logistic_readout(F, np.eye(3)[np.ones(20, int)], "multiclass", 1.0)
+    assert np.all((F @ W.T + b).argmax(1) == 1)

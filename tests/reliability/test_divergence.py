@@ -1,6 +1,8 @@
-"""Diverging trainings: a clear error by default, recovery on request, and
-gradient clipping that bounds the gradient norm."""
+"""Diverging trainings: recovery with the best weights and a warning by
+default, a clear error when that warning is made an error, and gradient
+clipping that bounds the gradient norm."""
 
+import contextlib
 import re
 import warnings
 
@@ -42,6 +44,14 @@ def _state(module):
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
+@contextlib.contextmanager
+def _raising():
+    """Divergence warnings as errors: ``fit`` fails instead of recovering."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DivergenceWarning)
+        yield
+
+
 def _data(seed=0):
     rng = np.random.RandomState(seed)
     X = rng.uniform(-1, 1, size=(32, T, 2)).astype(np.float64)
@@ -65,9 +75,15 @@ def test_divergence_raises_naming_epoch_batch_and_cause(cause):
     else:
         est = _lmn(optimizer="sgd", learning_rate_init=1e6, max_iter=3)
         match = r"Training diverged at epoch \d+, batch \d+: .*learning_rate_init"
-    with pytest.raises(FloatingPointError, match=match):
-        est.fit(X, y)
+    with _raising():
+        with pytest.raises(DivergenceWarning, match=match):
+            est.fit(X, y)
     assert not hasattr(est, "net_")  # no half-fitted model left behind
+    # by default: the best weights (here the first epoch's or the start) and
+    # the cause in a warning
+    with pytest.warns(DivergenceWarning, match=match):
+        est.fit(X, y)
+    assert est.diverged_ and np.isfinite(est.predict(X)).all()
 
 
 @pytest.mark.parametrize("restore", ["best", "last"])
@@ -233,16 +249,18 @@ def test_diverged_is_false_after_a_normal_fit():
 def test_exploding_finite_loss_is_a_divergence(make):
     X, _, y = _tiny()
     params = dict(max_iter=3, random_state=0, optimizer="sgd", learning_rate_init=1e8)
-    with pytest.raises(
-        FloatingPointError, match=r"diverged at epoch 1: .*1e\+06 times the lowest"
-    ):
-        make(**params).fit(X, y)
-    est = make(callbacks=[("r", RestoreOnDivergence())], **params)
-    with pytest.warns(DivergenceWarning, match="times the lowest"):
-        est.fit(X, y)
-    assert est.diverged_ and est.best_epoch_ == 0  # the starting weights
-    assert np.isfinite(est.best_loss_) and est.best_loss_ < 10
-    assert est.score(X, y) > -10  # not the R² of -3e48 of exploded weights
+    with _raising():
+        with pytest.raises(
+            DivergenceWarning, match=r"diverged at epoch 1: .*1e\+06 times the lowest"
+        ):
+            make(**params).fit(X, y)
+    for callbacks in (None, [("r", RestoreOnDivergence())]):  # the default, explicit
+        est = make(callbacks=callbacks, **params)
+        with pytest.warns(DivergenceWarning, match="times the lowest"):
+            est.fit(X, y)
+        assert est.diverged_ and est.best_epoch_ == 0  # the starting weights
+        assert np.isfinite(est.best_loss_) and est.best_loss_ < 10
+        assert est.score(X, y) > -10  # not the R² of -3e48 of exploded weights
 
 
 def test_small_loss_that_grows_is_not_an_explosion():
@@ -286,9 +304,9 @@ def test_enrnn_singular_cayley_matrix_is_a_divergence(restore):
         callbacks=callbacks,
     )
     if restore is None:
-        with pytest.raises(FloatingPointError, match="recurrent matrix cannot be"):
-            est.fit(X, yc)
-        return
+        with _raising():
+            with pytest.raises(DivergenceWarning, match="recurrent matrix cannot be"):
+                est.fit(X, yc)
     with pytest.warns(DivergenceWarning, match="recurrent matrix cannot be"):
         est.fit(X, yc)
     assert est.diverged_

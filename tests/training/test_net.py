@@ -4,6 +4,7 @@ of ``sklmn/estimators/_net.py``)."""
 
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from sklmn._training import (
     SequenceNet,
     score_outputs,
 )
+from sklmn.callbacks import DivergenceWarning
 from tests._helpers import _lmn_clf, _lmn_reg, _pad, _ragged, _sequence_targets
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -113,7 +115,11 @@ def test_early_stopping_restores_best_epoch():
         validation_metric="score",
     ).fit(seqs, y)
     assert len(est.validation_scores_) == est.n_iter_ < 60
-    assert est.best_validation_score_ == max(est.validation_scores_)
+    # the pretrained start (epoch 0) is a candidate too
+    assert est.best_validation_score_ >= max(est.validation_scores_)
+    if est.best_epoch_ > 0:
+        best = est.validation_scores_[est.best_epoch_ - 1]
+        assert est.best_validation_score_ == best
     if est.best_epoch_ > 0:
         assert est.best_loss_ == est.validation_loss_curve_[est.best_epoch_ - 1]
     assert np.isfinite(est.best_loss_)
@@ -148,13 +154,19 @@ def test_verbose_prints_progress(capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_non_finite_loss_raises():
+def test_non_finite_loss_is_a_divergence():
     seqs = _ragged(n=20)
     y = np.full(20, 1e30)  # squared error overflows float32
     est = _lmn_reg(max_iter=3, standardize=False, pretrainer=None)
-    with pytest.raises(FloatingPointError, match="diverged at epoch 1.*data loss"):
-        est.fit(seqs, y)
+    with warnings.catch_warnings():  # made an error: fit fails, nothing fitted
+        warnings.simplefilter("error", DivergenceWarning)
+        with pytest.raises(DivergenceWarning, match="diverged at epoch 1.*data loss"):
+            est.fit(seqs, y)
     assert not hasattr(est, "net_")
+    # by default: the starting weights are kept, with the cause in a warning
+    with pytest.warns(DivergenceWarning, match="diverged at epoch 1.*data loss"):
+        est.fit(seqs, y)
+    assert est.diverged_ and est.n_iter_ == 0
 
 
 def test_penalty_is_added_to_the_loss():
