@@ -4,7 +4,8 @@
   non-finite parameters, a loss that explodes far above the lowest so far, or
   a recurrent matrix that cannot be computed), restore the best (or last)
   weights, stop training and warn, instead of raising
-  :class:`FloatingPointError`.
+  :class:`FloatingPointError`. The estimators' ``fit`` adds
+  ``RestoreOnDivergence('best')`` when ``callbacks`` has none.
 
 For checkpointing long runs use skorch's own callbacks (see the README,
 "Interrupting, checkpointing and resuming"): ``skorch.callbacks.Checkpoint``
@@ -38,8 +39,11 @@ class DivergenceWarning(UserWarning):
 class RestoreOnDivergence(Callback):
     """Recover from a diverging training instead of failing.
 
-    Without this callback, a divergence makes ``fit`` raise a
-    :class:`FloatingPointError` that names the epoch, the batch and the cause:
+    The estimators' ``fit`` adds ``RestoreOnDivergence('best')`` unless
+    ``callbacks`` holds one (pass ``RestoreOnDivergence('last')`` for the
+    other behaviour). Without it (``partial_fit``, a plain skorch net), a
+    divergence raises a :class:`FloatingPointError` that names the epoch,
+    the batch and the cause:
     a non-finite training loss, non-finite parameters, a recurrent matrix
     that cannot be computed from the parameters (ENRNN), or weights whose
     loss after an epoch is more than a million times the lowest loss so far

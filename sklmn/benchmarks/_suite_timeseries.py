@@ -597,6 +597,8 @@ def _fit_one(
         if curve is not None:
             record["n_spikes"] = count_loss_spikes(curve)
             record["final_loss"] = float(curve[-1]) if len(curve) else None
+        # fit recovered from a divergence (kept its best weights, warned)
+        record["recovered"] = bool(getattr(final, "diverged_", False))
         messages = dict.fromkeys(
             f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
         )
@@ -1152,6 +1154,18 @@ def _problem_list(records, cap):
             f"- {r['dataset']} / {r['model']} / seed {r['seed']}: {r['status']}: "
             f"{r.get('error') or ''}"
             for r in bad
+        ]
+    recovered: dict[tuple, list] = {}
+    for r in records:
+        recovered.setdefault((r["dataset"], r["model"]), []).append(
+            bool(r.get("recovered"))
+        )
+    recovered = {k: v for k, v in recovered.items() if any(v)}
+    if recovered:
+        lines += ["", "## Fits stopped at a divergence (best weights kept)", ""]
+        lines += [
+            f"- {d} / {m}: {sum(v)} of {len(v)} fits"
+            for (d, m), v in sorted(recovered.items())
         ]
     if slow:
         lines += ["", f"## Fits over the {cap:g} s cap", ""]

@@ -265,9 +265,9 @@ FITTED_ATTRIBUTES_DOC = """\
         Validation score of the kept weights when early stopping is on.
     diverged_ : bool
         Whether the last ``fit`` diverged and recovered: a
-        :class:`sklmn.callbacks.RestoreOnDivergence` in ``callbacks`` stopped
-        training and restored earlier weights (the callback object passed in
-        is left untouched).
+        :class:`sklmn.callbacks.RestoreOnDivergence` (the one ``fit`` adds
+        by default, or one in ``callbacks``) stopped training and restored
+        earlier weights (the callback object passed in is left untouched).
     net_ : skorch.NeuralNet
         The trained skorch net; ``net_.module_`` is the
         :class:`torch.nn.Module` (``.recurrent`` and ``.readout``) and
@@ -796,7 +796,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         """Train the model on sequences ``X`` and targets ``y``.
 
         ``fit`` is all or nothing: if it raises (invalid data, a
-        :class:`FloatingPointError` of a diverging training, a
+        :class:`~sklmn.callbacks.DivergenceWarning` made an error, a
         ``KeyboardInterrupt`` before the first epoch completed...), the
         estimator keeps every attribute it had before the call, so a fitted
         model still predicts as before. A ``KeyboardInterrupt`` after at least
@@ -835,8 +835,10 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         Raises
         ------
         FloatingPointError
-            If training diverges and no callback recovers (see
-            :class:`sklmn.callbacks.RestoreOnDivergence`).
+            If the trained parameters are not finite. A divergence
+            during training does not raise: ``fit`` keeps the best weights
+            and warns (:class:`sklmn.callbacks.RestoreOnDivergence`, added
+            unless ``callbacks`` has one).
 
         Examples
         --------

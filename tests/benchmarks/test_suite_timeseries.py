@@ -52,6 +52,18 @@ class _Diverge(ClassifierMixin, BaseEstimator):
         raise FloatingPointError("non-finite loss at epoch 1")
 
 
+class _Recovered(ClassifierMixin, BaseEstimator):
+    """Fits, but reports that its training stopped at a divergence."""
+
+    def fit(self, X, y):
+        self.classes_, self.diverged_ = np.unique(y), True
+        self.loss_curve_ = [1.0, 1e9]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
 TINY = {
     "lmn": {
         "classification": lambda seed, info: LMNClassifier(
@@ -121,10 +133,11 @@ def test_run_writes_json_and_report_and_resumes(tmp_path):
 def test_overrides_errors_divergence_and_cap(tmp_path):
     registry = dict(TINY, boom={"classification": lambda s, i: _Boom()})
     registry["diverge"] = {"classification": lambda s, i: _Diverge()}
+    registry["recover"] = {"classification": lambda s, i: _Recovered()}
     records, log = run(
         tmp_path,
         datasets=["toy_clf"],
-        models=["lmn:max_iter=1,learning_rate_init=0.01", "boom", "diverge"],
+        models=["lmn:max_iter=1,learning_rate_init=0.01", "boom", "diverge", "recover"],
         seeds=[3],
         model_registry=registry,
         max_fit_seconds=1e-9,
@@ -140,6 +153,9 @@ def test_overrides_errors_divergence_and_cap(tmp_path):
     assert any("over the 1e-09 s cap" in m for m in log)
     report = (tmp_path / "timeseries.md").read_text()
     assert "## Diverged or failed fits" in report and "## Fits over the" in report
+    assert by["recover"]["status"] == "ok" and by["recover"]["recovered"]
+    assert not lmn["recovered"]
+    assert "- toy_clf / recover: 1 of 1 fits" in report
     # errors are retried on the next run, divergences are not
     _, log = run(
         tmp_path,
