@@ -297,14 +297,16 @@ def _lmn_variant(prefix: str = "", **params):
     }
 
 
-def _raw_init(task_cls: str):
+def _raw_init(task_cls: str, radius=None, **params):
     def factory(seed: int, info: DatasetInfo):
         from .. import estimators
 
         base = getattr(estimators, task_cls)
-        # without the stable initialization (init_radius=None)
-        cls = type(f"RawInit{task_cls}", (base,), {"_init_radius": None})
-        return cls(pretrainer=None, random_state=seed)
+        # without the stable initialization (init_radius=None), or another
+        # radius of the memory map at initialization
+        name = "RawInit" if radius is None else f"Radius{radius:g}"
+        cls = type(f"{name}{task_cls}", (base,), {"_init_radius": radius})
+        return cls(**params, random_state=seed)
 
     return factory
 
@@ -323,8 +325,13 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     ),
     # the stable initialization, without pretraining
     "lmn_rawinit": {
-        "classification": _raw_init("LMNClassifier"),
-        "regression": _raw_init("LMNRegressor"),
+        "classification": _raw_init("LMNClassifier", pretrainer=None),
+        "regression": _raw_init("LMNRegressor", pretrainer=None),
+    },
+    # the stable initialization at a radius closer to one
+    "lmn_radius0.99": {
+        "classification": _raw_init("LMNClassifier", 0.99),
+        "regression": _raw_init("LMNRegressor", 0.99),
     },
     "mslmn_laes": {
         "classification": _est("MultiScaleLMNClassifier", pretrainer="auto"),

@@ -350,7 +350,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         early_stopping="auto",
         validation_metric="loss",
         validation_fraction=0.1,
-        n_iter_no_change=10,
+        n_iter_no_change=20,
         tol=1e-4,
         warm_start=False,
         verbose=0,
