@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import copy
 import weakref
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from skorch import NeuralNet
 from skorch.callbacks import EpochTimer, PassthroughScoring
+from skorch.dataset import unpack_data
 from skorch.helper import predefined_split
 from skorch.utils import to_tensor
 from torch import Tensor
 
+from ..nn._base import forward_with_penalty
 from ..utils._compat import tensor_version
 from ._data import LengthBucketBatchSampler, SequenceDataset, collate_batch
 from ._loss import SequenceLoss
@@ -46,8 +49,11 @@ class SequenceNeuralNet(NeuralNet):
 
     Differences from :class:`skorch.NeuralNet`:
 
-    * the loss is ``criterion(y_pred, y_true, lengths) + module.penalty()``
-      and a non-finite training loss raises :class:`FloatingPointError`
+    * the loss is ``criterion(y_pred, y_true, lengths) + penalty``, where
+      ``penalty`` is the regularization term that the module's forward pass
+      returns with ``return_penalty=True`` (:meth:`infer_with_penalty`; the
+      training and validation steps call it, predictions call the module
+      plain), and a non-finite training loss raises :class:`FloatingPointError`
       naming what diverged, unless a callback's ``on_divergence(net,
       message)`` hook stops training first (see
       :class:`sklmn.callbacks.RestoreOnDivergence`);
@@ -190,11 +196,46 @@ class SequenceNeuralNet(NeuralNet):
                 restart(self)
 
     def infer(self, x, **fit_params):
+        """Module outputs for a batch (no penalty; see :meth:`infer_with_penalty`)."""
+        return self._infer(x, fit_params, with_penalty=False)
+
+    def infer_with_penalty(self, x, **fit_params):
+        """Module outputs for a batch and the penalty of that forward pass.
+
+        The module is called with ``return_penalty=True`` when its ``forward``
+        takes that keyword (:class:`SequenceNet` does) and returns
+        ``(outputs, penalty)``; a module written without it is called as
+        usual and its ``penalty()`` method, if any, is read after the forward
+        (zero without one).
+
+        Parameters
+        ----------
+        x : dict or Tensor
+            A batch of the input data (``{'X': ..., 'lengths': ...}``).
+        **fit_params : dict
+            Further arguments of the module's ``forward``.
+
+        Returns
+        -------
+        y_pred : Tensor
+            The module's outputs.
+        penalty : Tensor of shape ()
+            Regularization term of this forward pass.
+        """
+        return self._infer(x, fit_params, with_penalty=True)
+
+    def _infer(self, x, fit_params: dict, *, with_penalty: bool):
         if isinstance(x, dict) and "sample_weight" in x:
             # the weights are read by get_loss, not by the module
             x = {k: v for k, v in x.items() if k != "sample_weight"}
         try:
-            return super().infer(x, **fit_params)
+            if not with_penalty:
+                return super().infer(x, **fit_params)
+            x = to_tensor(x, device=self.device)
+            if isinstance(x, Mapping):
+                x_dict = self._merge_x_and_fit_params(x, fit_params)
+                return forward_with_penalty(self.module_, **x_dict)
+            return forward_with_penalty(self.module_, x, **fit_params)
         except torch.linalg.LinAlgError as exc:
             if not getattr(self, "_training", False):
                 raise FloatingPointError(
@@ -209,6 +250,31 @@ class SequenceNeuralNet(NeuralNet):
                 "inputs and targets."
             )
             raise  # pragma: no cover - diverged always raises
+
+    def train_step_single(self, batch, **fit_params):
+        """skorch's training step, with the penalty of the forward pass.
+
+        The outputs and the penalty come from one call of
+        :meth:`infer_with_penalty`; the step's ``y_pred`` is the outputs.
+        """
+        self._set_training(True)
+        Xi, yi = unpack_data(batch)
+        y_pred, penalty = self.infer_with_penalty(Xi, **fit_params)
+        loss = self.get_loss(y_pred, yi, X=Xi, training=True, penalty=penalty)
+        loss.backward()
+        return {"loss": loss, "y_pred": y_pred}
+
+    def validation_step(self, batch, **fit_params):
+        """skorch's validation step, with the penalty of the forward pass.
+
+        The validation loss includes the penalty, like the training loss.
+        """
+        self._set_training(False)
+        Xi, yi = unpack_data(batch)
+        with torch.no_grad():
+            y_pred, penalty = self.infer_with_penalty(Xi, **fit_params)
+            loss = self.get_loss(y_pred, yi, X=Xi, training=False, penalty=penalty)
+        return {"loss": loss, "y_pred": y_pred}
 
     def _float64_module(self):
         """The cached float64 copy of ``module_`` (rebuilt when stale)."""
@@ -242,7 +308,29 @@ class SequenceNeuralNet(NeuralNet):
             return ""
         return f"; non-finite parameters: {bad[0]!r} ({len(bad)} tensor(s))"
 
-    def get_loss(self, y_pred, y_true, X=None, training=False):
+    def get_loss(self, y_pred, y_true, X=None, training=False, *, penalty=None):
+        """Data loss of the outputs plus the penalty of their forward pass.
+
+        Parameters
+        ----------
+        y_pred : Tensor
+            Module outputs.
+        y_true : Tensor
+            Encoded targets.
+        X : dict
+            The batch (``lengths``, optional ``sample_weight``).
+        training : bool, default=False
+            Whether this is a training step (a non-finite loss is then a
+            divergence).
+        penalty : Tensor of shape () or None, default=None
+            Regularization term of the forward pass that produced ``y_pred``
+            (:meth:`infer_with_penalty`; the training and validation steps
+            pass it). None adds nothing.
+
+        Returns
+        -------
+        loss : Tensor of shape ()
+        """
         y_true = to_tensor(y_true, device=self.device)
         weight = X.get("sample_weight") if isinstance(X, dict) else None
         if weight is None:
@@ -251,7 +339,8 @@ class SequenceNeuralNet(NeuralNet):
             data_loss = self.criterion_(
                 y_pred, y_true, X["lengths"], sample_weight=weight
             )
-        penalty = self.module_.penalty()
+        if penalty is None:
+            penalty = data_loss.new_zeros(())
         loss = data_loss + penalty
         if training and not bool(torch.isfinite(loss)):
             self._raise_diverged(data_loss, penalty)
@@ -382,8 +471,11 @@ def make_sequence_net(
     Parameters
     ----------
     module : torch.nn.Module
-        The network, called as ``module(X, lengths=lengths)``, with an
-        optional ``penalty()`` added to the loss.
+        The network, called as ``module(X, lengths=lengths)``; the penalty
+        added to the loss is what ``module(X, lengths=lengths,
+        return_penalty=True)`` returns as ``(outputs, penalty)`` (a
+        :class:`SequenceNet`), or for a module whose ``forward`` does not take
+        ``return_penalty``, its optional ``penalty()`` read after the forward.
     problem : {'multiclass', 'multilabel', 'continuous', 'ctc'}
         Kind of target (the loss).
     per_step : bool

@@ -1,7 +1,9 @@
 """Shared helpers for the recurrent modules of :mod:`sklmn.nn`.
 
 Every recurrent module follows the ``torch.nn.RNN(batch_first=True)`` call
-convention ``output, state = module(x, lengths=None, state=None)``. The helpers
+convention ``output, state = module(x, lengths=None, state=None)``, and
+``output, state, penalty = module(x, ..., return_penalty=True)`` returns the
+regularization term of the forward pass with them. The helpers
 here implement the parts of that protocol that do not depend on the recurrence:
 
 - parameter validation with messages that name the bad value
@@ -14,7 +16,8 @@ here implement the parts of that protocol that do not depend on the recurrence:
   sorting a batch by decreasing length (:func:`sort_by_length`,
   :func:`active_batch_sizes`) and reversing only the valid part of each
   sequence (:func:`reverse_padded`);
-- :class:`RecurrentModule`, a base class with the default ``penalty()``;
+- :class:`RecurrentModule`, the base class of the modules, and the penalty of
+  a forward pass for both protocols (:func:`forward_with_penalty`);
 - the stable initialization of a linear memory (:func:`memory_map_radius`,
   :func:`stabilize_memory_`).
 
@@ -25,7 +28,10 @@ valid when ``t < lengths[n]``.
 
 from __future__ import annotations
 
+import inspect
 import numbers
+import warnings
+import weakref
 from collections.abc import Sequence
 
 import torch
@@ -549,13 +555,19 @@ def reverse_padded(x: Tensor, lengths: Tensor | None) -> Tensor:
 class RecurrentModule(nn.Module):
     """Base class of the recurrent modules of :mod:`sklmn.nn`.
 
-    Provides the protocol's default :meth:`penalty` (a zero scalar on the
-    module's device and dtype) and the storage for a penalty computed during
-    ``forward``: a subclass assigns ``self._last_penalty`` (a scalar tensor or
-    ``None``) in ``forward`` and the default :meth:`penalty` returns it.
-
     Subclasses set ``input_size`` and ``output_size`` and implement
-    ``forward(x, lengths=None, state=None)`` and ``step(x_t, state=None)``.
+    ``forward(x, lengths=None, state=None, *, return_penalty=False)`` and
+    ``step(x_t, state=None)``. ``forward`` returns ``(output, state)``, or
+    ``(output, state, penalty)`` with ``return_penalty=True``, where
+    ``penalty`` is the differentiable scalar regularization term of that
+    forward pass (added to the training loss). A subclass ends its
+    ``forward`` with ``return self._forward_result(output, state, penalty,
+    return_penalty)``, passing ``penalty=None`` when it has none (the helper
+    returns a zero scalar on the module's device and dtype).
+
+    :meth:`penalty` is deprecated: it returns the penalty of the most recent
+    forward pass, which the modules record only for it (the record is never
+    pickled or deep-copied).
 
     Examples
     --------
@@ -564,60 +576,201 @@ class RecurrentModule(nn.Module):
     ...         super().__init__()
     ...         self.input_size = self.output_size = size
     ...
-    ...     def forward(self, x, lengths=None, state=None):
-    ...         return x, None
-    >>> Identity(3).penalty()
+    ...     def forward(self, x, lengths=None, state=None, *, return_penalty=False):
+    ...         return self._forward_result(x, None, None, return_penalty)
+    >>> out, state, penalty = Identity(3)(torch.ones(2, 4, 3), return_penalty=True)
+    >>> penalty
     tensor(0.)
     """
 
     input_size: int
     output_size: int
 
+    #: Attributes that are not part of the module's state: reset to None when
+    #: the module is pickled or deep-copied (the recorded penalty is a
+    #: non-leaf tensor tied to the last autograd graph).
+    _transient_attributes: tuple[str, ...] = ("_last_penalty",)
+
     def __init__(self) -> None:
         super().__init__()
+        # recorded for the deprecated penalty() only; never read by sklmn
         self._last_penalty: Tensor | None = None
 
     def _factory_kwargs(self) -> dict:
         """Device and dtype of the module's first floating parameter/buffer."""
-        for tensor in self.parameters():
-            if tensor.is_floating_point():
-                return {"device": tensor.device, "dtype": tensor.dtype}
-        for tensor in self.buffers():
-            if tensor.is_floating_point():
-                return {"device": tensor.device, "dtype": tensor.dtype}
-        return {"device": None, "dtype": torch.get_default_dtype()}
+        return module_factory_kwargs(self)
 
     def _zero_scalar(self) -> Tensor:
         """A zero scalar tensor on the module's device and dtype."""
         return torch.zeros((), **self._factory_kwargs())
 
+    def _forward_result(
+        self,
+        output: Tensor,
+        state: object,
+        penalty: Tensor | None,
+        return_penalty: bool,
+    ) -> tuple:
+        """What ``forward`` returns: ``(output, state)`` or ``(output, state,
+        penalty)`` with ``return_penalty`` (``None``: a zero scalar).
+
+        The penalty is also recorded for the deprecated :meth:`penalty`.
+        """
+        self._last_penalty = penalty
+        if not return_penalty:
+            return output, state
+        if penalty is None:
+            penalty = self._zero_scalar()
+        return output, state, penalty
+
     def penalty(self) -> Tensor:
-        """Regularization term computed during the most recent forward.
+        """Regularization term computed during the most recent forward (deprecated).
+
+        Deprecated: ``penalty()`` emits a :class:`FutureWarning` and will be
+        removed in a future release; call ``forward(..., return_penalty=True)``,
+        which returns the penalty of that forward pass as its third element.
 
         Returns
         -------
         penalty : Tensor
-            Scalar tensor (differentiable w.r.t. the parameters) to add to the
-            training loss; zero when no penalty is configured or no forward
-            was run yet.
+            Scalar tensor (differentiable w.r.t. the parameters); zero when no
+            penalty is configured or no forward was run yet.
         """
-        if self._last_penalty is None:
-            return self._zero_scalar()
-        return self._last_penalty
+        warnings.warn(
+            f"{type(self).__name__}.penalty() is deprecated and will be removed "
+            "in a future release; use forward(..., return_penalty=True), which "
+            "returns the penalty of that forward pass, instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self._recorded_penalty()
+
+    def _recorded_penalty(self) -> Tensor:
+        """The penalty recorded by the last forward, or zero (no warning)."""
+        penalty = self.__dict__.get("_last_penalty")
+        return self._zero_scalar() if penalty is None else penalty
 
     def __getstate__(self) -> dict:
-        # The stored penalty is a non-leaf tensor tied to the last autograd
-        # graph: drop it so that pickling and ``copy.deepcopy`` work.
-        state = super().__getstate__()
-        state = dict(state)
-        state["_last_penalty"] = None
-        return state
+        # Transient attributes (the recorded penalty, tied to the last
+        # autograd graph) are dropped so that pickling and copy.deepcopy work.
+        return drop_transient_attributes(self, super().__getstate__())
 
     def step(self, x_t: Tensor, state: object = None) -> tuple[Tensor, object]:
         """One time step for streaming inference (implemented by subclasses)."""
         raise NotImplementedError(
             f"{type(self).__name__} does not implement step(x_t, state)"
         )
+
+
+def drop_transient_attributes(module: nn.Module, state: dict) -> dict:
+    """``state`` (a module's ``__dict__``) with its transient attributes None."""
+    names = getattr(module, "_transient_attributes", ())
+    if not any(state.get(name) is not None for name in names):
+        return state
+    state = dict(state)
+    for name in names:
+        if name in state:
+            state[name] = None
+    return state
+
+
+def module_factory_kwargs(module: nn.Module) -> dict:
+    """Device and dtype of a module's first floating parameter/buffer."""
+    for tensor in module.parameters():
+        if tensor.is_floating_point():
+            return {"device": tensor.device, "dtype": tensor.dtype}
+    for tensor in module.buffers():
+        if tensor.is_floating_point():
+            return {"device": tensor.device, "dtype": tensor.dtype}
+    return {"device": None, "dtype": torch.get_default_dtype()}
+
+
+# --------------------------------------------------------------------------- #
+# The penalty of a forward pass, for both protocols
+# --------------------------------------------------------------------------- #
+# forward functions -> whether they take ``return_penalty``
+_RETURN_PENALTY_SUPPORT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def accepts_return_penalty(module: nn.Module) -> bool:
+    """Whether ``module.forward`` takes the ``return_penalty`` keyword.
+
+    Modules written against the protocol before ``return_penalty`` (a
+    ``penalty()`` method read after the forward) do not. The answer is
+    cached per ``forward`` function (inspected once).
+    """
+    forward = getattr(module, "forward", None)
+    func = getattr(forward, "__func__", forward)
+    if func is None:
+        return False
+    try:
+        return _RETURN_PENALTY_SUPPORT[func]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameter = inspect.signature(func).parameters.get("return_penalty")
+    except (TypeError, ValueError):
+        parameter = None
+    supported = parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+    try:
+        _RETURN_PENALTY_SUPPORT[func] = supported
+    except TypeError:  # not weak-referenceable: not cached
+        pass
+    return supported
+
+
+def legacy_penalty(module: nn.Module) -> Tensor:
+    """The penalty of a module following the protocol before ``return_penalty``.
+
+    Its ``penalty()`` method, called after the forward pass (a zero scalar
+    without one). A :class:`RecurrentModule` subclass that inherits the
+    deprecated :meth:`RecurrentModule.penalty` and recorded no penalty gets a
+    zero without the deprecation warning.
+    """
+    penalty = getattr(module, "penalty", None)
+    if penalty is None:
+        return torch.zeros((), **module_factory_kwargs(module))
+    if (
+        isinstance(module, RecurrentModule)
+        and type(module).penalty is RecurrentModule.penalty
+        and module.__dict__.get("_last_penalty") is None
+    ):
+        return module._zero_scalar()
+    return penalty()
+
+
+def forward_with_penalty(module: nn.Module, *args, **kwargs) -> tuple[object, Tensor]:
+    """Call ``module`` and obtain the penalty of that forward pass.
+
+    A module whose ``forward`` takes ``return_penalty`` is called with
+    ``return_penalty=True`` and returns its usual result followed by the
+    penalty; any other module is called as usual and its penalty read by
+    :func:`legacy_penalty` after the call.
+
+    Parameters
+    ----------
+    module : nn.Module
+        A recurrent module (``(output, state)``) or a network
+        (``outputs``).
+    *args, **kwargs
+        The arguments of the call.
+
+    Returns
+    -------
+    result : object
+        What ``module(*args, **kwargs)`` returns: ``(output, state)`` for a
+        recurrent module, the outputs for a network.
+    penalty : Tensor
+        Scalar regularization term of that forward pass (zero without one).
+    """
+    if accepts_return_penalty(module):
+        *result, penalty = module(*args, return_penalty=True, **kwargs)
+        return (result[0] if len(result) == 1 else tuple(result)), penalty
+    result = module(*args, **kwargs)
+    return result, legacy_penalty(module)
 
 
 # --------------------------------------------------------------------------- #

@@ -4,9 +4,9 @@ Thin wrappers of :class:`torch.nn.RNN`, :class:`torch.nn.LSTM` and
 :class:`torch.nn.GRU` (``batch_first=True``) that follow the sklmn module
 protocol: ``lengths`` handled with packed sequences (padded steps change
 neither the state nor the output, padded outputs are exactly zero), a
-``step`` method for streaming inference, ``penalty()`` (zero) and zero biases
-at initialization (except the LSTM forget gate bias, ``forget_bias``, 1 by
-default: Gers et al. 2000; Jozefowicz et al. 2015).
+``step`` method for streaming inference, a zero penalty (``return_penalty``)
+and zero biases at initialization (except the LSTM forget gate bias,
+``forget_bias``, 1 by default: Gers et al. 2000; Jozefowicz et al. 2015).
 """
 
 from __future__ import annotations
@@ -81,8 +81,13 @@ class _TorchRecurrent(RecurrentModule):
         return f"{self.input_size}, {self.hidden_size}"
 
     def forward(
-        self, x: Tensor, lengths: Tensor | None = None, state: State | None = None
-    ) -> tuple[Tensor, State]:
+        self,
+        x: Tensor,
+        lengths: Tensor | None = None,
+        state: State | None = None,
+        *,
+        return_penalty: bool = False,
+    ) -> tuple[Tensor, State] | tuple[Tensor, State, Tensor]:
         """Run over a batch of sequences.
 
         Parameters
@@ -95,6 +100,9 @@ class _TorchRecurrent(RecurrentModule):
             Initial state as for the wrapped torch module (``h0`` of shape
             (num_layers * num_directions, N, hidden_size); ``(h0, c0)`` for
             the LSTM). Default zero.
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (these
+            modules have none: a zero scalar).
 
         Returns
         -------
@@ -102,16 +110,19 @@ class _TorchRecurrent(RecurrentModule):
             Zero at padded steps.
         state : Tensor or tuple of Tensor
             Final state at each sequence's last valid step.
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: zero.
         """
         lengths, T = check_input(x, lengths, self.input_size)
         if lengths is None:
-            return self.rnn(x, state)
+            out, state = self.rnn(x, state)
+            return self._forward_result(out, state, None, return_penalty)
         packed = pack_padded_sequence(
             x, lengths, batch_first=True, enforce_sorted=False
         )
         out, state = self.rnn(packed, state)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=T)
-        return out, state
+        return self._forward_result(out, state, None, return_penalty)
 
     def step(self, x_t: Tensor, state: State | None = None) -> tuple[Tensor, State]:
         """Advance one time step (streaming inference, unidirectional only).

@@ -215,7 +215,9 @@ class ClockworkRNN(RecurrentModule):
         x: Tensor,
         lengths: Tensor | Sequence[int] | None = None,
         state: tuple | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the Clockwork RNN over a batch of sequences.
 
         Parameters
@@ -223,6 +225,9 @@ class ClockworkRNN(RecurrentModule):
         x : Tensor of shape (N, T, input_size)
         lengths : Tensor of shape (N,), optional
         state : tuple (h, t), optional
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (the
+            Clockwork RNN has none: a zero scalar).
 
         Returns
         -------
@@ -231,9 +236,12 @@ class ClockworkRNN(RecurrentModule):
         state : tuple (h, t)
             Final state at each sequence's last valid step (the reverse
             direction's after reading the whole sequence backwards).
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: zero.
         """
         if self.reverse is None:
-            return self._forward_one(x, lengths, state)
+            out, final = self._forward_one(x, lengths, state)
+            return self._forward_result(out, final, None, return_penalty)
         lengths, _ = check_input(x, lengths, self.input_size)
         state_f, state_r = self._split_state(state, x.shape[0], x)
         out_f, (h_f, t_end) = self._forward_one(x, lengths, state_f)
@@ -241,7 +249,8 @@ class ClockworkRNN(RecurrentModule):
         # output reversed back (padding stays in place and zero)
         out_r, (h_r, _) = self.reverse(reverse_padded(x, lengths), lengths, state_r)
         out = torch.cat([out_f, reverse_padded(out_r, lengths)], dim=2)
-        return out, (torch.cat([h_f, h_r], dim=1), t_end)
+        final = (torch.cat([h_f, h_r], dim=1), t_end)
+        return self._forward_result(out, final, None, return_penalty)
 
     def _split_state(
         self, state: object, n: int, like: Tensor

@@ -343,7 +343,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         x: Tensor,
         lengths: Tensor | None = None,
         state: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, Tensor]:
         """Run the recurrence over a batch of sequences.
 
         Parameters
@@ -355,6 +357,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             unchanged and their output is zero.
         state : Tensor of shape (N, output_size), optional
             Initial state ``[h^{(L)}_0; h^{(S)}_0]`` (default zero).
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (the
+            ENRNN has none: a zero scalar).
 
         Returns
         -------
@@ -362,6 +367,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             ``h_t`` at every step (zero on padded steps).
         state : Tensor of shape (N, output_size)
             ``h`` at each sequence's last valid step.
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: zero.
         """
         lengths, n_steps = check_input(x, lengths, self.input_size)
         h = self._initial_state(state, x.shape[0], x)
@@ -380,7 +387,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
                 h = h_new if valid is None else torch.where(valid[t], h_new, h)
                 outputs.append(h_new)
         output = zero_padded(torch.stack(outputs, dim=1), lengths)
-        return output, h
+        return self._forward_result(output, h, None, return_penalty)
 
     def step(self, x_t: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One time step (streaming inference); iterating it equals ``forward``.

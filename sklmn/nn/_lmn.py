@@ -117,7 +117,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
     Notes
     -----
     Penalties (soft orthogonality, norm stabilizer) are configured on
-    :class:`LMN`; ``LMNLayer.penalty()`` is zero.
+    :class:`LMN`; the penalty of an ``LMNLayer`` forward pass is zero.
 
     Examples
     --------
@@ -252,7 +252,9 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         x: Tensor,
         lengths: Tensor | None = None,
         state: tuple[Tensor | None, Tensor] | Tensor | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the layer over a batch of sequences.
 
         Parameters
@@ -264,6 +266,9 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         state : tuple (h0, m0) or Tensor m0, optional
             Initial state; ``m0`` of shape (N, memory_size). ``h0`` is ignored
             (``h_t`` does not depend on ``h_{t-1}``). Default zero.
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (zero:
+            the penalties are configured on :class:`LMN`).
 
         Returns
         -------
@@ -271,6 +276,8 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
             Zero at padded steps.
         state : tuple (h, m)
             Final hidden (N, H) and memory (N, M) at each last valid step.
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: zero.
         """
         lengths, T = check_input(x, lengths, self.input_size)
         n = x.shape[0]
@@ -283,7 +290,7 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         out = (ms if self.output == "memory" else hs).transpose(0, 1)
         out, h_n, m_n = batch.unsort(out), batch.unsort(h_n), batch.unsort(m_n)
         # padded steps of hs / ms are exactly zero (see lmn_scan)
-        return out, (h_n, m_n)
+        return self._forward_result(out, (h_n, m_n), None, return_penalty)
 
     def step(
         self, x_t: Tensor, state: tuple[Tensor | None, Tensor] | Tensor | None = None
@@ -412,7 +419,8 @@ class LMN(RecurrentModule):
         Add a memory bias ``b_m``.
     orthogonality_penalty : float, default=0.0
         lambda of the soft orthogonality penalty ``lambda ||W_mm^T W_mm - I||_F^2``
-        summed over layers (Carta et al. 2020b §2.1), returned by :meth:`penalty`.
+        summed over layers (Carta et al. 2020b §2.1), returned by
+        ``forward(..., return_penalty=True)``.
     norm_penalty : float, default=0.0
         beta of the norm stabilizer ``beta mean_t (||m_t|| - ||m_{t-1}||)^2``
         on every layer's memory (Carta et al. 2020b §2.1), summed over layers.
@@ -448,8 +456,11 @@ class LMN(RecurrentModule):
     >>> out, (h, m) = lmn(x, lengths=torch.tensor([6, 6, 3, 2, 1]))
     >>> out.shape, h.shape, m.shape
     (torch.Size([5, 6, 8]), torch.Size([4, 5, 8]), torch.Size([4, 5, 4]))
-    >>> lmn.penalty().item() > 0
-    True
+    >>> out, (h, m), penalty = lmn(
+    ...     x, lengths=torch.tensor([6, 6, 3, 2, 1]), return_penalty=True
+    ... )
+    >>> penalty.item() > 0, penalty.requires_grad
+    (True, True)
     """
 
     def __init__(
@@ -537,7 +548,7 @@ class LMN(RecurrentModule):
             raise ValueError(f"initial memory must have shape {shape}, got {got}")
         return m0.to(like.dtype)
 
-    def _penalty(self, memories: list[tuple[Tensor, Tensor]], lengths) -> Tensor:
+    def _penalty(self, memories: list[tuple[Tensor, Tensor]], lengths) -> Tensor | None:
         total = None
         if self.orthogonality_penalty > 0:
             for layer in self._all_layers():
@@ -561,7 +572,9 @@ class LMN(RecurrentModule):
         x: Tensor,
         lengths: Tensor | None = None,
         state: tuple[Tensor | None, Tensor] | Tensor | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the network over a batch of sequences.
 
         Parameters
@@ -573,6 +586,10 @@ class LMN(RecurrentModule):
         state : tuple (h0, m0) or Tensor m0, optional
             ``m0`` of shape (num_layers * num_directions, N, memory_size);
             ``h0`` is ignored. Default zero.
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass
+            (``orthogonality_penalty`` and ``norm_penalty``), to add to the
+            training loss.
 
         Returns
         -------
@@ -581,6 +598,10 @@ class LMN(RecurrentModule):
         state : tuple (h, m)
             Final hidden and memory states at each sequence's last valid step,
             shapes (num_layers * num_directions, N, hidden_size / memory_size).
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: the penalties summed over layers
+            and directions, differentiable w.r.t. the parameters (zero when
+            none is configured).
         """
         lengths, T = check_input(x, lengths, self.input_size)
         n = x.shape[0]
@@ -614,13 +635,13 @@ class LMN(RecurrentModule):
                 inp = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
                 if self.dropout > 0 and i < self.num_layers - 1:
                     inp = F.dropout(inp, self.dropout, self.training)
-            self._last_penalty = self._penalty(memories, sorted_lengths)
+            penalty = self._penalty(memories, sorted_lengths)
         out = inp.transpose(0, 1)
         h_n, m_n = torch.stack(h_last), torch.stack(m_last)
         out = batch.unsort(out)
         h_n, m_n = batch.unsort(h_n, dim=1), batch.unsort(m_n, dim=1)
         # padded steps are exactly zero (lmn_scan output, reversal keeps them)
-        return out, (h_n, m_n)
+        return self._forward_result(out, (h_n, m_n), penalty, return_penalty)
 
     def step(
         self, x_t: Tensor, state: tuple[Tensor | None, Tensor] | Tensor | None = None

@@ -431,7 +431,9 @@ class MultiScaleLMN(RecurrentModule):
         x: Tensor,
         lengths: Tensor | Sequence[int] | None = None,
         state: tuple | None = None,
-    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor]]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the recurrence and return both state sequences.
 
         Parameters
@@ -439,6 +441,9 @@ class MultiScaleLMN(RecurrentModule):
         x : Tensor of shape (N, T, input_size)
         lengths : Tensor of shape (N,), optional
         state : tuple (h, m, t), optional
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (see
+            :meth:`forward`).
 
         Returns
         -------
@@ -452,6 +457,8 @@ class MultiScaleLMN(RecurrentModule):
         state : tuple (h, m, t)
             Final state at each sequence's last valid step (the reverse
             direction's after reading the whole sequence backwards).
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: the regularization term.
 
         Examples
         --------
@@ -460,23 +467,33 @@ class MultiScaleLMN(RecurrentModule):
         >>> h_seq.shape, m_seq.shape
         (torch.Size([1, 4, 3]), torch.Size([1, 4, 4]))
         """
+        h_seq, m_seq, final, penalty = self._forward_states(x, lengths, state)
+        self._last_penalty = penalty  # for the deprecated penalty() only
+        if not return_penalty:
+            return h_seq, m_seq, final
+        if penalty is None:
+            penalty = self._zero_scalar()
+        return h_seq, m_seq, final, penalty
+
+    def _forward_states(
+        self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
+    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor], Tensor | None]:
+        """:meth:`forward_states` and the penalty (None: no penalty)."""
         if self.reverse is None:
             return self._forward_states_one(x, lengths, state)
         lengths, _ = check_input(x, lengths, self.input_size)
         state_f, state_r = self._split_state(state, x.shape[0], x)
-        h_f, m_f, final_f = self._forward_states_one(x, lengths, state_f)
-        penalty_f = self._last_penalty
+        h_f, m_f, final_f, penalty_f = self._forward_states_one(x, lengths, state_f)
         # The reverse direction runs forwards on the reversed valid parts
         # (padding stays in place, so it never reaches the outputs); its
         # outputs are reversed back to the input's time order.
-        h_r, m_r, final_r = self.reverse.forward_states(
+        h_r, m_r, final_r, penalty_r = self.reverse._forward_states(
             reverse_padded(x, lengths), lengths, state_r
         )
-        penalty_r = self.reverse._last_penalty
         if penalty_f is None or penalty_r is None:
-            self._last_penalty = penalty_r if penalty_f is None else penalty_f
+            penalty = penalty_r if penalty_f is None else penalty_f
         else:
-            self._last_penalty = penalty_f + penalty_r
+            penalty = penalty_f + penalty_r
         h_seq = torch.cat([h_f, reverse_padded(h_r, lengths)], dim=2)
         m_seq = torch.cat([m_f, reverse_padded(m_r, lengths)], dim=2)
         final = (
@@ -484,12 +501,12 @@ class MultiScaleLMN(RecurrentModule):
             torch.cat([final_f[1], final_r[1]], dim=1),
             final_f[2],
         )
-        return h_seq, m_seq, final
+        return h_seq, m_seq, final, penalty
 
     def _forward_states_one(
         self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object
-    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor]]:
-        """:meth:`forward_states` of the forward direction alone."""
+    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor], Tensor | None]:
+        """:meth:`_forward_states` of the forward direction alone."""
         lengths, T = check_input(x, lengths, self.input_size)
         N = x.shape[0]
         _, m0, t0 = self._check_state(state, N, x)
@@ -526,8 +543,8 @@ class MultiScaleLMN(RecurrentModule):
             m_seq = torch.stack(ms, dim=1)
         t_end = t0 + (T if lengths is None else lengths.to(t0.device))
         final = (gather_last(h_seq, lengths), gather_last(m_seq, lengths), t_end)
-        self._last_penalty = self._penalty(W_mm, m0, m_seq, lengths)
-        return zero_padded(h_seq, lengths), zero_padded(m_seq, lengths), final
+        penalty = self._penalty(W_mm, m0, m_seq, lengths)
+        return zero_padded(h_seq, lengths), zero_padded(m_seq, lengths), final, penalty
 
     def _run_prefix(
         self,
@@ -585,7 +602,9 @@ class MultiScaleLMN(RecurrentModule):
         x: Tensor,
         lengths: Tensor | Sequence[int] | None = None,
         state: tuple | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor, Tensor]]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the MS-LMN over a batch of sequences.
 
         Parameters
@@ -597,15 +616,30 @@ class MultiScaleLMN(RecurrentModule):
             output is zero.
         state : tuple (h, m, t), optional
             Initial state (default: zeros and ``t = 0``).
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass
+            (``orthogonality_penalty`` and ``norm_penalty``; both directions
+            summed when bidirectional), to add to the training loss.
 
         Returns
         -------
         output : Tensor of shape (N, T, output_size)
         state : tuple (h, m, t)
             Final state at each sequence's last valid step.
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: the penalty, differentiable
+            w.r.t. the parameters (zero when none is configured).
+
+        Examples
+        --------
+        >>> net = MultiScaleLMN(2, 3, 2, 2, orthogonality_penalty=0.1)
+        >>> out, state, penalty = net(torch.ones(1, 4, 2), return_penalty=True)
+        >>> out.shape, penalty.requires_grad
+        (torch.Size([1, 4, 4]), True)
         """
-        h_seq, m_seq, final = self.forward_states(x, lengths, state)
-        return (m_seq if self.output == "memory" else h_seq), final
+        h_seq, m_seq, final, penalty = self._forward_states(x, lengths, state)
+        output = m_seq if self.output == "memory" else h_seq
+        return self._forward_result(output, final, penalty, return_penalty)
 
     def step(
         self, x_t: Tensor, state: tuple | None = None

@@ -170,7 +170,9 @@ class UnrolledRNN(RecurrentModule):
         x: Tensor,
         lengths: Tensor | Sequence[int] | None = None,
         state: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
+        *,
+        return_penalty: bool = False,
+    ) -> tuple:
         """Run the unrolled RNN over a batch of sequences.
 
         Parameters
@@ -181,6 +183,9 @@ class UnrolledRNN(RecurrentModule):
         state : Tensor of shape (N, tape_length, hidden_size), optional
             Initial tape ``[h_{-1}, ..., h_{-k}]`` (default zeros);
             ``2 * hidden_size`` features (both directions) if bidirectional.
+        return_penalty : bool, default=False
+            Also return the regularization term of this forward pass (the
+            unrolled RNN has none: a zero scalar).
 
         Returns
         -------
@@ -189,9 +194,12 @@ class UnrolledRNN(RecurrentModule):
         state : Tensor of shape (N, tape_length, output_size)
             Tape after each sequence's last valid step (the reverse
             direction's after reading the sequence backwards).
+        penalty : Tensor of shape ()
+            Only with ``return_penalty=True``: zero.
         """
         if self.reverse is None:
-            return self._forward_one(x, lengths, state)
+            out, tape = self._forward_one(x, lengths, state)
+            return self._forward_result(out, tape, None, return_penalty)
         lengths, _ = check_input(x, lengths, self.input_size)
         H = self.hidden_size
         state_f = state_r = None
@@ -208,7 +216,8 @@ class UnrolledRNN(RecurrentModule):
         # reversed back (padding stays in place and zero)
         out_r, tape_r = self.reverse(reverse_padded(x, lengths), lengths, state_r)
         out = torch.cat([out_f, reverse_padded(out_r, lengths)], dim=2)
-        return out, torch.cat([tape_f, tape_r], dim=2)
+        tape = torch.cat([tape_f, tape_r], dim=2)
+        return self._forward_result(out, tape, None, return_penalty)
 
     def _forward_one(
         self, x: Tensor, lengths: Tensor | Sequence[int] | None, state: object

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.nn.utils import parametrize
 
+from ._base import drop_transient_attributes
 from ._torch_compat import original_class, restore_parametrized_class
 
 __all__ = [
@@ -597,4 +598,7 @@ class PicklableParametrizationsMixin:
 
     def __reduce_ex__(self, protocol: int):
         cls = original_class(self)  # type: ignore[arg-type]
-        return (_rebuild_parametrized, (cls, self.__dict__.copy()))
+        # transient attributes (a recurrent module's recorded penalty) are
+        # not part of the state
+        state = drop_transient_attributes(self, self.__dict__.copy())
+        return (_rebuild_parametrized, (cls, state))

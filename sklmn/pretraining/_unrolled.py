@@ -47,13 +47,14 @@ class _TapeNet(nn.Module):
         self.readout = readout
         self.per_step = per_step
 
-    def forward(self, X: Tensor, lengths: Tensor | None = None) -> Tensor:
+    def forward(
+        self, X: Tensor, lengths: Tensor | None = None, *, return_penalty: bool = False
+    ) -> Tensor | tuple[Tensor, Tensor]:
         h, _ = self.urnn(X, lengths=lengths)
         y = self.readout(h, lengths=lengths)
-        return y if self.per_step else gather_last(y, lengths)
-
-    def penalty(self) -> Tensor:
-        return self.readout.bias.new_zeros(())
+        y = y if self.per_step else gather_last(y, lengths)
+        # the unrolled RNN and the tape readout have no penalty
+        return (y, self.readout.bias.new_zeros(())) if return_penalty else y
 
 
 class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):

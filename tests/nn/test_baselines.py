@@ -156,7 +156,11 @@ def test_initialization():
             for name, p in module.rnn.named_parameters()
             if name.startswith("bias")
         )
-    assert ElmanRNN(2, 3).penalty().item() == 0.0
+    for cls in (ElmanRNN, LSTM, GRU):
+        module = cls(2, 3).double()
+        out, state, penalty = module(torch.randn(2, 4, 2).double(), return_penalty=True)
+        assert penalty.shape == () and float(penalty) == 0.0
+        assert penalty.dtype == torch.float64
 
 
 @pytest.mark.parametrize("mean", [None, [1.0, -2.0]])

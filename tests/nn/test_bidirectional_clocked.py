@@ -192,18 +192,19 @@ def test_penalty_sums_both_directions():
     ).double()
     x = torch.randn(3, 5, 2, dtype=torch.float64)
     lengths = torch.tensor([5, 2, 4])
-    net(x, lengths)
-    total = net.penalty()
-    net.forward_states(x, lengths)  # the same value again
+    _, _, total = net(x, lengths, return_penalty=True)
+    *_, again = net.forward_states(x, lengths, return_penalty=True)
+    torch.testing.assert_close(again, total, atol=ATOL, rtol=0)
     forward = MultiScaleLMN(2, 3, 2, 2, orthogonality_penalty=0.5, norm_penalty=0.1)
     forward = forward.double()
     own = {k: v for k, v in net.state_dict().items() if not k.startswith("reverse.")}
     forward.load_state_dict(own)
-    forward(x, lengths)
+    _, _, penalty_f = forward(x, lengths, return_penalty=True)
     # the reverse direction on the reversed valid parts
-    net.reverse(reverse_padded(x, lengths), lengths)
-    expected = forward.penalty() + net.reverse.penalty()
-    torch.testing.assert_close(total, expected, atol=ATOL, rtol=0)
+    _, _, penalty_r = net.reverse(
+        reverse_padded(x, lengths), lengths, return_penalty=True
+    )
+    torch.testing.assert_close(total, penalty_f + penalty_r, atol=ATOL, rtol=0)
 
 
 def test_grow_grows_both_directions_and_keeps_the_function():

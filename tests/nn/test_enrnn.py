@@ -275,10 +275,9 @@ def test_dtype_device_penalty(device, dtype):
     torch.manual_seed(0)
     net = ENRNN(2, 4, 3, coupling=True).to(device=device, dtype=dtype)
     x = torch.randn(3, 5, 2, device=device, dtype=dtype)
-    out, state = net(x, lengths=torch.tensor([5, 3, 1]))
+    out, state, pen = net(x, lengths=torch.tensor([5, 3, 1]), return_penalty=True)
     assert out.dtype == dtype and out.device.type == device
     assert state.shape == (3, 7)
-    pen = net.penalty()
     assert pen.shape == () and float(pen) == 0.0
     assert pen.dtype == dtype and pen.device.type == device
     out.sum().backward()

@@ -423,10 +423,10 @@ def test_penalty_values():
         2, 3, 4, num_layers=2, orthogonality_penalty=lam, norm_penalty=beta
     ).double()
     _randomize(lmn, 14)
-    assert lmn.penalty().dtype == DTYPE
     lengths = torch.tensor([5, 2, 4])
     x = torch.randn(3, 5, 2, dtype=DTYPE)
-    lmn(x, lengths)
+    _, _, penalty = lmn(x, lengths, return_penalty=True)
+    assert penalty.dtype == DTYPE and penalty.shape == ()
     expected = 0.0
     for layer in lmn.layers:
         W = layer.weight_mm.detach().numpy()
@@ -442,16 +442,17 @@ def test_penalty_values():
             norms = np.r_[0.0, np.linalg.norm(ms, axis=1)]
             per_seq.append(np.mean(np.diff(norms) ** 2))
         expected += beta * np.mean(per_seq)
-    np.testing.assert_allclose(lmn.penalty().item(), expected, rtol=1e-10)
-    lmn.penalty().backward()
+    np.testing.assert_allclose(penalty.item(), expected, rtol=1e-10)
+    penalty.backward()
     assert lmn.layers[0].weight_xh.grad.abs().sum() > 0
 
 
 def test_penalty_zero_by_default_and_module_copyable():
     lmn = LMN(2, 3, 3, norm_penalty=1.0)
-    assert LMN(2, 3, 3).penalty().item() == 0.0
-    out, _ = lmn(torch.randn(2, 4, 2))
-    assert lmn.penalty().requires_grad
+    _, _, zero = LMN(2, 3, 3)(torch.randn(2, 4, 2), return_penalty=True)
+    assert zero.item() == 0.0
+    out, _, penalty = lmn(torch.randn(2, 4, 2), return_penalty=True)
+    assert penalty.requires_grad
     clone = copy.deepcopy(lmn)
     restored = pickle.loads(pickle.dumps(lmn))
     x = torch.randn(1, 3, 2)

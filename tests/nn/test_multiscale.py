@@ -180,8 +180,10 @@ def test_lower_blocks_have_zero_gradient_and_stay_zero_after_step():
     opt = torch.optim.AdamW(net.parameters(), lr=0.1, weight_decay=0.1)
     x = torch.randn(4, 10, 3)
     for _ in range(2):
-        out, _ = net(x, lengths=torch.tensor([10, 7, 3, 1]))
-        loss = out.pow(2).sum() + net.penalty()
+        out, _, penalty = net(
+            x, lengths=torch.tensor([10, 7, 3, 1]), return_penalty=True
+        )
+        loss = out.pow(2).sum() + penalty
         opt.zero_grad()
         loss.backward()
         assert torch.all(net.weight_mm.grad[lower] == 0)
@@ -277,8 +279,10 @@ def test_gradcheck(output, starts):
     def fn(x, m0, *weights):
         params = dict(zip(names, weights, strict=True))
         state = (torch.zeros(2, 3, dtype=torch.float64), m0, t0)
-        out, (h, m, t) = torch.func.functional_call(net, params, (x, lens, state))
-        return out, h, m, net.penalty()
+        out, (h, m, t), penalty = torch.func.functional_call(
+            net, params, (x, lens, state), {"return_penalty": True}
+        )
+        return out, h, m, penalty
 
     weights = [getattr(net, name).detach().clone() for name in names]
     inputs = (x, m0, *[w.requires_grad_(True) for w in weights])
@@ -289,7 +293,7 @@ def test_penalties_match_formulas():
     net = make_net(seed=14, garbage=False, orthogonality_penalty=0.5, norm_penalty=2.0)
     x = torch.randn(2, 6, 3, dtype=torch.float64)
     lens = torch.tensor([6, 4])
-    _, m_seq, _ = net.forward_states(x, lens)
+    _, m_seq, _, penalty = net.forward_states(x, lens, return_penalty=True)
     m_seq = m_seq.detach()
     W = net.weight_mm * net.memory_mask
     ortho = 0.5 * ((W.T @ W - torch.eye(6, dtype=torch.float64)) ** 2).sum()
@@ -301,10 +305,12 @@ def test_penalties_match_formulas():
             / length
         )
     expected = ortho + 2.0 * sum(stab) / 2
-    torch.testing.assert_close(net.penalty(), expected, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(penalty, expected, rtol=1e-10, atol=1e-12)
+    _, _, from_forward = net(x, lens, return_penalty=True)
+    torch.testing.assert_close(from_forward, expected, rtol=1e-10, atol=1e-12)
     plain = make_net(seed=14)
-    plain(x)
-    assert plain.penalty().item() == 0.0
+    _, _, zero = plain(x, return_penalty=True)
+    assert zero.item() == 0.0 and zero.dtype == torch.float64
 
 
 def test_truncate_gradient_cuts_h_from_memory():
@@ -392,8 +398,8 @@ def test_nan_padding_does_not_reach_outputs_or_gradients(starts):
         for n, length in enumerate(lens.tolist()):
             xp[n, length:] = pad
         net.zero_grad()
-        out, (h, m, _) = net(xp, lens, state)
-        (out.sum() + h.sum() + m.sum() + net.penalty()).backward()
+        out, (h, m, _), penalty = net(xp, lens, state, return_penalty=True)
+        (out.sum() + h.sum() + m.sum() + penalty).backward()
         grads = [p.grad.clone() for p in net.parameters()]
         results.append((out, grads))
     (out0, grads0), (out1, grads1) = results
