@@ -220,6 +220,18 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     >>> print(clf.pretrainer_.notes_[0])  # doctest: +NORMALIZE_WHITESPACE
     n_components reduced from 10 to 5: the data support at most 5
     (min(total steps, longest length x features) = min(300, 5 x 1))
+
+    The logistic readout (what ``pretrainer='auto'`` uses for classifiers)
+    starts the classifier from a logistic regression of the network's states:
+
+    >>> clf = LMNClassifier(hidden_size=10, memory_size=10, max_iter=1,
+    ...                     pretrainer=LAESInitializer(readout="logistic"),
+    ...                     random_state=0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clf = clf.fit(X, y)
+    >>> clf.pretrainer_.linear_score_ > 0.9
+    True
     """
 
     #: Fitted attributes that :func:`sklmn.persistence.load` may set
