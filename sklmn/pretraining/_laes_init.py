@@ -334,6 +334,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         seqs, y_encoded = context.sequences, context.y
         recurrent = module.recurrent
         self._check_network(recurrent)
+        # checked before any work: readout='logistic' rejects regression
+        logistic = self._readout_kind(problem) == "logistic"
         if isinstance(recurrent, MultiScaleLMN):
             return self._initialize_multiscale(
                 module, seqs, y_encoded, problem, per_step
@@ -376,13 +378,13 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 else:
                     _init_elman_layer_(recurrent.rnn, i, j, laes.A_, laes.B_, mean, s)
                 laes_dirs.append(laes)
-                if i == n_layers - 1:
+                if i == n_layers - 1 and not logistic:
                     st = laes_states(laes, padded)
                     last_states.append(st if j == 0 else reverse_valid(st, lengths))
             laes_layers.append(laes_dirs)
             if i < n_layers - 1:
                 inputs = _layer_outputs(recurrent, i, inputs, lengths)
-        if self._readout_kind(problem) == "logistic":
+        if logistic:
             # on the network's own states (tanh included), all units
             features = rows(network_states(recurrent, seqs), lengths, per_step)
             W_full, b = self._fit_readout(
