@@ -34,7 +34,8 @@ class FitContext:
         Readout units of the network.
     sequences : Sequences
         The training sequences as the network sees them (padded float32
-        data and lengths, after the estimator's ``standardize`` scaling).
+        data and lengths, after the estimator's ``standardize`` scaling);
+        without the sequences held out for validation.
     y : ndarray
         The encoded training targets the loss compares the network's outputs
         with (class indices, indicator rows, standardized regression targets

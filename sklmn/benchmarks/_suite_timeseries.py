@@ -344,6 +344,14 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     "lmn_laes_logistic_C0.1": _lmn_variant(
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
     ),
+    # the ridge readout's penalty chosen by generalized cross-validation
+    "lmn_laes_gcv": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto"})
+    ),
+    "mslmn_laes_gcv": _lmn_variant(
+        "MultiScale",
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto"}),
+    ),
     "mslmn_laes_logistic": _lmn_variant(
         "MultiScale", pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
     ),

@@ -157,7 +157,8 @@ TRAINING_PARAMETERS_DOC = """\
         ``fit`` (measured: small classification sets lose more by the
         held-out sequences than they gain, small regression sets overfit
         without them; see ``docs/training.md``). Whatever monitors it,
-        ``fit`` ends with the weights of the best epoch.
+        ``fit`` ends with the weights of the best epoch. A pretrainer sees
+        the training part only: the held-out sequences judge its start too.
     validation_metric : {'loss', 'score'}, default='loss'
         What early stopping monitors: the validation loss (the training
         criterion), or the estimator's natural score (accuracy, frame-level
@@ -305,6 +306,14 @@ def fill_doc(model_parameters_doc: str):
 _AUTO_EARLY_STOPPING = 1000
 #: ... and from this many for regressors, which overfit small sets.
 _AUTO_EARLY_STOPPING_REGRESSION = 20
+
+
+def _take_sequences(seqs: Sequences, y: np.ndarray, idx: np.ndarray):
+    """Sequences ``idx`` of ``seqs`` (same padded length) and their rows of
+    the targets ``y``."""
+    taken = dataclasses.replace(seqs, data=seqs.data[idx], lengths=seqs.lengths[idx])
+    return taken, y[idx]
+
 
 # torch's global RNG is shared by all threads: fits running concurrently in
 # threads (joblib's threading backend, dask thread workers) would interleave
@@ -508,15 +517,19 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         """
         return getattr(self, "pretrainer", None)
 
-    def _initialize_module(self, module: SequenceNet, context: FitContext) -> None:
+    def _initialize_module(
+        self, module: SequenceNet, context: FitContext, n_samples: int
+    ) -> None:
         """Initialize ``module`` from the training data before training.
 
         Called in ``fit`` (not on warm starts) after the module and its readout
         are built with the seeded torch RNG, before the optimizer is created:
-        the pretrainer (see :meth:`_resolve_pretrainer`) is cloned into
-        ``pretrainer_`` and initializes the module with ``context``.
+        the pretrainer (see :meth:`_resolve_pretrainer`, for the
+        ``n_samples`` sequences passed to ``fit``) is cloned into
+        ``pretrainer_`` and initializes the module with ``context`` (the
+        training part of them when a validation split is held out).
         """
-        pretrainer = self._resolve_pretrainer(context.sequences.n_samples)
+        pretrainer = self._resolve_pretrainer(n_samples)
         if "pretrainer" in self._parameter_constraints:
             self.pretrainer_ = None
         if pretrainer is not None:
@@ -588,7 +601,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 else dataset.sample_weight[idx],
             )
 
-        return subset(train_idx), subset(valid_idx)
+        return subset(train_idx), subset(valid_idx), np.sort(train_idx)
 
     def _context(
         self,
@@ -893,15 +906,21 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             valid_dataset = self._dataset(
                 val_seqs, self._standardized_target(val_y, val_seqs), val_weights
             )
-        elif self._split_validation(seqs.n_samples):
-            dataset, valid_dataset = self._split(dataset, y_encoded, split_seed)
+        train_seqs, train_y = seqs, y_model
+        if X_val is None and self._split_validation(seqs.n_samples):
+            dataset, valid_dataset, train_idx = self._split(
+                dataset, y_encoded, split_seed
+            )
+            # the plug-ins (pretrainer, growth schedule) see the training part
+            # only: the held-out sequences judge the start too
+            train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
         n_train = len(dataset)
         batch_size = (
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
 
         context = self._context(
-            seqs, y_model, warm=warm, validation=valid_dataset is not None
+            train_seqs, train_y, warm=warm, validation=valid_dataset is not None
         )
         with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if warm:
@@ -912,7 +931,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 module = SequenceNet(
                     recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
-                self._initialize_module(module, context)
+                self._initialize_module(module, context, seqs.n_samples)
             net = self._make_net(
                 module,
                 context,
@@ -1041,7 +1060,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 module = SequenceNet(
                     recurrent, self.n_outputs_, per_step=self.target != "sequence"
                 )
-                self._initialize_module(module, context)
+                self._initialize_module(module, context, seqs.n_samples)
             else:
                 # train a copy: a call that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)

@@ -21,8 +21,10 @@ __all__ = ["LMNClassifier", "LMNRegressor"]
 #: ``pretrainer='auto'`` initializes from a LAES up to this many training
 #: sequences and trains from the random initialization above it.
 _AUTO_PRETRAINING_MAX = 1000
-#: Ridge penalty of the LAES readout chosen for ``pretrainer='auto'``.
-_AUTO_LAES_ALPHA = 0.1
+#: Ridge penalty of the LAES readout chosen for ``pretrainer='auto'`` (used
+#: by regressors; classifiers get the logistic readout): by generalized
+#: cross-validation, CardanoSentiment RMSE 0.306 against 0.328 with 0.1.
+_AUTO_LAES_ALPHA = "gcv"
 
 _LMN_CONSTRAINTS = {
     "hidden_size": [Interval(Integral, 1, None, closed="left")],
@@ -75,11 +77,12 @@ LMN_PARAMETERS_DOC = """\
         ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
         reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
-        initialization ``LAESInitializer(alpha=0.1, readout='auto',
+        initialization ``LAESInitializer(alpha='gcv', readout='auto',
         random_state=random_state)`` (a logistic-regression readout for
-        classifiers, ridge for regressors) when the training set has at most
-        1000 sequences (and the memory is
-        not constrained orthogonal, and ``target`` is not ``'ctc'``, whose
+        classifiers, for regressors a ridge readout whose penalty
+        generalized cross-validation chooses) when the training set has at
+        most 1000 sequences (and the memory is not constrained orthogonal,
+        and ``target`` is not ``'ctc'``, whose
         label sequences give no least-squares readout targets), no
         pretraining on larger sets, where
         end-to-end training from the stable random initialization learned

@@ -59,14 +59,15 @@ MULTISCALE_PARAMETERS_DOC = """\
         Initialization from the data before training:
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
         LAES of the inputs subsampled at the module's clock (see its
-        documentation). ``'auto'``: ``LAESInitializer(alpha=0.1,
-        readout='auto', random_state=random_state)`` when the training set
+        documentation). ``'auto'``: ``LAESInitializer(alpha='gcv',
+        readout='auto', random_state=random_state)`` (a logistic-regression
+        readout for classifiers, ridge chosen by generalized cross-validation
+        for regressors) when the training set
         has at most 1000 sequences, none on larger sets (as the LMN
-        estimators). The default
-        is None because LAES initialization did not improve the multi-scale
-        LMN on the tuning datasets (see ``docs/training.md``). Cloned in
-        ``fit`` into ``pretrainer_``; with ``incremental``, the first module
-        is initialized."""
+        estimators). The default is None because fine-tuning the LAES start
+        did not improve the multi-scale LMN on the tuning datasets (see
+        ``docs/training.md``). Cloned in ``fit`` into ``pretrainer_``; with
+        ``incremental``, the first module is initialized."""
 
 
 class _MultiScaleLMNMixin:

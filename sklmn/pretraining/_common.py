@@ -115,6 +115,41 @@ def ridge_readout(
     return W, b
 
 
+#: Grid of the ``alpha='gcv'`` ridge readout, relative to the mean squared
+#: (centered) state.
+GCV_ALPHAS = np.logspace(-4, 4, 17)
+
+
+def ridge_gcv_readout(
+    features: np.ndarray, targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Ridge readout whose penalty is chosen by generalized cross-validation.
+
+    The efficient leave-one-out error of
+    :class:`sklearn.linear_model.RidgeCV` over :data:`GCV_ALPHAS` (relative
+    to the mean squared centered feature, as ``alpha`` in
+    :func:`ridge_readout`), one penalty for all targets.
+
+    Returns
+    -------
+    W : ndarray of shape (n_targets, n_features)
+    b : ndarray of shape (n_targets,)
+    alpha : float
+        The chosen penalty, relative to the mean squared feature.
+    """
+    from sklearn.linear_model import RidgeCV
+
+    F_ = np.asarray(features, dtype=np.float64)
+    Y = np.asarray(targets, dtype=np.float64)
+    scale = float(np.sum((F_ - F_.mean(axis=0)) ** 2)) / max(F_.shape[1], 1)
+    if scale <= 0:  # constant features: nothing to fit but the intercept
+        return np.zeros((Y.shape[1], F_.shape[1])), Y.mean(axis=0), float("nan")
+    ridge = RidgeCV(alphas=GCV_ALPHAS * scale).fit(F_, Y)
+    W = np.asarray(ridge.coef_).reshape(Y.shape[1], F_.shape[1])
+    b = np.asarray(ridge.intercept_, dtype=np.float64).reshape(Y.shape[1])
+    return W, b, float(ridge.alpha_ / scale)
+
+
 def logistic_readout(
     features: np.ndarray, targets: np.ndarray, problem: str, C: float
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -385,7 +385,7 @@ def test_lmn_pretrains_with_laes_by_default_on_small_data(monkeypatch):
     X, y, _ = _data()
     clf = LMNClassifier(**SMALL, max_iter=1).fit(X, y)
     assert isinstance(clf.pretrainer_, LAESInitializer)
-    assert clf.pretrainer_.alpha == 0.1 and clf.pretrainer_.random_state == 0
+    assert clf.pretrainer_.alpha == "gcv" and clf.pretrainer_.random_state == 0
     # no pretraining on large training sets, nor for an orthogonal memory
     monkeypatch.setattr(lmn_module, "_AUTO_PRETRAINING_MAX", 10)
     assert LMNClassifier(**SMALL, max_iter=1).fit(X, y).pretrainer_ is None
@@ -407,3 +407,66 @@ def test_seeded_default_fits_are_reproducible():
     a = LMNClassifier(**SMALL, max_iter=3).fit(X, y)
     b = LMNClassifier(**SMALL, max_iter=3).fit(X, y)
     assert a.loss_curve_ == b.loss_curve_
+
+
+class _RecordContext:
+    """Test pretrainer: records the sequences and targets it is given."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def initialize(self, module, context):
+        self.first_steps_ = np.asarray(context.sequences.data)[:, 0].copy()
+        self.n_targets_ = len(context.y)
+
+
+@pytest.mark.parametrize("early_stopping", [True, False])
+def test_pretrainer_sees_only_the_training_part_of_a_validation_split(
+    early_stopping,
+):
+    # with a held-out split, the start is judged on sequences (and labels)
+    # the pretrainer never saw
+    rng = np.random.RandomState(0)
+    X = rng.randn(50, 6, 2)
+    y = (X[:, :, 0].sum(axis=1) > 0).astype(int)
+    clf = LMNClassifier(
+        hidden_size=3,
+        memory_size=3,
+        max_iter=2,
+        random_state=0,
+        early_stopping=early_stopping,
+        validation_fraction=0.2,
+        pretrainer=_RecordContext(),
+    ).fit(X, y)
+    seen = clf.pretrainer_.first_steps_
+    n_seen = 40 if early_stopping else 50
+    assert seen.shape[0] == clf.pretrainer_.n_targets_ == n_seen
+    # the recorded inputs are standardized: match them to X by standardizing
+    standardized = (X[:, 0] - clf.input_mean_) / clf.input_scale_
+    d = np.abs(standardized[:, None, :] - seen[None, :, :]).max(axis=2)
+    matched = d.min(axis=1) < 1e-5
+    assert matched.sum() == n_seen
+    # the 10 held out are the validation sequences
+    assert (~matched).sum() == 50 - n_seen
+
+
+def test_auto_pretraining_is_resolved_for_all_sequences_given_to_fit(monkeypatch):
+    # 'auto' pretrains up to 1000 sequences: the count is that of fit's
+    # input, not of the training part left by a validation split
+    import sklmn.estimators._lmn as lmn_module
+
+    monkeypatch.setattr(lmn_module, "_AUTO_PRETRAINING_MAX", 45)
+    rng = np.random.RandomState(1)
+    X = rng.randn(50, 5, 1)
+    y = X[:, :, 0].sum(axis=1)
+    kwargs = dict(hidden_size=2, memory_size=2, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # 50 > 45: no pretraining, although the split leaves 45 to train on
+        reg = LMNRegressor(**kwargs, validation_fraction=0.1).fit(X, y)
+        assert reg.pretrainer_ is None
+        reg = LMNRegressor(**kwargs).fit(X[:45], y[:45])
+    assert reg.pretrainer_ is not None

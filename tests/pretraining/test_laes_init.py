@@ -320,9 +320,12 @@ def test_stacked_exact_in_linear_limit():
     np.testing.assert_allclose(init.laes_.A_, first.A_, rtol=1e-9, atol=1e-12)
 
 
-def test_multiscale_laes_initialization_encodes_each_module_clock():
+@pytest.mark.parametrize("hidden_size", [32, 4])
+def test_multiscale_laes_initialization_encodes_each_module_clock(hidden_size):
     # in the linear limit (tiny input scale) module k's memory is the LAES
     # encoding of the inputs subsampled at its clock t = 0, 2**k, 2 * 2**k, ...
+    # whether each module reads its own hidden units (32 >= 28 components)
+    # or all modules read the two input units (4 < 28)
     import warnings
 
     from sklmn.estimators import MultiScaleLMNClassifier
@@ -333,8 +336,10 @@ def test_multiscale_laes_initialization_encodes_each_module_clock():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = MultiScaleLMNClassifier(
+            hidden_size=hidden_size,
             max_iter=1,
             learning_rate_init=1e-9,
+            early_stopping=False,
             random_state=0,
             standardize=False,
             pretrainer=LAESInitializer(input_scale=1e-3, alpha=0.0, center=False),
@@ -343,6 +348,8 @@ def test_multiscale_laes_initialization_encodes_each_module_clock():
     # the slowest module (period 8) sees 2 steps of 2 features: 4 components
     assert pre.n_components_ == 8 + 8 + 8 + 4
     assert any("module 3" in note for note in pre.notes_)
+    own = any("own hidden units" in note for note in pre.notes_)
+    assert own == (hidden_size == 32)
     net = copy.deepcopy(clf.net_.module_.recurrent).double()
     out, _ = net(torch.as_tensor(X))
     for k, laes in enumerate(pre.laes_layers_[0]):
@@ -353,6 +360,32 @@ def test_multiscale_laes_initialization_encodes_each_module_clock():
         # float32 weights, tanh(s z) / s = z + O(s^2)
         np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
     assert clf.score(X, y) == pytest.approx(pre.linear_score_, abs=0.05)
+
+
+def test_one_module_multiscale_laes_start_is_the_lmn_start():
+    # with one module (period 1) and enough hidden units, the multi-scale
+    # construction is the LMN's: the same states and outputs at s = 1
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(4)
+    X = [rng.randn(rng.randint(5, 12), 3) for _ in range(40)]
+    y = np.array([int(x[:, 1].sum() > 0) for x in X])
+    seqs = check_sequences(X, dtype=np.float64)
+    nets = [
+        SequenceNet(LMN(3, 6, 6), 2).double(),
+        SequenceNet(MultiScaleLMN(3, 6, 6, 1), 2).double(),
+    ]
+    for net in nets:
+        LAESInitializer(readout="logistic", random_state=0).initialize(
+            net, fit_context(seqs, y)
+        )
+    states = [_network_rows(net, seqs, per_step=True) for net in nets]
+    # compared up to the signs of the LAES components (tanh is odd)
+    grams = [st @ st.T for st in states]
+    np.testing.assert_allclose(grams[1], grams[0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        _outputs(nets[1], seqs), _outputs(nets[0], seqs), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_multiscale_laes_initialization_with_few_hidden_units():
@@ -480,3 +513,63 @@ def test_logistic_readout_of_classes_missing_from_the_rows():
     assert set(pred) <= {0, 2} and b[1] < b[0] and b[3] < b[2]
     W, b = logistic_readout(F, np.eye(3)[np.ones(20, int)], "multiclass", 1.0)
     assert np.all((F @ W.T + b).argmax(1) == 1)
+
+
+def test_gcv_ridge_readout_picks_the_leave_one_out_best_penalty():
+    # reference: leave-one-out refits, one per sequence and penalty, of a
+    # ridge on the (linear) final LAES states with an unpenalized intercept
+    from sklmn.pretraining._common import GCV_ALPHAS
+
+    rng = np.random.RandomState(7)
+    X = _ragged(rng, 30, 2)
+    t = np.array([x[:, 0].sum() + 0.3 * rng.randn() for x in X])[:, None]
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(LMN(2, 4, 4), 1).double()
+    init = LAESInitializer(alpha="gcv").initialize(
+        net, fit_context(seqs, t, "continuous")
+    )
+    F = np.array([st[-1] for st in _naive_states(init.laes_, X)])
+    scale = np.sum((F - F.mean(0)) ** 2) / F.shape[1]
+
+    def ridge(F_, y_, a):
+        f_mean, y_mean = F_.mean(0), y_.mean(0)
+        Fc = F_ - f_mean
+        W = np.linalg.solve(Fc.T @ Fc + a * np.eye(F_.shape[1]), Fc.T @ (y_ - y_mean))
+        return W, y_mean - f_mean @ W
+
+    loo = []
+    for rel in GCV_ALPHAS:
+        err = 0.0
+        for i in range(len(F)):
+            keep = np.arange(len(F)) != i
+            W, b = ridge(F[keep], t[keep], rel * scale)
+            err += float(((F[i] @ W + b - t[i]) ** 2).sum())
+        loo.append(err)
+    best = GCV_ALPHAS[int(np.argmin(loo))]
+    assert init.readout_alpha_ == pytest.approx(best, rel=1e-9)
+    W, b = ridge(F, t, best * scale)
+    np.testing.assert_allclose(
+        net.readout.weight.detach().numpy(), W.T, rtol=1e-6, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        net.readout.bias.detach().numpy(), b, rtol=1e-6, atol=1e-9
+    )
+    assert 0.0 < init.linear_score_ <= 1.0
+
+
+def test_auto_pretraining_of_regressors_chooses_the_penalty_by_gcv():
+    from sklmn.estimators import LMNRegressor
+
+    rng = np.random.RandomState(8)
+    X = rng.randn(40, 6, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg = LMNRegressor(
+            hidden_size=4, memory_size=4, max_iter=2, random_state=0
+        ).fit(X, X[:, :, 0].sum(1))
+    assert reg.pretrainer_.alpha == "gcv"
+    assert reg.pretrainer_.readout_alpha_ > 0
+    with pytest.raises(ValueError, match="alpha"):
+        LAESInitializer(alpha="loo").initialize(
+            SequenceNet(LMN(1, 2, 2), 1), fit_context(check_sequences(X), X[:, 0])
+        )

@@ -132,7 +132,7 @@ def test_early_stopping_restores_best_epoch():
     lengths = torch.tensor([len(s) for s in seqs])
     y_enc = np.searchsorted(est.classes_, y)
     dataset = SequenceDataset(X_t, lengths, torch.from_numpy(y_enc))
-    _, valid = est._split(dataset, y_enc, int(seeds[2]))
+    _, valid, _ = est._split(dataset, y_enc, int(seeds[2]))
     assert len(valid) == 6
     outputs = est.net_.predict_outputs(valid)
     score = score_outputs(
