@@ -17,9 +17,6 @@ SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
     "datasets",
     "models",
-    "seeds",
-    "seed_list",
-    "jobs",
     "tuning",
     "max_fit_seconds",
     "force",
@@ -71,6 +68,28 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only these experiments, named as by --list (default: all)",
     )
+    both = parser.add_argument_group("both suites")
+    seeds = both.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="seeds 0..N-1 (default: 3 for the papers, 5 for the time series)",
+    )
+    seeds.add_argument(
+        "--seed-list",
+        nargs="+",
+        type=int,
+        metavar="SEED",
+        help="run exactly these seeds (instead of --seeds)",
+    )
+    both.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel worker processes, 1 torch thread each (default 2)",
+    )
     ts = parser.add_argument_group("timeseries suite")
     ts.add_argument(
         "--datasets",
@@ -84,24 +103,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME[:PARAM=VALUE,...]",
         help="registry names, optionally with parameter overrides, e.g. "
         "lmn:learning_rate_init=0.003 (default: all)",
-    )
-    seeds = ts.add_mutually_exclusive_group()
-    seeds.add_argument(
-        "--seeds", type=int, metavar="N", help="seeds 0..N-1 (default 5)"
-    )
-    seeds.add_argument(
-        "--seed-list",
-        nargs="+",
-        type=int,
-        metavar="SEED",
-        help="run exactly these seeds (instead of --seeds)",
-    )
-    ts.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="parallel fits, 1 thread each (default 2)",
     )
     ts.add_argument(
         "--tuning",
@@ -151,7 +152,22 @@ def main(argv: list[str] | None = None) -> int:
         for name, (_, description) in EXPERIMENTS.items():
             print(f"{name:24s} {description}")
         return 0
-    run_benchmarks(args.preset or "quick", only=args.only, output_dir=args.output_dir)
+    if args.seed_list:
+        seeds = list(args.seed_list)
+    else:
+        seeds = list(range(3 if args.seeds is None else args.seeds))
+    jobs = 2 if args.jobs is None else args.jobs
+    if not seeds or len(set(seeds)) != len(seeds):
+        parser.error(f"the seeds must be distinct and at least one, got {seeds}")
+    if jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {jobs}")
+    run_benchmarks(
+        args.preset or "quick",
+        only=args.only,
+        output_dir=args.output_dir,
+        seeds=seeds,
+        n_jobs=jobs,
+    )
     return 0
 
 

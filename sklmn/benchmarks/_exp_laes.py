@@ -12,14 +12,17 @@ from ._plotting import plot_curves
 from ._runner import Claim, ExperimentResult, Row
 
 
-def laes_reconstruction(preset: str, output_dir: Path, log) -> ExperimentResult:
+def laes_reconstruction(
+    preset: str, output_dir: Path, log, *, seed: int = 0
+) -> ExperimentResult:
     """Fit LAES for a range of memory sizes and record both errors.
 
     The *SVD error* is the energy of Ξ outside its top ``p`` singular
     directions (``1 - sum(explained_variance_ratio_)``); the *LAES error* is
     what the fitted autoencoder's recursive encoder/decoder loses on every
     prefix (:meth:`LAESTransformer.reconstruction_error`). Carta et al. 2021 Fig. 8a
-    shows both decreasing to zero as the memory grows.
+    shows both decreasing to zero as the memory grows. The closed form has
+    no randomness: ``seed`` (the runner's interface) changes nothing.
     """
     result = ExperimentResult("laes-reconstruction")
     X_full, _ = load_sequential_digits(mode="row", return_X_y=True)

@@ -70,6 +70,8 @@ def run_benchmarks(
     only: list[str] | None = None,
     output_dir: str | Path = "benchmark_results",
     log: Callable[[str], None] = print,
+    seeds=(0, 1, 2),
+    n_jobs: int = 1,
 ) -> list[ExperimentResult]:
     """Run the experiments of :data:`EXPERIMENTS` and write ``results.md`` and plots.
 
@@ -84,10 +86,19 @@ def run_benchmarks(
         Folder for ``results.md`` and the PNG plots.
     log : callable, default=print
         Progress sink.
+    seeds : sequence of int, default=(0, 1, 2)
+        Every experiment runs once per seed (the models' initialization and
+        batch order); rows report the mean ± the spread, claims hold when
+        they hold on every seed (see
+        :func:`sklmn.benchmarks._runner.merge_seeds`).
+    n_jobs : int, default=1
+        Runs in parallel worker processes (``python -m sklmn.benchmarks``
+        uses 2).
 
     Returns
     -------
     results : list of ExperimentResult
+        One per experiment, merged over the seeds.
 
     Examples
     --------
@@ -98,5 +109,11 @@ def run_benchmarks(
     ValueError: unknown experiment(s) ['nope']; known: ...
     """
     return run_experiments(
-        EXPERIMENTS, preset, only=only, output_dir=output_dir, log=log
+        EXPERIMENTS,
+        preset,
+        only=only,
+        output_dir=output_dir,
+        log=log,
+        seeds=seeds,
+        n_jobs=n_jobs,
     )

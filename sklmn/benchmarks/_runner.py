@@ -6,6 +6,7 @@ which passes them to :func:`run_experiments`.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ __all__ = [
     "ExperimentFn",
     "ExperimentResult",
     "Row",
+    "merge_seeds",
     "run_experiments",
     "PRESETS",
 ]
@@ -34,6 +36,8 @@ class Row:
     value: float
     paper: str = ""
     note: str = ""
+    #: the value of every seed when several ran (``value`` is their mean)
+    values: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -53,6 +57,10 @@ class Claim:
     reproduced: bool | None  # None: not checked in this preset
     detail: str = ""
     smaller_than_paper: str = ""
+    #: ``(k, n)`` when several seeds ran: the claim held on ``k`` of them
+    #: (``reproduced`` is then True for ``k == n``, False for ``k == 0`` and
+    #: None otherwise: not distinguishable)
+    seeds_holding: tuple[int, int] | None = None
 
 
 @dataclass
@@ -64,12 +72,16 @@ class ExperimentResult:
     claims: list[Claim] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
     seconds: float = 0.0
+    #: the seeds that ran (model initialization and batch order; the data
+    #: are the same for every seed)
+    seeds: list[int] = field(default_factory=lambda: [0])
     #: set-up notes: model selection rule, thresholds, remaining deviations
     #: from the paper's set-up with their reasons
     notes: list[str] = field(default_factory=list)
 
 
-ExperimentFn = Callable[[str, Path, Callable[[str], None]], ExperimentResult]
+#: ``fn(preset, output_dir, log, *, seed=0) -> ExperimentResult``
+ExperimentFn = Callable[..., ExperimentResult]
 
 
 def _fmt(value: float) -> str:
@@ -125,6 +137,118 @@ PAPERS = (
 _VERDICTS = {True: "yes", False: "**no**", None: "not checked"}
 
 
+def _spread(values: list[float]) -> str:
+    """``mean ± sample std`` of the finite values (NaN ones counted apart)."""
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return "n/a"
+    mean = sum(finite) / len(finite)
+    text = _fmt(mean)
+    if len(finite) > 1:
+        var = sum((v - mean) ** 2 for v in finite) / (len(finite) - 1)
+        text += f" ± {_fmt(math.sqrt(var))}"
+    if len(finite) < len(values):
+        text += f" ({len(values) - len(finite)} of {len(values)} runs failed)"
+    return text
+
+
+def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
+    """One result from the runs of an experiment with different seeds.
+
+    Rows are matched by task, model and metric (in the first run's order):
+    ``value`` becomes the mean of the finite values, ``values`` keeps them
+    all, and the note is the first run's (marked with its seed when the
+    notes differ). Claims are matched by text: a claim is reproduced when it
+    holds on every seed, not reproduced when it holds on none, and
+    otherwise not distinguishable (``reproduced=None``, ``seeds_holding``
+    counts the seeds); the details of every seed are kept. Plots and set-up
+    notes are the first run's; ``seconds`` is the sum.
+
+    Parameters
+    ----------
+    results : list of ExperimentResult
+        The runs, in the order of their seeds (``results[i].seeds`` is
+        ``[seed_i]``).
+
+    Returns
+    -------
+    merged : ExperimentResult
+
+    Examples
+    --------
+    >>> runs = [ExperimentResult("x", rows=[Row("t", "LMN", "acc", v)],
+    ...                          claims=[Claim("LMN wins", v > 0.5, f"{v}")],
+    ...                          seeds=[s])
+    ...         for s, v in enumerate([0.6, 0.4, 0.7])]
+    >>> merged = merge_seeds(runs)
+    >>> merged.rows[0].values, round(merged.rows[0].value, 3)
+    ([0.6, 0.4, 0.7], 0.567)
+    >>> merged.claims[0].reproduced, merged.claims[0].seeds_holding
+    (None, (2, 3))
+    """
+    first = results[0]
+    if len(results) == 1:
+        return first
+    seeds = [r.seeds[0] for r in results]
+    merged = ExperimentResult(
+        first.name,
+        plots=list(first.plots),
+        seconds=sum(r.seconds for r in results),
+        seeds=seeds,
+        notes=list(first.notes),
+    )
+    for row in first.rows:
+        key = (row.task, row.model, row.metric)
+        same = [
+            next((x for x in r.rows if (x.task, x.model, x.metric) == key), None)
+            for r in results
+        ]
+        values = [float("nan") if x is None else float(x.value) for x in same]
+        finite = [v for v in values if not math.isnan(v)]
+        notes = {x.note for x in same if x is not None}
+        note = row.note
+        if len(notes) > 1:
+            note = f"{row.note} [seed {seeds[0]}]" if row.note else ""
+        merged.rows.append(
+            Row(
+                row.task,
+                row.model,
+                row.metric,
+                sum(finite) / len(finite) if finite else float("nan"),
+                row.paper,
+                note,
+                values=values,
+            )
+        )
+    for claim in first.claims:
+        same = [
+            next((c for c in r.claims if c.text == claim.text), None) for r in results
+        ]
+        verdicts = [None if c is None else c.reproduced for c in same]
+        found = [(s, c.detail) for s, c in zip(seeds, same, strict=True) if c]
+        if len({d for _, d in found}) == 1:
+            details = f"{found[0][1]} (every seed)"
+        else:
+            details = " — ".join(f"seed {s}: {d}" for s, d in found)
+        if any(v is None for v in verdicts):
+            merged.claims.append(
+                Claim(claim.text, None, details, claim.smaller_than_paper)
+            )
+            continue
+        k = sum(bool(v) for v in verdicts)
+        reproduced = True if k == len(verdicts) else False if k == 0 else None
+        merged.claims.append(
+            Claim(
+                claim.text,
+                reproduced,
+                details,
+                claim.smaller_than_paper,
+                seeds_holding=(k, len(verdicts)),
+            )
+        )
+    return merged
+
+
 def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -153,21 +277,28 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     lines += [
         "Each row: a model's test score (the metric column gives the unit; the "
         "paper column is in the same unit) with the weights of the epoch the "
-        "experiment's selection rule kept (see the set-ups below).",
+        "experiment's selection rule kept (see the set-ups below); with "
+        "several seeds, the mean ± the sample standard deviation over the "
+        "seeds (model initialization and batch order; the data are the same "
+        "for every seed).",
         "",
         "| task | model | metric | sklmn | paper | note |",
         "|---|---|---|---|---|---|",
     ]
     for res in results:
         for r in res.rows:
-            cells = (r.task, r.model, r.metric, _fmt(r.value), r.paper, r.note)
+            value = _spread(r.values) if len(r.values) > 1 else _fmt(r.value)
+            cells = (r.task, r.model, r.metric, value, r.paper, r.note)
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     claims = [c for res in results for c in res.claims]
     if claims:
         lines += ["", "## Claims of the papers", ""]
         lines += [
             'A claim is reproduced ("yes") when the threshold or ordering '
-            'stated in its text holds for the measured test scores; "not '
+            "stated in its text holds for the measured test scores — with "
+            'several seeds, on every seed; "**no**" when it holds on none; '
+            '"not distinguishable" when it holds on some seeds only (the '
+            'difference is within the seed-to-seed spread); "not '
             'tested at this size" marks a claim this preset measures on a '
             "smaller problem than the paper's (the outcome there is only a "
             "detail).",
@@ -176,8 +307,18 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
         lines += ["| claim | reproduced | detail |", "|---|---|---|"]
         for c in claims:
             verdict, detail = _VERDICTS[c.reproduced], c.detail
+            if c.seeds_holding is not None:
+                k, n = c.seeds_holding
+                if c.reproduced is None:
+                    verdict = f"not distinguishable (holds on {k} of {n} seeds)"
+                else:
+                    verdict += f" ({k} of {n} seeds)"
             if c.smaller_than_paper:
-                measured = {True: "holds", False: "does not hold", None: "n/a"}
+                measured = {
+                    True: "holds",
+                    False: "does not hold",
+                    None: "n/a" if c.seeds_holding is None else "is mixed",
+                }
                 detail = (
                     f"{c.smaller_than_paper}; at this size the claim "
                     f"{measured[c.reproduced]}: {detail}"
@@ -192,12 +333,21 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
                 lines.append(f"- **{res.name}**")
                 lines += [f"  - {n}" for n in res.notes]
     lines += ["", "## Time per experiment", ""]
-    lines += ["| experiment | seconds |", "|---|---|"]
+    lines += [
+        "Seconds of training and evaluation, summed over the seeds (each "
+        "run on one worker with one torch thread).",
+        "",
+        "| experiment | seeds | seconds |",
+        "|---|---|---|",
+    ]
     for res in results:
-        lines.append(f"| {res.name} | {res.seconds:.1f} |")
+        seeds = ", ".join(str(s) for s in res.seeds)
+        lines.append(f"| {res.name} | {seeds} | {res.seconds:.1f} |")
     plots = [p for res in results for p in res.plots]
     if plots:
         lines += ["", "## Plots", ""]
+        if any(len(res.seeds) > 1 for res in results):
+            lines += ["Plots of the first seed of each experiment.", ""]
         for p in plots:
             lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
     lines += ["## Papers", ""]
@@ -244,6 +394,19 @@ def environment_line() -> str:
     )
 
 
+def _run_one(fn, name, preset, output_dir, seed, log):
+    """One run of one experiment (in the runner's process or a worker)."""
+    t0 = time.perf_counter()
+    res = fn(preset, output_dir, log, seed=seed)
+    res.seconds = time.perf_counter() - t0
+    res.seeds = [seed]
+    return res
+
+
+def _print(label: str, msg: str) -> None:  # a picklable log sink for workers
+    print(f"    {label}: {msg}", flush=True)
+
+
 def run_experiments(
     experiments: Mapping[str, tuple[ExperimentFn, str]],
     preset: str = "quick",
@@ -251,14 +414,16 @@ def run_experiments(
     only: list[str] | None = None,
     output_dir: str | Path = "benchmark_results",
     log: Callable[[str], None] = print,
+    seeds=(0, 1, 2),
+    n_jobs: int = 1,
 ) -> list[ExperimentResult]:
     """Run experiments and write ``results.md`` and plots.
 
     Parameters
     ----------
     experiments : mapping
-        Name -> (``fn(preset, output_dir, log) -> ExperimentResult``, one-line
-        description), in the order to run them (see
+        Name -> (``fn(preset, output_dir, log, *, seed=0) -> ExperimentResult``,
+        one-line description), in the order to run them (see
         :data:`sklmn.benchmarks.EXPERIMENTS`).
     preset : {'quick', 'full'}, default='quick'
         Problem sizes and training budgets: ``quick`` runs in about ten minutes
@@ -266,17 +431,27 @@ def run_experiments(
     only : list of str, default=None
         Names of the experiments to run (all when None).
     output_dir : str or Path, default='benchmark_results'
-        Folder for ``results.md`` and the PNG plots.
+        Folder for ``results.md`` and the PNG plots (the first seed's; the
+        other seeds' plots go to ``seed<k>/`` subfolders).
     log : callable, default=print
-        Progress sink.
+        Progress sink (with ``n_jobs > 1`` the workers print their progress
+        instead).
+    seeds : sequence of int, default=(0, 1, 2)
+        Seeds of the models (initialization, batch order); every experiment
+        runs once per seed and the report gives the mean ± the spread, and a
+        claim's verdict over the seeds (see :func:`merge_seeds`).
+    n_jobs : int, default=1
+        Runs in parallel, in worker processes (each experiment trains with
+        one torch thread).
 
     Returns
     -------
     results : list of ExperimentResult
+        One per experiment, merged over the seeds.
 
     Examples
     --------
-    >>> def noop(preset, output_dir, log):
+    >>> def noop(preset, output_dir, log, *, seed=0):
     ...     return ExperimentResult("noop")
     >>> run_experiments({"noop": (noop, "does nothing")}, "quick", only=["nope"])
     Traceback (most recent call last):
@@ -285,6 +460,11 @@ def run_experiments(
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}.")
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
+    if int(n_jobs) < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}.")
     names = list(experiments) if only is None else list(only)
     unknown = [n for n in names if n not in experiments]
     if unknown:
@@ -300,18 +480,64 @@ def run_experiments(
             "matplotlib is not installed: the report is written without plots "
             "(pip install 'sklmn[plot]' to get them)"
         )
-    results = []
+
+    def folder(seed: int) -> Path:
+        if seed == seeds[0]:
+            return output_dir
+        path = output_dir / f"seed{seed}"
+        path.mkdir(exist_ok=True)
+        return path
+
+    tasks = [(name, seed) for name in names for seed in seeds]
     t_all = time.perf_counter()
-    for i, name in enumerate(names, 1):
-        fn, description = experiments[name]
-        log(f"[{i}/{len(names)}] {name}: {description}")
-        t0 = time.perf_counter()
-        res = fn(preset, output_dir, lambda msg, _n=name: log(f"    {_n}: {msg}"))
-        res.seconds = time.perf_counter() - t0
-        log(f"[{i}/{len(names)}] {name} done in {res.seconds:.1f} s")
-        results.append(res)
-        # rewrite the report after every experiment: partial results survive
-        (output_dir / "results.md").write_text(format_markdown(results, preset))
+    log(
+        f"{len(names)} experiment(s) x {len(seeds)} seed(s) {seeds} = "
+        f"{len(tasks)} run(s), {n_jobs} at a time"
+    )
+    if n_jobs == 1:
+
+        def runs():
+            for i, (name, seed) in enumerate(tasks, 1):
+                fn, description = experiments[name]
+                label = name if len(seeds) == 1 else f"{name} (seed {seed})"
+                log(f"[{i}/{len(tasks)}] {label}: {description}")
+                res = _run_one(
+                    fn,
+                    name,
+                    preset,
+                    folder(seed),
+                    seed,
+                    lambda msg, _label=label: log(f"    {_label}: {msg}"),
+                )
+                log(f"[{i}/{len(tasks)}] {label} done in {res.seconds:.1f} s")
+                yield res
+
+        stream = runs()
+    else:
+        from joblib import Parallel, delayed
+
+        stream = Parallel(n_jobs=int(n_jobs), return_as="generator")(
+            delayed(_run_one)(
+                experiments[name][0],
+                name,
+                preset,
+                folder(seed),
+                seed,
+                functools.partial(_print, f"{name} (seed {seed})"),
+            )
+            for name, seed in tasks
+        )
+    results: list[ExperimentResult] = []
+    runs_of: list[ExperimentResult] = []
+    for res in stream:
+        runs_of.append(res)
+        if len(runs_of) == len(seeds):
+            results.append(merge_seeds(runs_of))
+            runs_of = []
+            # rewrite the report after every experiment: partial results survive
+            (output_dir / "results.md").write_text(format_markdown(results, preset))
+            if n_jobs > 1:
+                log(f"{results[-1].name} done ({results[-1].seconds:.1f} s, all seeds)")
     log(
         f"all done in {time.perf_counter() - t_all:.1f} s; report: "
         f"{output_dir / 'results.md'}"

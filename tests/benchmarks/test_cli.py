@@ -31,7 +31,7 @@ def test_runner_says_when_plots_are_left_out(tmp_path, monkeypatch):
 
     monkeypatch.setattr(_plotting, "pyplot", lambda: None)
 
-    def _tiny(preset, output_dir, log):
+    def _tiny(preset, output_dir, log, *, seed=0):
         return ExperimentResult("tiny-no-plot")
 
     monkeypatch.setitem(EXPERIMENTS, "tiny-no-plot", (_tiny, "writes nothing"))

@@ -75,7 +75,7 @@ def test_experiment_sizes_cover_the_presets(name):
 def test_run_benchmarks_writes_report(tmp_path, monkeypatch):
     calls = []
 
-    def _tiny(preset, output_dir, log):
+    def _tiny(preset, output_dir, log, *, seed=0):
         calls.append(preset)
         log("working")
         return ExperimentResult(
@@ -87,7 +87,7 @@ def test_run_benchmarks_writes_report(tmp_path, monkeypatch):
     monkeypatch.setitem(EXPERIMENTS, "tiny-demo", (_tiny, "writes one row"))
     lines = []
     results = run_benchmarks(
-        "quick", only=["tiny-demo"], output_dir=tmp_path, log=lines.append
+        "quick", only=["tiny-demo"], output_dir=tmp_path, log=lines.append, seeds=[0]
     )
     assert calls == ["quick"]
     assert len(results) == 1 and results[0].seconds >= 0
@@ -161,3 +161,75 @@ def test_fit_timed_returns_none_on_divergence():
     est, seconds = fit_timed(_Diverging(), None, None, lines.append, "M")
     assert est is None and seconds >= 0
     assert lines == [lines[0]] and "M: training diverged" in lines[0]
+
+
+def _seeded_demo(preset, output_dir, log, *, seed=0):
+    log(f"seed {seed}")
+    value = {0: 0.6, 1: 0.4, 2: 0.7}[seed]
+    return ExperimentResult(
+        "seeded-demo",
+        rows=[
+            Row("task", "LMN", "accuracy", value, "0.5", f"kept epoch {seed}"),
+            Row("task", "RNN", "accuracy", float("nan") if seed == 1 else 0.2),
+        ],
+        claims=[
+            Claim("LMN beats 0.5", value > 0.5, f"LMN {value}"),
+            Claim("LMN beats 0.3", value > 0.3, f"LMN {value}"),
+            Claim("LMN beats 0.9", value > 0.9, f"LMN {value}"),
+            Claim("small", value > 0.5, "x", smaller_than_paper="T = 3"),
+        ],
+        plots=[],
+    )
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_seeds_are_merged_into_mean_spread_and_verdicts(tmp_path, n_jobs):
+    from sklmn.benchmarks._runner import run_experiments
+
+    lines = []
+    (result,) = run_experiments(
+        {"seeded-demo": (_seeded_demo, "three seeds")},
+        "quick",
+        output_dir=tmp_path,
+        log=lines.append,
+        seeds=[0, 1, 2],
+        n_jobs=n_jobs,
+    )
+    assert result.seeds == [0, 1, 2]
+    lmn, rnn = result.rows
+    assert lmn.values == [0.6, 0.4, 0.7]
+    assert lmn.value == pytest.approx(1.7 / 3)
+    assert math.isnan(rnn.values[1]) and rnn.value == pytest.approx(0.2)
+    verdicts = {c.text: (c.reproduced, c.seeds_holding) for c in result.claims}
+    assert verdicts["LMN beats 0.5"] == (None, (2, 3))
+    assert verdicts["LMN beats 0.3"] == (True, (3, 3))
+    assert verdicts["LMN beats 0.9"] == (False, (0, 3))
+    report = (tmp_path / "results.md").read_text()
+    # mean ± sample standard deviation (0.1528), the first seed's note marked
+    assert (
+        "| task | LMN | accuracy | 0.5667 ± 0.1528 | 0.5 | kept epoch 0 [seed 0] |"
+        in (report)
+    )
+    assert "0.2 ± 0 (1 of 3 runs failed)" in report
+    assert "| LMN beats 0.5 | not distinguishable (holds on 2 of 3 seeds) |" in report
+    assert "| LMN beats 0.3 | yes (3 of 3 seeds) |" in report
+    assert "| LMN beats 0.9 | **no** (0 of 3 seeds) |" in report
+    assert (
+        "| small | not tested at this size | T = 3; at this size the claim is mixed"
+        in (report)
+    )
+    assert "seed 0: LMN 0.6 — seed 1: LMN 0.4 — seed 2: LMN 0.7" in report
+    assert "is mixed: x (every seed)" in report
+    assert "| seeded-demo | 0, 1, 2 |" in report
+    if n_jobs == 1:
+        assert any("seeded-demo (seed 2): seed 2" in line for line in lines)
+
+
+def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
+    from sklmn.benchmarks._runner import run_experiments
+
+    exps = {"seeded-demo": (_seeded_demo, "three seeds")}
+    with pytest.raises(ValueError, match="seeds must be distinct"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=[0, 0])
+    with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
+        run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
