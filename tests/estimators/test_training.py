@@ -207,15 +207,19 @@ def test_validation_metric_score_monitors_the_score():
     assert clf.best_validation_score_ >= max(clf.validation_scores_) - 1e-12
 
 
-class _RememberStart:
-    """Test pretrainer: a readout fitted by least squares, and a copy of the
-    initialized weights."""
+class _ParameterlessPretrainer:
+    """Base of the test pretrainers: no parameters to clone."""
 
     def get_params(self, deep=True):
         return {}
 
     def set_params(self, **params):
         return self
+
+
+class _RememberStart(_ParameterlessPretrainer):
+    """Test pretrainer: a readout fitted by least squares, and a copy of the
+    initialized weights."""
 
     def initialize(self, module, context):
         from sklmn.pretraining import LAESInitializer
@@ -409,14 +413,8 @@ def test_seeded_default_fits_are_reproducible():
     assert a.loss_curve_ == b.loss_curve_
 
 
-class _RecordContext:
+class _RecordContext(_ParameterlessPretrainer):
     """Test pretrainer: records the sequences and targets it is given."""
-
-    def get_params(self, deep=True):
-        return {}
-
-    def set_params(self, **params):
-        return self
 
     def initialize(self, module, context):
         self.first_steps_ = np.asarray(context.sequences.data)[:, 0].copy()
