@@ -233,3 +233,16 @@ def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
         run_experiments(exps, "quick", output_dir=tmp_path, seeds=[0, 0])
     with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
         run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
+
+
+def test_copy_task_reports_the_learning_curve_trend(tmp_path):
+    # short budgets: the claims' details give the validation loss per step at
+    # the first, middle and last epoch next to the memoryless solution's,
+    # S ln(K) / (T + 2 S) = 10 ln 8 / 25 at the test size (T = 5)
+    fn, _ = EXPERIMENTS["copy-task"]
+    result = fn("test", tmp_path, lambda msg: None)
+    lmn, _, lstm = result.claims
+    expected = f"(memoryless solution {10 * math.log(8) / 25:.3g})"
+    for claim in (lmn, lstm):
+        assert "at the first, middle and last epoch: T = 5: " in claim.detail
+        assert expected in claim.detail
