@@ -394,7 +394,7 @@ def environment_line() -> str:
     )
 
 
-def _run_one(fn, name, preset, output_dir, seed, log):
+def _run_one(fn, preset, output_dir, seed, log):
     """One run of one experiment (in the runner's process or a worker)."""
     t0 = time.perf_counter()
     res = fn(preset, output_dir, log, seed=seed)
@@ -503,7 +503,6 @@ def run_experiments(
                 log(f"[{i}/{len(tasks)}] {label}: {description}")
                 res = _run_one(
                     fn,
-                    name,
                     preset,
                     folder(seed),
                     seed,
@@ -519,7 +518,6 @@ def run_experiments(
         stream = Parallel(n_jobs=int(n_jobs), return_as="generator")(
             delayed(_run_one)(
                 experiments[name][0],
-                name,
                 preset,
                 folder(seed),
                 seed,

@@ -519,7 +519,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         directions = [recurrent]
         if recurrent.reverse is not None:
             directions.append(recurrent.reverse)
-        laes_dirs, used = [], []
+        laes_dirs = []
         for j, net in enumerate(directions):
             # the reverse direction reads every valid sequence backwards
             z_j = z if j == 0 else reverse_valid(z, lengths)
@@ -545,17 +545,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 )
                 fit_laes(laes, padded_sequences(sub, sub_lengths))
                 laes_modules.append(laes)
-            sizes = [laes.A_.shape[0] for laes in laes_modules]
-            own_units = H >= sum(sizes)
-            if own_units and j == 0:
-                notes.append(
-                    f"hidden_size={H} >= {sum(sizes)} LAES components: each "
-                    "module reads its own hidden units, tanh(s A_k (x - mu))"
-                )
+            own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
             _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units)
             laes_dirs.append(laes_modules)
-            if j == 0:
-                used = sizes
         features = rows(network_states(recurrent, seqs), lengths, per_step)
         W, b = self._fit_readout(
             module, features, y_encoded, lengths, problem, per_step
@@ -563,7 +555,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         set_linear_(module.readout, W, b)
         self.laes_layers_ = laes_dirs
         self.laes_ = laes_dirs[0][0]
-        self.n_components_ = int(sum(used))
+        self.n_components_ = int(sum(laes.A_.shape[0] for laes in laes_dirs[0]))
         self.notes_ = notes
         return self
 

@@ -348,7 +348,11 @@ def test_multiscale_laes_initialization_encodes_each_module_clock(hidden_size):
     # the slowest module (period 8) sees 2 steps of 2 features: 4 components
     assert pre.n_components_ == 8 + 8 + 8 + 4
     assert any("module 3" in note for note in pre.notes_)
-    own = any("own hidden units" in note for note in pre.notes_)
+    # own hidden units: module 0 reads its 8 units through I / s; shared:
+    # every module reads the 2 input units through A_k / s
+    W_hm = clf.net_.module_.recurrent.weight_hm.detach().numpy()
+    block = W_hm[clf.net_.module_.recurrent.module_slice(0)][:8, :8]
+    own = block.shape == (8, 8) and np.allclose(block, np.eye(8) / 1e-3, rtol=1e-6)
     assert own == (hidden_size == 32)
     net = copy.deepcopy(clf.net_.module_.recurrent).double()
     out, _ = net(torch.as_tensor(X))
