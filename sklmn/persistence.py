@@ -556,7 +556,13 @@ class _Reader:
                 f"Corrupt archive: {cls.__name__} has no parameter "
                 f"{sorted(unknown)[0]!r:.200}"
             )
-        est = cls(**{k: self.value(v, depth + 1) for k, v in params.items()})
+        kwargs = {k: self.value(v, depth + 1) for k, v in params.items()}
+        # parameters added after the file was written: the values that keep
+        # the saved model's behaviour, not today's defaults
+        for key, value in getattr(cls, "_added_parameter_values", {}).items():
+            if key in cls._get_param_names():
+                kwargs.setdefault(key, value)
+        est = cls(**kwargs)
         if getattr(cls, "_parameter_constraints", None) is not None:
             try:
                 est._validate_params()

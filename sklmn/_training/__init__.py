@@ -11,6 +11,7 @@ re-exported by :mod:`sklmn.training`.
 """
 
 from ._callbacks import (
+    AnchorToStart,
     ConvergenceMonitor,
     ProgressLogger,
     ValidationScore,
@@ -36,6 +37,7 @@ from ._net import SequenceNeuralNet, TrainingConverged, make_sequence_net
 __all__ = [
     "IGNORE_INDEX",
     "PROBLEMS",
+    "AnchorToStart",
     "ConvergenceMonitor",
     "FitContext",
     "LengthBucketBatchSampler",

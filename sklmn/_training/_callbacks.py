@@ -15,6 +15,7 @@ from ._loss import ctc_entries, score_outputs, score_valid_entries, valid_entrie
 from ._net import TrainingConverged
 
 __all__ = [
+    "AnchorToStart",
     "ConvergenceMonitor",
     "ProgressLogger",
     "ValidationScore",
@@ -74,6 +75,44 @@ class ValidationScore(Callback):
             np.concatenate(self._w) if getattr(self, "_w", None) else None,
         )
         net.history.record("valid_score", score)
+
+
+class AnchorToStart(Callback):
+    """Pull every parameter toward its value at the start of training.
+
+    Adds ``alpha * (w - w0)`` to the gradient of each parameter ``w``, where
+    ``w0`` is its value when training began: the gradient of the penalty
+    ``0.5 * alpha * ||w - w0||²`` on each minibatch's mean loss (the "L2-SP"
+    regularizer of Li, Grandvalet & Davoine 2018, "Explicit inductive bias
+    for transfer learning with convolutional networks"). Placed after
+    gradient clipping, like the optimizer's weight decay, and, like it, not
+    part of the recorded loss. Parameters whose shape changed since the
+    start (a module grown during training) and parameters created after it
+    are not pulled.
+
+    Parameters
+    ----------
+    alpha : float
+        Strength of the pull (``0``: none).
+    """
+
+    def __init__(self, alpha: float):
+        self.alpha = alpha
+
+    def on_train_begin(self, net, **kwargs):
+        self.reference_ = {
+            name: p.detach().clone() for name, p in net.module_.named_parameters()
+        }
+
+    def on_grad_computed(self, net, named_parameters, training=False, **kwargs):
+        if not self.alpha:
+            return
+        reference = self.reference_
+        for name, p in named_parameters:
+            w0 = reference.get(name)
+            if p.grad is None or w0 is None or w0.shape != p.shape:
+                continue
+            p.grad.add_(p.detach() - w0.to(p.device), alpha=self.alpha)
 
 
 class ProgressLogger(Callback):

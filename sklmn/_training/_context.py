@@ -49,6 +49,14 @@ class FitContext:
         The stopping rule's minimum improvement.
     n_iter_no_change : int, default=10
         The stopping rule's patience in epochs.
+    sample_weight : ndarray of shape (n_samples,) or (n_samples, max_length) \
+or None, default=None
+        Weights of the training loss's terms (``sample_weight`` times the
+        class weights), per sequence or, for per-step targets, per step (zero
+        at padding), normalized to mean one over the valid entries; None when
+        every term weighs the same. A pretrainer that fits a readout should
+        weight its rows with them, so that the start minimizes the loss that
+        training goes on to minimize.
 
     Examples
     --------
@@ -70,6 +78,7 @@ class FitContext:
     monitor: str = "train_loss"
     tol: float = 1e-4
     n_iter_no_change: int = 10
+    sample_weight: np.ndarray | None = None
 
     def __post_init__(self):
         if self.problem not in PROBLEMS:
@@ -81,4 +90,11 @@ class FitContext:
         if len(self.y) != self.sequences.n_samples:
             raise ValueError(
                 f"y has {len(self.y)} rows for {self.sequences.n_samples} sequences"
+            )
+        if self.sample_weight is not None and (
+            len(self.sample_weight) != self.sequences.n_samples
+        ):
+            raise ValueError(
+                f"sample_weight has {len(self.sample_weight)} rows for "
+                f"{self.sequences.n_samples} sequences"
             )

@@ -73,6 +73,7 @@ PINNED: dict[str, dict] = {
         orthogonality_penalty=0.0,
         output="memory",
         pretrainer=None,
+        pretrained_alpha=0.0,
         truncate_gradient=False,
     ),
     "MultiScaleLMN": dict(
@@ -83,6 +84,7 @@ PINNED: dict[str, dict] = {
         orthogonality_penalty=0.0,
         output="memory",
         pretrainer=None,
+        pretrained_alpha=0.0,
         truncate_gradient=False,
     ),
     "RNN": dict(

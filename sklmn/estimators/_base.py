@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import GradientNormClipping
 
 from .._training import (
+    AnchorToStart,
     ConvergenceMonitor,
     FitContext,
     ProgressLogger,
@@ -146,8 +147,9 @@ TRAINING_PARAMETERS_DOC = """\
         torch optimizer (``'sgd'`` uses Nesterov momentum 0.9, like
         scikit-learn's MLP).
     gradient_clipping : float or None, default=1.0
-        Maximum L2 norm of the gradient of all parameters (None: no
-        clipping).
+        Maximum L2 norm of the loss's gradient with respect to all parameters
+        (None: no clipping); the decay terms (``alpha``, and
+        ``pretrained_alpha`` where there is one) are added after clipping.
     early_stopping : bool or 'auto', default='auto'
         Hold out ``validation_fraction`` of the sequences (stratified for
         single-label sequence classification) and monitor the validation
@@ -430,6 +432,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         "_fitted_params": "dict",
     }
 
+    #: Parameters added after models could be saved, with the values that
+    #: keep an older saved model's behaviour (read by ``__setstate__`` and
+    #: :func:`sklmn.persistence.load`): models trained before
+    #: ``pretrained_alpha`` existed fine-tuned their start freely.
+    _added_parameter_values: dict = {"n_threads": None, "pretrained_alpha": 0.0}
+
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep", "ctc"})],
         "standardize": ["boolean"],
@@ -610,6 +618,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         *,
         warm: bool,
         validation: bool,
+        sample_weight: np.ndarray | None = None,
     ) -> FitContext:
         """The :class:`FitContext` of a fit on ``seqs`` (model scale)."""
         if not validation:
@@ -628,6 +637,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             monitor=monitor,
             tol=float(self.tol),
             n_iter_no_change=int(self.n_iter_no_change),
+            sample_weight=sample_weight,
         )
 
     def _make_net(
@@ -652,6 +662,15 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             callbacks.append(
                 ("gradient_clipping", GradientNormClipping(self.gradient_clipping))
             )
+        anchor = getattr(self, "pretrained_alpha", 0.0)
+        if (
+            anchor
+            and context is not None
+            and not context.warm_start
+            and getattr(self, "pretrainer_", None) is not None
+        ):
+            # fine-tuning pulled toward the pretrained start (L2-SP)
+            callbacks.append(("anchor_to_start", AnchorToStart(float(anchor))))
         callbacks.extend(copy.deepcopy(self.callbacks or []))
         sink = print if self.verbose else None
         if self.verbose:
@@ -906,7 +925,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             valid_dataset = self._dataset(
                 val_seqs, self._standardized_target(val_y, val_seqs), val_weights
             )
-        train_seqs, train_y = seqs, y_model
+        train_seqs, train_y, train_weights = seqs, y_model, weights
         if X_val is None and self._split_validation(seqs.n_samples):
             dataset, valid_dataset, train_idx = self._split(
                 dataset, y_encoded, split_seed
@@ -914,13 +933,19 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             # the plug-ins (pretrainer, growth schedule) see the training part
             # only: the held-out sequences judge the start too
             train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
+            if weights is not None:
+                train_weights = weights[train_idx]
         n_train = len(dataset)
         batch_size = (
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
 
         context = self._context(
-            train_seqs, train_y, warm=warm, validation=valid_dataset is not None
+            train_seqs,
+            train_y,
+            warm=warm,
+            validation=valid_dataset is not None,
+            sample_weight=train_weights,
         )
         with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if warm:
@@ -1053,7 +1078,9 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             if self.batch_size == "auto"
             else int(self.batch_size)
         )
-        context = self._context(seqs, y_model, warm=not first, validation=False)
+        context = self._context(
+            seqs, y_model, warm=not first, validation=False, sample_weight=weights
+        )
         with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if first:
                 recurrent = self._build_module(seqs.n_features)
@@ -1218,7 +1245,9 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     def __setstate__(self, state):
         # parameters added after a model was pickled take their defaults
         state = dict(state)
-        state.setdefault("n_threads", None)
+        for key, value in self._added_parameter_values.items():
+            if key in self._parameter_constraints:
+                state.setdefault(key, value)
         super().__setstate__(state)
 
     def __sklearn_tags__(self):

@@ -82,12 +82,15 @@ def ridge_readout(
     alpha: float,
     *,
     fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Ridge least squares ``min_W ||F W^T + b - Y||^2 + alpha ||W||^2``.
 
     With ``alpha = 0`` the minimum-norm solution (pseudoinverse, as in
     Carta, Sperduti & Bacciu 2020, §4.1). Features and targets are centered
-    when ``fit_intercept`` so that the intercept is not penalized.
+    when ``fit_intercept`` so that the intercept is not penalized. With
+    ``sample_weight`` the squared errors of the rows are weighted (weighted
+    centering; rows of weight zero do not count).
 
     Returns
     -------
@@ -96,9 +99,14 @@ def ridge_readout(
     """
     F_ = np.asarray(features, dtype=np.float64)
     Y = np.asarray(targets, dtype=np.float64)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
     if fit_intercept:
-        f_mean, y_mean = F_.mean(axis=0), Y.mean(axis=0)
+        f_mean = np.average(F_, axis=0, weights=w)
+        y_mean = np.average(Y, axis=0, weights=w)
         F_, Y = F_ - f_mean, Y - y_mean
+    if w is not None:  # weighted least squares: rows scaled by sqrt(w)
+        root = np.sqrt(w)[:, None]
+        F_, Y = F_ * root, Y * root
     if alpha > 0:
         # Scale-aware ridge: alpha is relative to the mean squared feature,
         # so it means the same for tiny and large states.
@@ -121,14 +129,18 @@ GCV_ALPHAS = np.logspace(-4, 4, 17)
 
 
 def ridge_gcv_readout(
-    features: np.ndarray, targets: np.ndarray
+    features: np.ndarray,
+    targets: np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Ridge readout whose penalty is chosen by generalized cross-validation.
 
     The efficient leave-one-out error of
     :class:`sklearn.linear_model.RidgeCV` over :data:`GCV_ALPHAS` (relative
     to the mean squared centered feature, as ``alpha`` in
-    :func:`ridge_readout`), one penalty for all targets.
+    :func:`ridge_readout`), one penalty for all targets; ``sample_weight``
+    weights the rows' squared errors (as ``RidgeCV``'s).
 
     Returns
     -------
@@ -141,17 +153,27 @@ def ridge_gcv_readout(
 
     F_ = np.asarray(features, dtype=np.float64)
     Y = np.asarray(targets, dtype=np.float64)
-    scale = float(np.sum((F_ - F_.mean(axis=0)) ** 2)) / max(F_.shape[1], 1)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    centered = F_ - np.average(F_, axis=0, weights=w)
+    if w is not None:
+        centered = centered * np.sqrt(w)[:, None]
+    scale = float(np.sum(centered**2)) / max(F_.shape[1], 1)
     if scale <= 0:  # constant features: nothing to fit but the intercept
-        return np.zeros((Y.shape[1], F_.shape[1])), Y.mean(axis=0), float("nan")
-    ridge = RidgeCV(alphas=GCV_ALPHAS * scale).fit(F_, Y)
+        intercept = np.average(Y, axis=0, weights=w)
+        return np.zeros((Y.shape[1], F_.shape[1])), intercept, float("nan")
+    ridge = RidgeCV(alphas=GCV_ALPHAS * scale).fit(F_, Y, sample_weight=w)
     W = np.asarray(ridge.coef_).reshape(Y.shape[1], F_.shape[1])
     b = np.asarray(ridge.intercept_, dtype=np.float64).reshape(Y.shape[1])
     return W, b, float(ridge.alpha_ / scale)
 
 
 def logistic_readout(
-    features: np.ndarray, targets: np.ndarray, problem: str, C: float
+    features: np.ndarray,
+    targets: np.ndarray,
+    problem: str,
+    C: float,
+    *,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cross-entropy readout ``(W, b)``: logistic regression of the targets.
 
@@ -160,8 +182,9 @@ def logistic_readout(
     target rows, one binary logistic regression per label for 0/1
     (multilabel) target rows; ``C`` is the inverse L2 penalty of
     :class:`sklearn.linear_model.LogisticRegression` (the intercepts are not
-    penalized). A class or label with a single value in the targets gets a
-    zero weight row and an intercept that predicts that value.
+    penalized); ``sample_weight`` weights the rows' losses (as
+    ``LogisticRegression``'s). A class or label with a single value in the
+    targets gets a zero weight row and an intercept that predicts that value.
 
     Returns
     -------
@@ -179,7 +202,7 @@ def logistic_readout(
             # unscaled states may need many iterations; the start need not
             # be the exact optimum, fine-tuning goes on from it
             warnings.simplefilter("ignore", ConvergenceWarning)
-            return model.fit(F_, labels)
+            return model.fit(F_, labels, sample_weight=sample_weight)
 
     if problem == "multiclass":
         labels = Y.argmax(axis=1)

@@ -346,13 +346,17 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self._check_network(recurrent)
         # checked before any work: readout='logistic' rejects regression
         logistic = self._readout_kind(problem) == "logistic"
+        lengths = np.asarray(seqs.lengths)
+        # the readout's rows weigh as the loss's terms do
+        weight = context.sample_weight
+        if weight is not None and per_step:  # (n, T): the valid steps' rows
+            weight = rows(np.asarray(weight), lengths, per_step)
         if isinstance(recurrent, MultiScaleLMN):
             return self._initialize_multiscale(
-                module, seqs, y_encoded, problem, per_step
+                module, seqs, y_encoded, problem, per_step, weight
             )
         is_lmn = isinstance(recurrent, LMN)
         n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
-        lengths = np.asarray(seqs.lengths)
         s = float(self.input_scale)
         rng = check_random_state(self.random_state)
         notes: list[str] = []
@@ -398,12 +402,12 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             # on the network's own states (tanh included), all units
             features = rows(network_states(recurrent, seqs), lengths, per_step)
             W_full, b = self._fit_readout(
-                module, features, y_encoded, lengths, problem, per_step
+                module, features, y_encoded, lengths, problem, per_step, weight
             )
         else:
             features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
             W, b = self._fit_readout(
-                module, features, y_encoded, lengths, problem, per_step
+                module, features, y_encoded, lengths, problem, per_step, weight
             )
             if not is_lmn:
                 W = W / s
@@ -434,14 +438,19 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             )
         return self.readout
 
-    def _fit_readout(self, module, features, y_encoded, lengths, problem, per_step):
+    def _fit_readout(
+        self, module, features, y_encoded, lengths, problem, per_step, weight=None
+    ):
         """Readout ``(W, b)`` of ``features`` (rows of valid entries), by
-        ``readout``; sets ``linear_score_``."""
+        ``readout``, the rows weighted by ``weight`` (None: equally); sets
+        ``linear_score_``."""
         targets = readout_targets(
             y_encoded, problem, module.readout.out_features, lengths, per_step
         )
         if self._readout_kind(problem) == "logistic":
-            W, b = logistic_readout(features, targets, problem, float(self.C))
+            W, b = logistic_readout(
+                features, targets, problem, float(self.C), sample_weight=weight
+            )
             self.linear_score_ = rows_score(
                 features @ W.T + b, targets, problem, per_step
             )
@@ -451,14 +460,20 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             # the estimators predict a label where the output (logit) is > 0
             targets = 2.0 * targets - 1.0
         if isinstance(self.alpha, str):  # 'gcv'
-            W, b, self.readout_alpha_ = ridge_gcv_readout(features, targets)
+            W, b, self.readout_alpha_ = ridge_gcv_readout(
+                features, targets, sample_weight=weight
+            )
         else:
-            W, b = ridge_readout(features, targets, float(self.alpha))
+            W, b = ridge_readout(
+                features, targets, float(self.alpha), sample_weight=weight
+            )
             self.readout_alpha_ = float(self.alpha)
         self.linear_score_ = rows_score(features @ W.T + b, targets, problem, per_step)
         return W, b
 
-    def _initialize_multiscale(self, module, seqs, y_encoded, problem, per_step):
+    def _initialize_multiscale(
+        self, module, seqs, y_encoded, problem, per_step, weight=None
+    ):
         """LAES initialization of a multi-scale LMN (one LAES per module).
 
         Module ``k`` (period ``2**k``) is set from a LAES of the centered
@@ -550,7 +565,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             laes_dirs.append(laes_modules)
         features = rows(network_states(recurrent, seqs), lengths, per_step)
         W, b = self._fit_readout(
-            module, features, y_encoded, lengths, problem, per_step
+            module, features, y_encoded, lengths, problem, per_step, weight
         )
         set_linear_(module.readout, W, b)
         self.laes_layers_ = laes_dirs

@@ -248,6 +248,98 @@ def test_fine_tuning_never_ends_below_the_pretrained_start():
     assert reg.best_loss_ == pytest.approx(final_loss, rel=1e-4, abs=1e-6)
 
 
+# --------------------------------------------------------------------------- #
+# Fine-tuning anchored to the pretrained start (pretrained_alpha)
+def test_anchor_adds_the_gradient_of_the_distance_to_the_start():
+    from types import SimpleNamespace
+
+    from sklmn._training import AnchorToStart
+
+    torch.manual_seed(0)
+    module = torch.nn.Linear(3, 2)
+    net = SimpleNamespace(module_=module)
+    anchor = AnchorToStart(0.7)
+    anchor.on_train_begin(net)
+    start = {n: p.detach().clone() for n, p in module.named_parameters()}
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn_like(p))
+    x = torch.randn(5, 3)
+    module(x).pow(2).mean().backward()
+    anchor.on_grad_computed(net, list(module.named_parameters()), training=True)
+    got = {n: p.grad.clone() for n, p in module.named_parameters()}
+    # reference: autograd of the data loss plus the explicit L2-SP penalty
+    module.zero_grad()
+    penalty = sum(((p - start[n]) ** 2).sum() for n, p in module.named_parameters())
+    (module(x).pow(2).mean() + 0.5 * 0.7 * penalty).backward()
+    for n, p in module.named_parameters():
+        torch.testing.assert_close(got[n], p.grad)
+    # a parameter whose shape changed (a grown module) is left alone
+    module.weight = torch.nn.Parameter(torch.zeros(4, 3))
+    module.weight.grad = torch.ones(4, 3)
+    anchor.on_grad_computed(net, list(module.named_parameters()), training=True)
+    torch.testing.assert_close(module.weight.grad, torch.ones(4, 3))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: LMNClassifier(**SMALL, **kw),
+        lambda **kw: MultiScaleLMNClassifier(
+            hidden_size=4, memory_size=2, n_modules=2, random_state=0, **kw
+        ),
+    ],
+)
+def test_anchor_is_used_only_after_a_pretrainer(make):
+    X, y, _ = _data()
+
+    def anchor(est):
+        return dict(est.net_.callbacks_).get("anchor_to_start")
+
+    clf = make(max_iter=2, pretrained_alpha=3.0).fit(X, y)  # 'auto' pretrains
+    assert anchor(clf).alpha == 3.0
+    assert anchor(make(max_iter=2, pretrained_alpha=0.0).fit(X, y)) is None
+    assert (
+        anchor(make(max_iter=2, pretrainer=None, pretrained_alpha=3.0).fit(X, y))
+        is None
+    )
+    warm = make(max_iter=2, warm_start=True, pretrained_alpha=3.0).fit(X, y)
+    assert anchor(warm.fit(X, y)) is None
+
+
+def test_default_anchor_lmn_free_multiscale_anchored():
+    assert LMNClassifier().pretrained_alpha == LMNRegressor().pretrained_alpha == 0.0
+    assert MultiScaleLMNClassifier().pretrained_alpha == 10.0
+    assert MultiScaleLMNClassifier().pretrainer == "auto"
+    X, y, _ = _data()
+    for est in (LMNClassifier, MultiScaleLMNClassifier):
+        with pytest.raises(ValueError, match="pretrained_alpha"):
+            est(pretrained_alpha=-1.0).fit(X, y)
+
+
+def test_a_strong_anchor_keeps_fine_tuning_near_the_start():
+    X, _, yr = _data(n=40)
+
+    def distance(alpha):
+        reg = LMNRegressor(
+            hidden_size=3,
+            memory_size=3,
+            random_state=0,
+            max_iter=20,
+            n_iter_no_change=100,
+            pretrainer=_RememberStart(),
+            pretrained_alpha=alpha,
+            optimizer="sgd",
+            learning_rate_init=0.01,
+            early_stopping=False,
+        ).fit(X, yr)
+        state, start = reg.net_.module_.state_dict(), reg.pretrainer_.start_state_
+        return sum(float((state[k] - v).pow(2).sum()) for k, v in start.items())
+
+    free, anchored = distance(0.0), distance(50.0)
+    assert free > 0 and anchored < 0.1 * free
+
+
 def test_a_destroyed_start_is_restored_with_best_epoch_zero():
     from sklmn.callbacks import DivergenceWarning, RestoreOnDivergence
 
@@ -396,14 +488,12 @@ def test_lmn_pretrains_with_laes_by_default_on_small_data(monkeypatch):
     monkeypatch.undo()
     clf = LMNClassifier(**SMALL, max_iter=1, memory_matrix="orthogonal").fit(X, y)
     assert clf.pretrainer_ is None
-    # a multi-scale LMN pretrains only when asked
+    # the multi-scale LMN too (its own default 'auto')
     ms = MultiScaleLMNClassifier(
         hidden_size=4, memory_size=2, n_modules=2, max_iter=1, random_state=0
     )
-    assert ms.fit(X, y).pretrainer_ is None
-    assert isinstance(
-        ms.set_params(pretrainer="auto").fit(X, y).pretrainer_, LAESInitializer
-    )
+    assert isinstance(ms.fit(X, y).pretrainer_, LAESInitializer)
+    assert ms.set_params(pretrainer=None).fit(X, y).pretrainer_ is None
 
 
 def test_seeded_default_fits_are_reproducible():

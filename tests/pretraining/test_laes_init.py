@@ -454,6 +454,92 @@ def test_logistic_readout_is_logistic_regression_of_the_network_states(
     assert init.linear_score_ == pytest.approx(reference.score(F, y), abs=1 / 50)
 
 
+@pytest.mark.parametrize("module", ["lmn", "multiscale"])
+def test_readouts_weight_the_rows_as_the_loss_does(module):
+    # the start minimizes the weighted loss that training goes on with:
+    # references are sklearn's LogisticRegression with sample_weight and an
+    # explicit weighted ridge solve on the network's / LAES's states
+    import dataclasses
+
+    from sklearn.linear_model import LogisticRegression
+
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(5)
+    X = [rng.randn(rng.randint(4, 9), 2) for _ in range(40)]
+    y = np.array([int(x[:, 0].sum() > 0) + int(x[0, 1] > 0.5) for x in X])
+    w = rng.uniform(0.2, 3.0, size=len(X))
+    seqs = check_sequences(X, dtype=np.float64)
+
+    def net():
+        recurrent = LMN(2, 6, 6) if module == "lmn" else MultiScaleLMN(2, 4, 3, 2)
+        return SequenceNet(recurrent, 3).double()
+
+    logistic = net()
+    context = dataclasses.replace(fit_context(seqs, y), sample_weight=w)
+    LAESInitializer(readout="logistic", C=0.5).initialize(logistic, context)
+    F = _network_rows(logistic, seqs, per_step=False)
+    reference = LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000)
+    reference.fit(F, y, sample_weight=w)
+    proba = torch.softmax(torch.from_numpy(_outputs(logistic, seqs)), dim=1).numpy()
+    np.testing.assert_allclose(proba, reference.predict_proba(F), atol=2e-3)
+    unweighted = reference.fit(F, y).predict_proba(F)
+    assert np.abs(proba - unweighted).max() > 1e-2  # the weights mattered
+
+    if module != "lmn":
+        return
+    t = np.array([x[:, 0].sum() for x in X])[:, None]
+    context = dataclasses.replace(fit_context(seqs, t, "continuous"), sample_weight=w)
+    ridge = SequenceNet(LMN(2, 4, 4), 1).double()
+    init = LAESInitializer(alpha=0.3).initialize(ridge, context)
+    F = np.array([st[-1] for st in _naive_states(init.laes_, X)])
+    f_mean, t_mean = np.average(F, 0, weights=w), np.average(t, 0, weights=w)
+    Fc, tc = F - f_mean, t - t_mean
+    gram = Fc.T @ (w[:, None] * Fc)
+    scale = np.trace(gram) / F.shape[1]
+    W = np.linalg.solve(
+        gram + 0.3 * scale * np.eye(F.shape[1]), Fc.T @ (w[:, None] * tc)
+    )
+    np.testing.assert_allclose(
+        ridge.readout.weight.detach().numpy(), W.T, rtol=1e-6, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        ridge.readout.bias.detach().numpy(), t_mean - f_mean @ W, rtol=1e-6, atol=1e-9
+    )
+
+
+def test_estimators_hand_the_loss_weights_to_the_pretrainer():
+    from sklmn.estimators import LMNClassifier
+
+    rng = np.random.RandomState(9)
+    X = rng.randn(40, 6, 2)
+    y = (X[:, -1, 0] > 0.8).astype(int)  # imbalanced
+    seen = {}
+
+    class Record(LAESInitializer):
+        def initialize(self, module, context):
+            seen["w"] = context.sample_weight
+            return super().initialize(module, context)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = LMNClassifier(
+            hidden_size=4, memory_size=4, max_iter=1, pretrainer=Record()
+        )
+        clf.fit(X, y)
+        assert seen["w"] is None
+        LMNClassifier(
+            hidden_size=4,
+            memory_size=4,
+            max_iter=1,
+            pretrainer=Record(),
+            class_weight="balanced",
+        ).fit(X, y)
+    counts = np.bincount(y)
+    expected = (len(y) / (2 * counts))[y]
+    np.testing.assert_allclose(seen["w"], expected / expected.mean(), rtol=1e-6)
+
+
 def test_logistic_readout_of_multilabel_and_per_step_targets():
     from sklearn.linear_model import LogisticRegression
 

@@ -174,6 +174,8 @@ def test_gradient_clipping_bounds_gradient_norm(clip):
         max_iter=2,
         learning_rate_init=0.01,
         callbacks=[("grads", RecordGradNorms())],
+        # the anchor to a pretrained start is added after clipping
+        pretrained_alpha=0.0,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConvergenceWarning after 2 epochs

@@ -42,6 +42,7 @@ def test_pickle_from_before_the_move_predicts_as_saved():
 
 def test_pickle_from_before_the_move_trains_on():
     clf = _load()["classifier"]
+    assert clf.pretrained_alpha == 0.0  # a parameter added since: freely tuned
     rng = np.random.RandomState(1)
     X = rng.randn(20, 6, 2)
     y = (X[:, -1, 0] > 0).astype(int)

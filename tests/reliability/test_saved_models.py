@@ -36,3 +36,10 @@ def test_files_of_format_1_load_and_predict_as_when_saved(expected, name, method
     out = getattr(est, method)(expected["Xq"])
     # float32 networks: agreement to accumulation-order tolerance
     np.testing.assert_allclose(out, expected[key], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["lmn_classifier.sklmn", "mslmn_regressor.sklmn"])
+def test_parameters_added_since_keep_the_saved_models_behaviour(name):
+    # written before pretrained_alpha existed: those models fine-tuned freely
+    est = load(HERE / name)
+    assert est.pretrained_alpha == 0.0  # the multi-scale default is now 10
