@@ -120,7 +120,10 @@ TRAINING_PARAMETERS_DOC = """\
         statistics are fitted attributes (``input_mean_``, ``input_scale_``,
         ``target_mean_``, ``target_scale_``); ``loss_curve_`` is then in
         standardized units. The same transformation as
-        :class:`sklmn.preprocessing.SequenceStandardScaler`.
+        :class:`sklmn.preprocessing.SequenceStandardScaler`. For sparse
+        binary inputs (one-hot codes, piano rolls) prefer False: a rarely
+        active feature becomes a very large input (measured on the Bach
+        chorales, see ``docs/training.md``).
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int or 'auto', default='auto'
