@@ -936,8 +936,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             # the plug-ins (pretrainer, growth schedule) see the training part
             # only: the held-out sequences judge the start too
             train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
-            if weights is not None:
+            if weights is not None:  # mean one over the part's valid entries
                 train_weights = weights[train_idx]
+                per_step = train_weights.ndim == 2
+                valid = train_weights[train_seqs.mask] if per_step else train_weights
+                if valid.mean() > 0:
+                    train_weights = train_weights / valid.mean()
         n_train = len(dataset)
         batch_size = (
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)

@@ -538,6 +538,13 @@ def test_estimators_hand_the_loss_weights_to_the_pretrainer():
     counts = np.bincount(y)
     expected = (len(y) / (2 * counts))[y]
     np.testing.assert_allclose(seen["w"], expected / expected.mean(), rtol=1e-6)
+    # with a validation split: the training part's weights, mean one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.set_params(class_weight="balanced", early_stopping=True).fit(X, y)
+    assert len(seen["w"]) == 36
+    assert seen["w"].mean() == pytest.approx(1.0, rel=1e-6)
+    assert len(np.unique(np.round(seen["w"], 6))) == 2
 
 
 def test_logistic_readout_of_multilabel_and_per_step_targets():
