@@ -72,7 +72,10 @@ MULTISCALE_PARAMETERS_DOC = """\
     """\
         ``0`` fine-tunes freely. The default keeps fine-tuning close to the
         multi-scale start, the better model on the small tuning datasets
-        (measured, see ``docs/training.md``).""",
+        (measured, see ``docs/training.md``). With ``incremental``, the
+        parameters a growth stage reshapes (the memory blocks and the
+        readout weights) are no longer pulled; the others stay pulled toward
+        the first module's start.""",
 )
 
 
