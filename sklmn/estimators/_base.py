@@ -520,11 +520,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         """Build the recurrent module (implemented by each public class)."""
         raise NotImplementedError
 
-    def _resolve_pretrainer(self, n_samples: int):
+    def _resolve_pretrainer(self, n_samples: int, context: FitContext | None = None):
         """The pretrainer of a fit on ``n_samples`` sequences (hook).
 
         The ``pretrainer`` parameter of classes that have one (None
-        otherwise); the LMN estimators resolve ``'auto'`` here.
+        otherwise); the LMN estimators resolve ``'auto'`` here, for the
+        training data of ``context``.
         """
         return getattr(self, "pretrainer", None)
 
@@ -540,7 +541,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         ``pretrainer_`` and initializes the module with ``context`` (the
         training part of them when a validation split is held out).
         """
-        pretrainer = self._resolve_pretrainer(n_samples)
+        pretrainer = self._resolve_pretrainer(n_samples, context)
         if "pretrainer" in self._parameter_constraints:
             self.pretrainer_ = None
         if pretrainer is not None:

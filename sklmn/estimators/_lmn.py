@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
+
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..pretraining import LAESInitializer
@@ -104,7 +106,10 @@ LMN_PARAMETERS_DOC = """\
         generalized cross-validation chooses) when the training set has at
         most 1000 sequences (and the memory is not constrained orthogonal,
         and ``target`` is not ``'ctc'``, whose
-        label sequences give no least-squares readout targets), no
+        label sequences give no least-squares readout targets, and the
+        inputs are not constant: the LAES of constant inputs, e.g. a
+        generator driven by zeros, is an all-zero start that training
+        cannot leave), no
         pretraining on larger sets, where
         end-to-end training from the stable random initialization learned
         better (measured, see ``docs/training.md``). None: random (stable)
@@ -118,9 +123,16 @@ LMN_PARAMETERS_DOC = """\
 )
 
 
-def resolve_pretrainer(estimator, n_samples: int):
+def _constant_inputs(seqs) -> bool:
+    """Whether every valid step of ``seqs`` has the same feature vector."""
+    valid = np.asarray(seqs.data)[np.asarray(seqs.mask)]
+    return bool(valid.size == 0 or np.all(valid == valid[:1]))
+
+
+def resolve_pretrainer(estimator, n_samples: int, context=None):
     """The pretrainer an LMN estimator uses: its ``pretrainer``, with
-    ``'auto'`` resolved for a training set of ``n_samples`` sequences."""
+    ``'auto'`` resolved for a training set of ``n_samples`` sequences (and,
+    when given, the training data of ``context``)."""
     pretrainer = estimator.pretrainer
     if not (isinstance(pretrainer, str) and pretrainer == "auto"):
         return pretrainer
@@ -128,6 +140,10 @@ def resolve_pretrainer(estimator, n_samples: int):
         n_samples > _AUTO_PRETRAINING_MAX
         or estimator.memory_matrix == "orthogonal"
         or estimator.target == "ctc"  # no least-squares readout of a CTC target
+        # constant inputs (e.g. a generator driven by zeros): a LAES has
+        # nothing to encode and its all-zero start is a stationary point
+        # that training cannot leave
+        or (context is not None and _constant_inputs(context.sequences))
     ):
         return None
     # seeded by the estimator's random_state (two seeded fits agree)
@@ -150,8 +166,8 @@ class _LMNMixin:
         **_LMN_CONSTRAINTS,
     }
 
-    def _resolve_pretrainer(self, n_samples: int):
-        return resolve_pretrainer(self, n_samples)
+    def _resolve_pretrainer(self, n_samples: int, context=None):
+        return resolve_pretrainer(self, n_samples, context)
 
     def _build_module(self, input_size: int) -> LMN:
         return LMN(

@@ -63,8 +63,8 @@ MULTISCALE_PARAMETERS_DOC = """\
         readout='auto', random_state=random_state)`` (a logistic-regression
         readout for classifiers, ridge chosen by generalized cross-validation
         for regressors) when the training set
-        has at most 1000 sequences, none on larger sets (as the LMN
-        estimators). Cloned in ``fit`` into ``pretrainer_``; with
+        has at most 1000 sequences and the inputs are not constant, none
+        otherwise (as the LMN estimators). Cloned in ``fit`` into ``pretrainer_``; with
         ``incremental``, the first module is initialized. None: random
         (stable) initialization.
 """ + pretrained_alpha_doc(
@@ -120,8 +120,8 @@ class _MultiScaleLMNMixin:
             truncate_gradient=self.truncate_gradient,
         )
 
-    def _resolve_pretrainer(self, n_samples: int):
-        return resolve_pretrainer(self, n_samples)
+    def _resolve_pretrainer(self, n_samples: int, context=None):
+        return resolve_pretrainer(self, n_samples, context)
 
     def _plugin_callbacks(self, context) -> list:
         if self.incremental is None or context.warm_start:

@@ -14,6 +14,7 @@ from sklmn.estimators import (
     LMNClassifier,
     LMNRegressor,
     MultiScaleLMNClassifier,
+    MultiScaleLMNRegressor,
     RNNClassifier,
     RNNRegressor,
 )
@@ -494,6 +495,24 @@ def test_lmn_pretrains_with_laes_by_default_on_small_data(monkeypatch):
     )
     assert isinstance(ms.fit(X, y).pretrainer_, LAESInitializer)
     assert ms.set_params(pretrainer=None).fit(X, y).pretrainer_ is None
+
+
+@pytest.mark.parametrize("est", [LMNRegressor, MultiScaleLMNRegressor])
+def test_auto_pretraining_skips_constant_inputs(est):
+    # a generator driven by zeros: the LAES start would be an all-zero
+    # stationary point (no gradient reaches the memory), so 'auto' does not
+    # pretrain and training learns the per-step target
+    X = np.zeros((1, 40, 1))
+    y = np.sin(np.arange(40) / 3.0)[None, :]
+    kw = dict(hidden_size=8, memory_size=4, target="timestep", batch_size=1)
+    kw.update(max_iter=150, learning_rate_init=0.01, n_iter_no_change=1000, tol=0.0)
+    reg = est(random_state=0, **kw).fit(X, y)
+    assert reg.pretrainer_ is None
+    assert float(np.mean((reg.predict(X)[0] - y[0]) ** 2)) < 0.5 * y.var()
+    from sklmn.pretraining import LAESInitializer
+
+    stuck = est(random_state=0, pretrainer=LAESInitializer(), **kw).fit(X, y)
+    assert float(np.mean((stuck.predict(X)[0] - y[0]) ** 2)) > 0.9 * y.var()
 
 
 def test_seeded_default_fits_are_reproducible():
