@@ -559,8 +559,8 @@ class _Reader:
         kwargs = {k: self.value(v, depth + 1) for k, v in params.items()}
         # parameters added after the file was written: the values that keep
         # the saved model's behaviour, not today's defaults
-        for key, value in getattr(cls, "_added_parameter_values", {}).items():
-            if key in cls._get_param_names():
+        if hasattr(cls, "_added_parameters"):
+            for key, value in cls._added_parameters().items():
                 kwargs.setdefault(key, value)
         est = cls(**kwargs)
         if getattr(cls, "_parameter_constraints", None) is not None:

@@ -107,12 +107,10 @@ class AnchorToStart(Callback):
     def on_grad_computed(self, net, named_parameters, training=False, **kwargs):
         if not self.alpha:
             return
-        reference = self.reference_
         for name, p in named_parameters:
-            w0 = reference.get(name)
-            if p.grad is None or w0 is None or w0.shape != p.shape:
-                continue
-            p.grad.add_(p.detach() - w0.to(p.device), alpha=self.alpha)
+            w0 = self.reference_.get(name)  # cloned on the parameter's device
+            if p.grad is not None and w0 is not None and w0.shape == p.shape:
+                p.grad.add_(p.detach() - w0, alpha=self.alpha)
 
 
 class ProgressLogger(Callback):

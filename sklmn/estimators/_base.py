@@ -313,6 +313,19 @@ _AUTO_EARLY_STOPPING = 1000
 _AUTO_EARLY_STOPPING_REGRESSION = 20
 
 
+def _valid_entries(weight: np.ndarray, seqs: Sequences) -> np.ndarray:
+    """The entries of loss weights that count: every sequence's, or (per-step
+    weights of shape ``(n, T)``) the valid steps'."""
+    return weight[seqs.mask] if weight.ndim == 2 else weight
+
+
+def _mean_one(weight: np.ndarray, seqs: Sequences) -> np.ndarray:
+    """Loss weights scaled to mean one over their valid entries (as they are
+    when all of them are zero)."""
+    mean = _valid_entries(weight, seqs).mean()
+    return weight / mean if mean > 0 else weight
+
+
 def _take_sequences(seqs: Sequences, y: np.ndarray, idx: np.ndarray):
     """Sequences ``idx`` of ``seqs`` (same padded length) and their rows of
     the targets ``y``."""
@@ -440,6 +453,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     #: :func:`sklmn.persistence.load`): models trained before
     #: ``pretrained_alpha`` existed fine-tuned their start freely.
     _added_parameter_values: dict = {"n_threads": None, "pretrained_alpha": 0.0}
+
+    @classmethod
+    def _added_parameters(cls) -> dict:
+        """The :attr:`_added_parameter_values` this class has."""
+        names = cls._get_param_names()
+        return {k: v for k, v in cls._added_parameter_values.items() if k in names}
 
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep", "ctc"})],
@@ -783,13 +802,12 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 weight = weight * per_sequence
         if per_step and weight.ndim == 1:
             weight = np.where(seqs.mask, weight[:, None], 0.0)
-        valid = weight[seqs.mask] if per_step else weight
-        if not valid.sum() > 0:
+        if not _valid_entries(weight, seqs).sum() > 0:
             raise ValueError(
                 "The weights of the loss (sample_weight times class_weight) are "
                 "zero for every sequence."
             )
-        return (weight / valid.mean()).astype(np.float32)
+        return _mean_one(weight, seqs).astype(np.float32)
 
     def _standardized_inputs(self, seqs: Sequences) -> Sequences:
         """``seqs`` with standardized valid steps (padding stays zero); the
@@ -937,12 +955,8 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             # the plug-ins (pretrainer, growth schedule) see the training part
             # only: the held-out sequences judge the start too
             train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
-            if weights is not None:  # mean one over the part's valid entries
-                train_weights = weights[train_idx]
-                per_step = train_weights.ndim == 2
-                valid = train_weights[train_seqs.mask] if per_step else train_weights
-                if valid.mean() > 0:
-                    train_weights = train_weights / valid.mean()
+            if weights is not None:
+                train_weights = _mean_one(weights[train_idx], train_seqs)
         n_train = len(dataset)
         batch_size = (
             min(200, n_train) if self.batch_size == "auto" else int(self.batch_size)
@@ -1253,9 +1267,8 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     def __setstate__(self, state):
         # parameters added after a model was pickled take their defaults
         state = dict(state)
-        for key, value in self._added_parameter_values.items():
-            if key in self._parameter_constraints:
-                state.setdefault(key, value)
+        for key, value in self._added_parameters().items():
+            state.setdefault(key, value)
         super().__setstate__(state)
 
     def __sklearn_tags__(self):

@@ -125,7 +125,7 @@ LMN_PARAMETERS_DOC = """\
 
 def _constant_inputs(seqs) -> bool:
     """Whether every valid step of ``seqs`` has the same feature vector."""
-    valid = np.asarray(seqs.data)[np.asarray(seqs.mask)]
+    valid = seqs.data[seqs.mask]
     return bool(valid.size == 0 or np.all(valid == valid[:1]))
 
 
