@@ -136,10 +136,16 @@ TRAINING_PARAMETERS_DOC = """\
         random batch compositions.
     learning_rate_init : float, default=0.001
         Learning rate of the optimizer.
-    learning_rate : {'constant', 'adaptive'}, default='constant'
+    learning_rate : {'constant', 'adaptive'}, default='constant' or 'adaptive'
+        ``'constant'`` for classifiers, ``'adaptive'`` for regressors.
         ``'adaptive'`` divides the learning rate by 5 each time
         ``ceil(n_iter_no_change / 2)`` consecutive epochs bring no
         improvement of the monitored loss (a reduce-on-plateau schedule).
+        Regressors use it by default: on the adding problem it lowered the
+        test RMSE of every model (LMN 0.050 -> 0.030, multi-scale LMN
+        0.037 -> 0.034, LSTM 0.023 -> 0.020; 5 seeds) and left
+        CardanoSentiment unchanged; on the classification tuning sets it
+        stopped the LMN earlier (see ``docs/training.md``).
     alpha : float, default=1e-4
         Strength of the L2 penalty on the weights, scaled as in
         scikit-learn's MLP (``0.5 * alpha * ||W||² / batch_size`` per

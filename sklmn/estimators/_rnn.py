@@ -310,7 +310,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         batch_size="auto",
         bucket_by_length=False,
         learning_rate_init=0.001,
-        learning_rate="constant",
+        learning_rate="adaptive",
         alpha=1e-4,
         optimizer="adam",
         gradient_clipping=1.0,
