@@ -47,7 +47,10 @@ def models():
             "MultiScaleLMNRegressor(pretrainer=None)",
             lambda s: MultiScaleLMNRegressor(pretrainer=None, random_state=s),
         ),
-        ("RNNRegressor(cell='lstm')", lambda s: RNNRegressor(cell="lstm", random_state=s)),
+        (
+            "RNNRegressor(cell='lstm')",
+            lambda s: RNNRegressor(cell="lstm", random_state=s),
+        ),
     )
 
 
