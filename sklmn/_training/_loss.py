@@ -253,12 +253,18 @@ def score_outputs(
     return score_valid_entries(problem, per_step, y_valid, out_valid, w)
 
 
-def rows_loss(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:
+def rows_loss(
+    outputs: np.ndarray,
+    targets: np.ndarray,
+    problem: str,
+    sample_weight: np.ndarray | None = None,
+) -> float:
     """The :class:`SequenceLoss` of output rows, one entry per row.
 
     For the pretrainers' least-squares readouts, whose features and targets
     are rows of valid entries. ``targets``: one-hot rows or class indices
-    (multiclass), 0/1 indicator rows (multilabel), values (continuous).
+    (multiclass), 0/1 indicator rows (multilabel), values (continuous);
+    ``sample_weight``: one weight per row (the weighted mean), or None.
     """
     targets = np.asarray(targets)
     if problem == "multiclass":
@@ -268,8 +274,13 @@ def rows_loss(outputs: np.ndarray, targets: np.ndarray, problem: str) -> float:
     else:
         y = torch.as_tensor(targets, dtype=torch.float64)
     out = torch.as_tensor(np.asarray(outputs, dtype=np.float64))
+    weight = (
+        None
+        if sample_weight is None
+        else torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
+    )
     with torch.no_grad():
-        return float(SequenceLoss(problem)(out, y, None))
+        return float(SequenceLoss(problem)(out, y, None, sample_weight=weight))
 
 
 def rows_score(

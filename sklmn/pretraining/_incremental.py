@@ -39,9 +39,13 @@ __all__ = ["IncrementalTraining", "ModuleGrowth", "grow_multiscale_"]
 
 
 def _ctc_loss_and_residual(
-    out_rows: np.ndarray, y_encoded: np.ndarray, lengths: np.ndarray
+    out_rows: np.ndarray,
+    y_encoded: np.ndarray,
+    lengths: np.ndarray,
+    weight: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
-    """Mean CTC loss of per-step output rows and its residual.
+    """Mean CTC loss of per-step output rows (weighted by ``weight``, one
+    weight per sequence, when given) and its residual.
 
     ``out_rows`` are the outputs at the valid steps of all sequences in
     order; the residual (one row per valid step) is the negative gradient
@@ -63,11 +67,27 @@ def _ctc_loss_and_residual(
             torch.as_tensor(lengths, dtype=torch.int64),
         )
         (grad,) = torch.autograd.grad(terms.sum(), outputs)
-    return float(terms.detach().mean()), -grad.numpy()[mask]
+    terms = terms.detach().numpy()
+    loss = terms.mean() if weight is None else np.average(terms, weights=weight)
+    return float(loss), -grad.numpy()[mask]
 
 
-def _ctc_loss(out_rows: np.ndarray, y_encoded: np.ndarray, lengths) -> float:
-    return _ctc_loss_and_residual(out_rows, y_encoded, lengths)[0]
+def _ctc_loss(out_rows: np.ndarray, y_encoded: np.ndarray, lengths, weight) -> float:
+    return _ctc_loss_and_residual(out_rows, y_encoded, lengths, weight)[0]
+
+
+def _row_weights(weight, lengths: np.ndarray, per_step: bool) -> np.ndarray | None:
+    """One weight per feature row (:func:`rows`): a sequence's weight, or
+    (per-step rows) a step's, a sequence's weight repeated over its steps."""
+    if weight is None:
+        return None
+    weight = np.asarray(weight, dtype=np.float64)
+    if not per_step:
+        return weight
+    mask = valid_mask(lengths, int(lengths.max()))
+    if weight.ndim == 1:
+        return np.repeat(weight, lengths)
+    return weight[:, : mask.shape[1]][mask]
 
 
 @torch.no_grad()
@@ -84,6 +104,7 @@ def grow_multiscale_(
     solver: str = "auto",
     fit_readout: bool = True,
     readout: str = "residual",
+    sample_weight: np.ndarray | None = None,
 ) -> dict:
     r"""Add the next slower memory module to a ``SequenceNet`` (2021 Alg. 2).
 
@@ -155,6 +176,12 @@ def grow_multiscale_(
         What the readout fit does (see step 3 above): fit the new columns to
         the residual, or refit the whole memory readout to the targets on
         all modules' states (2020 §4.1).
+    sample_weight : ndarray of shape (n,) or (n, T), default=None
+        Weights of the training loss's terms (one per sequence, or per time
+        step for per-step targets): the least-squares fit weights its rows
+        with them and ``loss_before`` / ``loss_after`` are weighted means, as
+        the estimator's loss. The LAES of the new module does not use them
+        (it encodes the hidden sequences, not the targets).
 
     Returns
     -------
@@ -204,6 +231,7 @@ def grow_multiscale_(
     X = X.to(device=like.device, dtype=like.dtype)
     n_out = module.readout.out_features
     lengths_np = lengths.cpu().numpy()
+    w_rows = _row_weights(sample_weight, lengths_np, per_step)
 
     def states(Xb, lb):
         h, m, _ = rec.forward_states(Xb, lb)
@@ -221,11 +249,11 @@ def grow_multiscale_(
     if ctc:
         targets = None
         loss_before, ctc_residual = _ctc_loss_and_residual(
-            outputs, y_encoded, lengths_np
+            outputs, y_encoded, lengths_np, sample_weight
         )
     else:
         targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
-        loss_before = rows_loss(outputs, targets, problem)
+        loss_before = rows_loss(outputs, targets, problem, w_rows)
 
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
     n_dirs = rec.num_directions
@@ -276,25 +304,33 @@ def grow_multiscale_(
             if readout_mode == "all_modules":
                 # 2020 §4.1: the targets from the states of the whole memory
                 feats = rows(m_new, lengths_np, per_step)
-                W_all, b_all = ridge_readout(feats, targets, alpha)
+                W_all, b_all = ridge_readout(
+                    feats, targets, alpha, sample_weight=w_rows
+                )
                 readout.weight.copy_(torch.as_tensor(W_all, **like))
                 readout.bias.copy_(torch.as_tensor(b_all, **like))
-                loss_after = rows_loss(feats @ W_all.T + b_all, targets, problem)
+                loss_after = rows_loss(
+                    feats @ W_all.T + b_all, targets, problem, w_rows
+                )
             else:
                 feats = rows(m_new[..., new_cols.numpy()], lengths_np, per_step)
                 if ctc:
                     residual = ctc_residual
                 else:
                     residual = output_residual(outputs, targets, problem)
-                W_new, b_new = ridge_readout(feats, residual, alpha)
+                W_new, b_new = ridge_readout(
+                    feats, residual, alpha, sample_weight=w_rows
+                )
                 cols = new_cols.to(readout.weight.device)
                 readout.weight[:, cols] = torch.as_tensor(W_new, **like)
                 readout.bias.add_(torch.as_tensor(b_new, **like))
                 new_outputs = outputs + feats @ W_new.T + b_new
                 if ctc:
-                    loss_after = _ctc_loss(new_outputs, y_encoded, lengths_np)
+                    loss_after = _ctc_loss(
+                        new_outputs, y_encoded, lengths_np, sample_weight
+                    )
                 else:
-                    loss_after = rows_loss(new_outputs, targets, problem)
+                    loss_after = rows_loss(new_outputs, targets, problem, w_rows)
     module.train(was_training)
     return {
         "module": g,
@@ -599,6 +635,7 @@ class ModuleGrowth(Callback):
             self.growing_ = False
             return
         y = dataset_train.y.numpy()
+        weight = getattr(dataset_train, "sample_weight", None)
         info = grow_multiscale_(
             net.module_,
             dataset_train.X,
@@ -610,6 +647,7 @@ class ModuleGrowth(Callback):
             alpha=float(self.schedule.alpha),
             solver=self.schedule.solver,
             readout=self.schedule.readout,
+            sample_weight=None if weight is None else weight.numpy(),
         )
         # the new Parameters need new optimizer state
         net.initialize_optimizer()

@@ -270,7 +270,9 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
             The training sequences (``context.sequences``), their encoded
             targets (``context.y``) and the kind of target, which gives the
             loss of the unrolled network (``context.problem``,
-            ``context.per_step``).
+            ``context.per_step``); the loss weights ``context.sample_weight``
+            (when given) weight the unrolled network's loss as they weight
+            the estimator's.
 
         Returns
         -------
@@ -302,11 +304,14 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
             )
         n = seqs.n_samples
         batch_size = min(200, n) if self.batch_size == "auto" else int(self.batch_size)
+        weight = context.sample_weight
         dataset = SequenceDataset(
             torch.from_numpy(seqs.data),
             torch.from_numpy(seqs.lengths),
             torch.from_numpy(np.asarray(y_encoded)),
             per_step=per_step,
+            # the URNN minimizes the weighted loss that fine-tuning goes on with
+            sample_weight=None if weight is None else torch.from_numpy(weight),
         )
         net = make_sequence_net(
             tape_net,

@@ -362,3 +362,111 @@ def test_fitted_growth_callback_keeps_no_training_data():
     assert not any(isinstance(v, FitContext) for v in vars(growth).values())
     assert growth.max_modules == 2
     assert pickle.loads(pickle.dumps(reg)).n_modules_ == 2
+
+
+def _weighted_lstsq(feats, targets, w):
+    """Weighted least squares with an unpenalized intercept, solved
+    directly: rows scaled by sqrt(w) after weighted centering."""
+    f_mean = np.average(feats, axis=0, weights=w)
+    t_mean = np.average(targets, axis=0, weights=w)
+    s = np.sqrt(w)[:, None]
+    W, *_ = np.linalg.lstsq((feats - f_mean) * s, (targets - t_mean) * s, rcond=None)
+    return W.T, t_mean - f_mean @ W
+
+
+@pytest.mark.parametrize("readout", ["all_modules", "residual"])
+@pytest.mark.parametrize("per_step", [False, True])
+def test_growth_readout_fit_weights_the_rows(readout, per_step):
+    # the least-squares fit minimizes the weighted loss that training goes
+    # on with: reference is a direct weighted least-squares solve on the
+    # states read from the grown network
+    rng = np.random.RandomState(3)
+    n, T = 30, 7
+    X = rng.randn(n, T, 1)
+    lengths = torch.from_numpy(rng.randint(3, T + 1, n))
+    y = rng.randn(n, T, 1) if per_step else rng.randn(n, 1)
+    w_seq = rng.uniform(0.1, 4.0, size=n)
+    w = np.repeat(w_seq[:, None], T, axis=1) if per_step else w_seq
+    lens = lengths.numpy()
+
+    def grown(weight):
+        torch.manual_seed(0)
+        net = SequenceNet(MultiScaleLMN(1, 4, 2, 1), 1, per_step=per_step).double()
+        with torch.no_grad():
+            before = net(torch.from_numpy(X), lengths).numpy()
+        info = grow_multiscale_(
+            net,
+            torch.from_numpy(X),
+            lengths,
+            y,
+            problem="continuous",
+            per_step=per_step,
+            alpha=0.0,
+            readout=readout,
+            sample_weight=weight,
+        )
+        return net, info, before
+
+    net, info, before = grown(w)
+    with torch.no_grad():
+        m_seq = net.recurrent.forward_states(torch.from_numpy(X), lengths)[1].numpy()
+        out = net(torch.from_numpy(X), lengths).numpy()
+
+    def rows_of(a):
+        if per_step:
+            return np.concatenate([a[i, : lens[i]] for i in range(n)])
+        return np.stack([a[i, lens[i] - 1] for i in range(n)]) if a.ndim == 3 else a
+
+    w_rows = np.repeat(w_seq, lens) if per_step else w_seq
+    targets, outputs = rows_of(y), rows_of(out)
+    if readout == "all_modules":
+        feats = rows_of(m_seq)
+        W_ref, b_ref = _weighted_lstsq(feats, targets, w_rows)
+    else:  # the new module's columns fitted to the residual of the old outputs
+        feats = rows_of(m_seq[..., 2:])
+        old_outputs = rows_of(before)
+        W_ref, b_ref = _weighted_lstsq(feats, targets - old_outputs, w_rows)
+        np.testing.assert_allclose(
+            outputs, old_outputs + feats @ W_ref.T + b_ref, atol=1e-7
+        )
+    if readout == "all_modules":
+        np.testing.assert_allclose(outputs, feats @ W_ref.T + b_ref, atol=1e-7)
+    # loss_after is the weighted mean squared error, as the estimator's loss
+    assert info["loss_after"] == pytest.approx(
+        np.average(((outputs - targets) ** 2).mean(axis=1), weights=w_rows),
+        rel=1e-6,
+    )
+    # the weights mattered
+    unweighted, _, _ = grown(None)
+    with torch.no_grad():
+        out_u = unweighted(torch.from_numpy(X), lengths).numpy()
+    assert np.abs(rows_of(out_u) - outputs).max() > 1e-3
+
+
+def test_growth_in_fit_receives_the_loss_weights():
+    # zero-weight sequences: their targets cannot change the grown model
+    X, y = _memory_task(n=60)
+    w = np.ones(len(y))
+    w[::3] = 0.0
+    y_other = y.copy()
+    y_other[::3] += 5.0
+
+    def fitted(target):
+        est = MultiScaleLMNRegressor(
+            hidden_size=5,
+            memory_size=3,
+            n_modules=2,
+            max_iter=4,
+            pretrainer=None,
+            early_stopping=False,
+            standardize=False,
+            incremental=IncrementalTraining(epochs_per_module=2),
+            random_state=0,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return est.fit(X, target, sample_weight=w)
+
+    a, b = fitted(y), fitted(y_other)
+    assert a.n_modules_ == b.n_modules_ == 2
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-5, atol=1e-6)

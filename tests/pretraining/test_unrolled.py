@@ -124,3 +124,37 @@ def test_reduced_laes_stays_exact_with_random_free_units(per_step):
     if radius is not None:
         block = layer.weight_mm.detach().numpy()[8:, 8:]
         assert np.abs(np.linalg.eigvals(block)).max() <= radius + 1e-9
+
+
+def test_urnn_loss_is_weighted_as_the_estimator_s():
+    # zero-weight sequences cannot change the pretrained start (their
+    # targets enter the URNN's loss with weight zero), nonzero weights do
+    import dataclasses
+
+    rng = np.random.RandomState(4)
+    X = rng.randn(40, 6, 1)
+    y = (X[:, 0, 0] + 0.5 * X[:, 2, 0])[:, None]
+    seqs = check_sequences(X, dtype=np.float64)
+    w = np.ones(len(y))
+    w[::4] = 0.0
+    y_other = y.copy()
+    y_other[::4] += 3.0
+
+    def start(target, weight):
+        torch.manual_seed(0)
+        net = SequenceNet(LMN(1, 4, 6), 1).double()
+        context = dataclasses.replace(
+            fit_context(seqs, target, "continuous"), sample_weight=weight
+        )
+        pre = UnrolledPretrainer(tape_length=2, max_iter=5, random_state=0)
+        pre.initialize(net, context)
+        with torch.no_grad():
+            out = net(torch.from_numpy(X), torch.full((40,), 6)).numpy()
+        return out, pre.loss_curve_
+
+    out_a, curve_a = start(y, w)
+    out_b, curve_b = start(y_other, w)
+    np.testing.assert_allclose(out_a, out_b, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(curve_a, curve_b, rtol=1e-6)
+    out_c, _ = start(y_other, None)
+    assert np.abs(out_c - out_a).max() > 1e-3
