@@ -66,6 +66,7 @@ from ..utils.sequences import (
     Sequences,
     check_sequence_weights,
     format_like_input,
+    lengths_to_mask,
     validate_sequences,
 )
 from ._ctc import (
@@ -423,6 +424,36 @@ def _completed(history, key: str) -> list[float]:
         return []
 
 
+def _start_predicts(pretrainer) -> bool:
+    """Whether a pretrained start predicts held-out training sequences
+    better than their mean: its readout's leave-one-out R² is above 0, or
+    was not measured (classification readouts, fixed ridge penalties)."""
+    r2 = getattr(pretrainer, "readout_loo_r2_", None)
+    return r2 is None or not np.isfinite(r2) or r2 > 0.0
+
+
+@torch.no_grad()
+def _predict_the_mean_(readout: torch.nn.Linear, context: FitContext) -> None:
+    """Set a linear readout to predict the (weighted) mean of the training
+    targets of ``context`` (continuous, in model units): zero weights, the
+    mean as the bias."""
+    y = np.asarray(context.y, dtype=np.float64)
+    weight = context.sample_weight
+    if context.per_step:
+        lengths = np.asarray(context.sequences.lengths)
+        mask = lengths_to_mask(lengths, y.shape[1])
+        y = y[mask]
+        if weight is not None:
+            weight = np.asarray(weight, dtype=np.float64)
+            if weight.ndim == 2:
+                weight = weight[:, : mask.shape[1]][mask]
+            else:
+                weight = np.repeat(weight, lengths)
+    mean = np.average(y.reshape(len(y), -1), axis=0, weights=weight)
+    readout.weight.zero_()
+    readout.bias.copy_(torch.as_tensor(mean, dtype=readout.bias.dtype))
+
+
 class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     """Training machinery shared by every sequence estimator.
 
@@ -570,8 +601,22 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         if "pretrainer" in self._parameter_constraints:
             self.pretrainer_ = None
         if pretrainer is not None:
+            auto = isinstance(getattr(self, "pretrainer", None), str)  # 'auto'
+            random_start = copy.deepcopy(module.state_dict()) if auto else None
             self.pretrainer_ = clone(pretrainer)
             self.pretrainer_.initialize(module, context)
+            if auto and not _start_predicts(self.pretrainer_):
+                # a start whose readout predicts held-out training sequences
+                # no better than their mean: a linear model of the history
+                # that explains nothing, from which fine-tuning does not
+                # escape. What it amounts to is kept: the training mean,
+                # predicted by a zero readout on the random memory (the
+                # epoch-0 candidate of the best weights; measured in
+                # docs/training.md)
+                module.load_state_dict(random_start)
+                self.pretrainer_ = None
+                if context.problem == "continuous":
+                    _predict_the_mean_(module.readout, context)
 
     def _plugin_callbacks(self, context: FitContext) -> list:
         """``(name, callback)`` pairs of the plug-ins of this fit (hook).

@@ -112,8 +112,14 @@ LMN_PARAMETERS_DOC = """\
         cannot leave), no
         pretraining on larger sets, where
         end-to-end training from the stable random initialization learned
-        better (measured, see ``docs/training.md``). None: random (stable)
-        initialization.
+        better (measured, see ``docs/training.md``). A regressor then keeps
+        the start only when its readout predicts held-out training
+        sequences better than their mean (leave-one-out R² above 0,
+        ``LAESInitializer.readout_loo_r2_``); otherwise it trains from the
+        random initialization with a readout that predicts the training
+        mean (zero weights), and ``pretrainer_`` is None: a linear start
+        that explains nothing stalled fine-tuning on the adding problem.
+        None: random (stable) initialization.
 """ + pretrained_alpha_doc(
     0.0,
     """\

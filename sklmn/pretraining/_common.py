@@ -133,7 +133,7 @@ def ridge_gcv_readout(
     targets: np.ndarray,
     *,
     sample_weight: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Ridge readout whose penalty is chosen by generalized cross-validation.
 
     The efficient leave-one-out error of
@@ -148,6 +148,12 @@ def ridge_gcv_readout(
     b : ndarray of shape (n_targets,)
     alpha : float
         The chosen penalty, relative to the mean squared feature.
+    loo_r2 : float
+        Leave-one-out R² at that penalty: ``1 - LOO error / error of the
+        (weighted) target mean``, both weighted mean squared errors over the
+        rows and targets; 0 or below means the readout predicts a held-out
+        row no better than the mean of the others. NaN for constant
+        targets.
     """
     from sklearn.linear_model import RidgeCV
 
@@ -158,13 +164,19 @@ def ridge_gcv_readout(
     if w is not None:
         centered = centered * np.sqrt(w)[:, None]
     scale = float(np.sum(centered**2)) / max(F_.shape[1], 1)
+    intercept = np.average(Y, axis=0, weights=w)
     if scale <= 0:  # constant features: nothing to fit but the intercept
-        intercept = np.average(Y, axis=0, weights=w)
-        return np.zeros((Y.shape[1], F_.shape[1])), intercept, float("nan")
+        return np.zeros((Y.shape[1], F_.shape[1])), intercept, float("nan"), 0.0
     ridge = RidgeCV(alphas=GCV_ALPHAS * scale).fit(F_, Y, sample_weight=w)
     W = np.asarray(ridge.coef_).reshape(Y.shape[1], F_.shape[1])
     b = np.asarray(ridge.intercept_, dtype=np.float64).reshape(Y.shape[1])
-    return W, b, float(ridge.alpha_ / scale)
+    # RidgeCV's efficient leave-one-out error is the mean over rows and
+    # targets of w * r^2 (its rows are scaled by sqrt(w)); the mean's error
+    # on the same scale
+    w_rows = np.ones(len(Y)) if w is None else w
+    spread = float(np.mean(w_rows[:, None] * (Y - intercept) ** 2))
+    loo_r2 = 1.0 + float(ridge.best_score_) / spread if spread > 0 else float("nan")
+    return W, b, float(ridge.alpha_ / scale), loo_r2
 
 
 def logistic_readout(

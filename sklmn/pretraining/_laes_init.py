@@ -177,6 +177,12 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         The relative ridge penalty of the ``'ridge'`` readout (``alpha``, or
         the one generalized cross-validation chose); None for the
         ``'logistic'`` readout.
+    readout_loo_r2_ : float or None
+        Leave-one-out R² of the readout chosen by generalized
+        cross-validation (``alpha='gcv'``; None otherwise): 0 or below means
+        the start predicts a held-out training sequence no better than the
+        mean of the others. ``pretrainer='auto'`` of the LMN regressors
+        discards such a start.
 
     See Also
     --------
@@ -251,6 +257,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "notes_": "list",
         "linear_score_": "float",
         "readout_alpha_": "float?",
+        "readout_loo_r2_": "float?",
     }
 
     _parameter_constraints: dict = {
@@ -455,15 +462,17 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 features @ W.T + b, targets, problem, per_step
             )
             self.readout_alpha_ = None
+            self.readout_loo_r2_ = None
             return W, b
         if problem == "multilabel":
             # the estimators predict a label where the output (logit) is > 0
             targets = 2.0 * targets - 1.0
         if isinstance(self.alpha, str):  # 'gcv'
-            W, b, self.readout_alpha_ = ridge_gcv_readout(
+            W, b, self.readout_alpha_, self.readout_loo_r2_ = ridge_gcv_readout(
                 features, targets, sample_weight=weight
             )
         else:
+            self.readout_loo_r2_ = None
             W, b = ridge_readout(
                 features, targets, float(self.alpha), sample_weight=weight
             )

@@ -158,6 +158,7 @@ def test_patience_triggers_growth_early():
             epochs_per_module=100, patience=2, min_improvement=-np.inf
         ),
         early_stopping=False,  # the training loss, not a rounding-noisy R²
+        pretrainer=None,
         random_state=0,
     )
     _fit(reg, X, y)

@@ -644,6 +644,10 @@ def test_gcv_ridge_readout_picks_the_leave_one_out_best_penalty():
         loo.append(err)
     best = GCV_ALPHAS[int(np.argmin(loo))]
     assert init.readout_alpha_ == pytest.approx(best, rel=1e-9)
+    # its leave-one-out R²: the refits' error against the mean's
+    spread = float(((t - t.mean(0)) ** 2).sum())
+    assert init.readout_loo_r2_ == pytest.approx(1 - min(loo) / spread, rel=1e-6)
+    assert 0.0 < init.readout_loo_r2_ < 1.0
     W, b = ridge(F, t, best * scale)
     np.testing.assert_allclose(
         net.readout.weight.detach().numpy(), W.T, rtol=1e-6, atol=1e-9
@@ -670,3 +674,55 @@ def test_auto_pretraining_of_regressors_chooses_the_penalty_by_gcv():
         LAESInitializer(alpha="loo").initialize(
             SequenceNet(LMN(1, 2, 2), 1), fit_context(check_sequences(X), X[:, 0])
         )
+
+
+def _useless_start_data(n=60, seed=0):
+    # a target the inputs do not predict linearly: the product of the first
+    # two steps' features (zero mean, uncorrelated with every input)
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 8, 2)
+    return X, X[:, 0, 0] * X[:, 1, 1]
+
+
+@pytest.mark.parametrize("name", ["LMNRegressor", "MultiScaleLMNRegressor"])
+def test_auto_regressors_discard_a_start_that_predicts_nothing(name):
+    # the LAES start of such a target predicts held-out sequences no better
+    # than their mean: 'auto' trains from the random initialization (the
+    # same recurrent weights as pretrainer=None) with a readout that
+    # predicts the training mean
+    import sklmn.estimators as E
+
+    X, y = _useless_start_data()
+    params = dict(max_iter=1, learning_rate_init=1e-9, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        auto = getattr(E, name)(**params).fit(X, y)
+        none = getattr(E, name)(pretrainer=None, **params).fit(X, y)
+        explicit = getattr(E, name)(
+            pretrainer=LAESInitializer(alpha="gcv", random_state=0), **params
+        ).fit(X, y)
+    assert auto.pretrainer_ is None
+    # an explicit pretrainer is the user's choice: kept, although its
+    # start predicts nothing
+    assert explicit.pretrainer_ is not None
+    assert explicit.pretrainer_.readout_loo_r2_ <= 0.0
+    a = auto.net_.module_.recurrent.state_dict()
+    b = none.net_.module_.recurrent.state_dict()
+    for key in a:
+        np.testing.assert_allclose(a[key].numpy(), b[key].numpy(), atol=1e-6)
+    # the mean of the training part (the validation split holds some out)
+    np.testing.assert_allclose(auto.predict(X), y.mean(), atol=0.15 * y.std())
+    assert auto.predict(X).std() < 1e-3 * y.std()
+
+
+def test_auto_regressors_keep_a_start_that_predicts():
+    from sklmn.estimators import LMNRegressor
+
+    X, _ = _useless_start_data()
+    y = X[:, -1, 0] + 0.5 * X[:, -2, 1]  # linear in the recent inputs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg = LMNRegressor(max_iter=1, learning_rate_init=1e-9, random_state=0)
+        reg.fit(X, y)
+    assert reg.pretrainer_ is not None
+    assert reg.pretrainer_.readout_loo_r2_ > 0.5
