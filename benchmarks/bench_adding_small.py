@@ -6,7 +6,7 @@ products of two inputs (value times marker), which no linear model of the
 history represents. The LAES
 start of the LMN regressors (``pretrainer='auto'``: at most 1000 training
 sequences) is such a linear model; fine-tuning did not leave it, and
-``'auto'`` now discards a start whose leave-one-out R² is not above 0
+``'auto'`` now discards a start whose leave-one-out R² is not above 0.01
 (the network then starts from the training mean). This script measures, at 500 and
 2000 training sequences (1000 test sequences, one data seed), the test RMSE
 of the LMN and multi-scale LMN regressors with their defaults and without

@@ -424,12 +424,20 @@ def _completed(history, key: str) -> list[float]:
         return []
 
 
+#: Leave-one-out R² a regressor's pretrained start must exceed to be kept by
+#: ``pretrainer='auto'``: above 0 (the mean's), with a margin for the
+#: optimism of the best of the GCV grid's penalties (pure-noise per-step
+#: targets reach +0.0001)
+_MIN_START_R2 = 0.01
+
+
 def _start_predicts(pretrainer) -> bool:
     """Whether a pretrained start predicts held-out training sequences
-    better than their mean: its readout's leave-one-out R² is above 0, or
-    was not measured (classification readouts, fixed ridge penalties)."""
+    better than their mean: its readout's leave-one-out R² is above
+    ``_MIN_START_R2``, or was not measured (classification readouts, fixed
+    ridge penalties)."""
     r2 = getattr(pretrainer, "readout_loo_r2_", None)
-    return r2 is None or not np.isfinite(r2) or r2 > 0.0
+    return r2 is None or not np.isfinite(r2) or r2 > _MIN_START_R2
 
 
 @torch.no_grad()

@@ -114,7 +114,7 @@ LMN_PARAMETERS_DOC = """\
         end-to-end training from the stable random initialization learned
         better (measured, see ``docs/training.md``). A regressor then keeps
         the start only when its readout predicts held-out training
-        sequences better than their mean (leave-one-out R² above 0,
+        sequences better than their mean (leave-one-out R² above 0.01,
         ``LAESInitializer.readout_loo_r2_``); otherwise it trains from the
         random initialization with a readout that predicts the training
         mean (zero weights), and ``pretrainer_`` is None: a linear start

@@ -65,7 +65,7 @@ MULTISCALE_PARAMETERS_DOC = """\
         for regressors) when the training set
         has at most 1000 sequences and the inputs are not constant, none
         otherwise; a regressor keeps the start only when its readout's
-        leave-one-out R² is above 0, else it trains from the random
+        leave-one-out R² is above 0.01, else it trains from the random
         initialization with a readout that predicts the training mean (as
         the LMN estimators). Cloned in ``fit`` into ``pretrainer_``; with
         ``incremental``, the first module is initialized. None: random

@@ -726,3 +726,39 @@ def test_auto_regressors_keep_a_start_that_predicts():
         reg.fit(X, y)
     assert reg.pretrainer_ is not None
     assert reg.pretrainer_.readout_loo_r2_ > 0.5
+
+
+@pytest.mark.parametrize("weights", [None, "sequence", "step"])
+def test_mean_readout_of_a_discarded_start_ignores_padding(weights):
+    # per-step targets: the mean over the valid steps only (weighted as the
+    # loss weights them), whatever the padding holds
+    import dataclasses
+
+    from sklmn.estimators._base import _predict_the_mean_
+
+    rng = np.random.RandomState(2)
+    lengths = np.array([3, 5, 2, 4])
+    y = rng.randn(4, 5, 2)
+    mask = np.arange(5)[None, :] < lengths[:, None]
+    y[~mask] = 1e6  # padding: must not count
+    w = None
+    if weights == "sequence":
+        w = np.array([1.0, 2.0, 0.5, 3.0])
+    elif weights == "step":
+        w = np.where(mask, rng.uniform(0.5, 2.0, size=(4, 5)), 0.0)
+    X = [rng.randn(n, 1) for n in lengths]
+    context = dataclasses.replace(
+        fit_context(check_sequences(X), y, "continuous", per_step=True),
+        sample_weight=w,
+    )
+    readout = torch.nn.Linear(3, 2).double()
+    _predict_the_mean_(readout, context)
+    if w is None:
+        row_w = np.ones(mask.sum())
+    elif w.ndim == 1:
+        row_w = np.repeat(w, lengths)
+    else:
+        row_w = w[mask]
+    expected = np.average(y[mask], axis=0, weights=row_w)
+    np.testing.assert_allclose(readout.bias.detach().numpy(), expected, rtol=1e-12)
+    assert not readout.weight.detach().numpy().any()
