@@ -152,8 +152,8 @@ def ridge_gcv_readout(
         Leave-one-out R² at that penalty: ``1 - LOO error / error of the
         (weighted) target mean``, both weighted mean squared errors over the
         rows and targets; 0 or below means the readout predicts a held-out
-        row no better than the mean of the others. NaN for constant
-        targets.
+        row no better than the mean of the others. 0 for constant features
+        (the readout predicts the mean), NaN for constant targets.
     """
     from sklearn.linear_model import RidgeCV
 

@@ -231,6 +231,13 @@ def grow_multiscale_(
     X = X.to(device=like.device, dtype=like.dtype)
     n_out = module.readout.out_features
     lengths_np = lengths.cpu().numpy()
+    if sample_weight is not None:
+        shape = np.shape(sample_weight)
+        if len(shape) not in (1, 2) or shape[0] != len(lengths_np):
+            raise ValueError(
+                f"sample_weight must have shape (n,) or (n, T) with n = "
+                f"{len(lengths_np)} sequences, got shape {shape}"
+            )
     w_rows = _row_weights(sample_weight, lengths_np, per_step)
 
     def states(Xb, lb):

@@ -471,3 +471,17 @@ def test_growth_in_fit_receives_the_loss_weights():
     a, b = fitted(y), fitted(y_other)
     assert a.n_modules_ == b.n_modules_ == 2
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_growth_rejects_misshaped_weights():
+    X, y = _memory_task(n=20)
+    with pytest.raises(ValueError, match=r"n = 20 sequences, got shape \(19,\)"):
+        grow_multiscale_(
+            _net(),
+            torch.from_numpy(X),
+            torch.full((20,), X.shape[1]),
+            y[:, None],
+            problem="continuous",
+            per_step=False,
+            sample_weight=np.ones(19),
+        )
