@@ -182,7 +182,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         cross-validation (``alpha='gcv'``; None otherwise): 0 or below means
         the start predicts a held-out training sequence no better than the
         mean of the others. ``pretrainer='auto'`` of the LMN regressors
-        discards such a start.
+        discards a start whose R² is not above 0.01.
 
     See Also
     --------
