@@ -180,10 +180,24 @@ def valid_entries(
     out = y_true[:, : outputs.shape[1]][mask], outputs[mask]
     if weight is None:
         return out
+    return (*out, valid_weights(weight, lengths, outputs.shape[1], per_step))
+
+
+def valid_weights(weight, lengths, n_steps: int, per_step: bool) -> np.ndarray:
+    """The weights of the valid entries, in the order of :func:`valid_entries`.
+
+    ``weight``: one per sequence ``(n,)`` or per time step ``(n, T)``;
+    sequence-level entries keep it as it is, per-step entries get the weight
+    of each valid step among the first ``n_steps`` (a sequence's weight
+    repeated over its steps).
+    """
     weight = np.asarray(weight)
+    if not per_step:
+        return weight
+    mask = lengths_to_mask(lengths, n_steps)
     if weight.ndim == 1:
         weight = np.broadcast_to(weight[:, None], mask.shape)
-    return (*out, weight[:, : outputs.shape[1]][mask])
+    return weight[:, :n_steps][mask]
 
 
 def ctc_entries(y_true: np.ndarray, outputs: np.ndarray, lengths, weight=None):

@@ -55,6 +55,7 @@ from .._training import (
     ValidationScore,
     make_sequence_net,
     score_valid_entries,
+    valid_entries,
 )
 from ..callbacks import RestoreOnDivergence
 from ..metrics import label_error_rate
@@ -66,7 +67,6 @@ from ..utils.sequences import (
     Sequences,
     check_sequence_weights,
     format_like_input,
-    lengths_to_mask,
     validate_sequences,
 )
 from ._ctc import (
@@ -446,18 +446,12 @@ def _predict_the_mean_(readout: torch.nn.Linear, context: FitContext) -> None:
     targets of ``context`` (continuous, in model units): zero weights, the
     mean as the bias."""
     y = np.asarray(context.y, dtype=np.float64)
-    weight = context.sample_weight
-    if context.per_step:
-        lengths = np.asarray(context.sequences.lengths)
-        mask = lengths_to_mask(lengths, y.shape[1])
-        y = y[mask]
-        if weight is not None:
-            weight = np.asarray(weight, dtype=np.float64)
-            if weight.ndim == 2:
-                weight = weight[:, : mask.shape[1]][mask]
-            else:
-                weight = np.repeat(weight, lengths)
-    mean = np.average(y.reshape(len(y), -1), axis=0, weights=weight)
+    lengths = np.asarray(context.sequences.lengths)
+    # the valid entries (steps) of the targets and of their weights
+    y, _, *weight = valid_entries(
+        context.per_step, y, y, lengths, context.sample_weight
+    )
+    mean = np.average(y.reshape(len(y), -1), axis=0, weights=(weight or [None])[0])
     readout.weight.zero_()
     readout.bias.copy_(torch.as_tensor(mean, dtype=readout.bias.dtype))
 

@@ -17,7 +17,7 @@ from skorch.callbacks import Callback
 from torch import Tensor, nn
 
 from .._training import FitContext, TrainingConverged, ctc_terms
-from .._training._loss import rows_loss
+from .._training._loss import rows_loss, valid_weights
 from ..nn import MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
@@ -74,20 +74,6 @@ def _ctc_loss_and_residual(
 
 def _ctc_loss(out_rows: np.ndarray, y_encoded: np.ndarray, lengths, weight) -> float:
     return _ctc_loss_and_residual(out_rows, y_encoded, lengths, weight)[0]
-
-
-def _row_weights(weight, lengths: np.ndarray, per_step: bool) -> np.ndarray | None:
-    """One weight per feature row (:func:`rows`): a sequence's weight, or
-    (per-step rows) a step's, a sequence's weight repeated over its steps."""
-    if weight is None:
-        return None
-    weight = np.asarray(weight, dtype=np.float64)
-    if not per_step:
-        return weight
-    mask = valid_mask(lengths, int(lengths.max()))
-    if weight.ndim == 1:
-        return np.repeat(weight, lengths)
-    return weight[:, : mask.shape[1]][mask]
 
 
 @torch.no_grad()
@@ -238,7 +224,12 @@ def grow_multiscale_(
                 f"sample_weight must have shape (n,) or (n, T) with n = "
                 f"{len(lengths_np)} sequences, got shape {shape}"
             )
-    w_rows = _row_weights(sample_weight, lengths_np, per_step)
+    w_rows = (
+        None
+        if sample_weight is None
+        # the rows of rows(): the valid steps of the padded sequences
+        else valid_weights(sample_weight, lengths_np, X.shape[1], per_step)
+    )
 
     def states(Xb, lb):
         h, m, _ = rec.forward_states(Xb, lb)
