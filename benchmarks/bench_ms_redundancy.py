@@ -7,15 +7,16 @@ directions (the leading principal directions of the history, seen at four
 resolutions), so four modules of 8 components hold little more than one.
 This script measures it without the network, in numpy, on the tuning sets
 (ArrowHead, BasicMotions, ItalyPowerDemand; equal lengths): the test
-accuracy of a logistic regression (``C`` as the start's readout, 1, and 10)
+accuracy of a logistic regression (``C`` 1, ``LAESInitializer``'s default, and 10)
 on the final states of
 
 - ``independent``: module ``k`` (period ``2**k``) from the SVD of its own
-  data matrix Ξ_k (the reversed subsampled histories), the start's
-  construction;
+  data matrix Ξ_k (the reversed subsampled histories), the papers'
+  construction (``LAESInitializer(modules='independent')``);
 - ``residual``: module ``k`` from the SVD of Ξ_k with the part that the
   faster modules' states already explain (least squares over the rows)
-  removed first;
+  removed first (what ``LAESInitializer(modules='residual')`` builds, the
+  multi-scale estimators' start);
 - ``residual, slow first``: the same, slowest module first;
 - ``one LAES``: a single LAES with as many components as all the modules
   (the LMN's start).

@@ -355,6 +355,22 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     "mslmn_laes_logistic": _lmn_variant(
         "MultiScale", pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
     ),
+    # the residual multi-scale start (mslmn_laes_gcv: the independent one,
+    # the default before) at other penalties of its logistic readout
+    "mslmn_laes_residual_C1": _lmn_variant(
+        "MultiScale",
+        pretrainer=(
+            "LAESInitializer",
+            {"alpha": "gcv", "readout": "auto", "modules": "residual"},
+        ),
+    ),
+    "mslmn_laes_residual_C10": _lmn_variant(
+        "MultiScale",
+        pretrainer=(
+            "LAESInitializer",
+            {"alpha": "gcv", "readout": "auto", "modules": "residual", "C": 10.0},
+        ),
+    ),
 }
 
 

@@ -154,7 +154,10 @@ def resolve_pretrainer(estimator, n_samples: int, context=None):
         return None
     # seeded by the estimator's random_state (two seeded fits agree)
     return LAESInitializer(
-        alpha=_AUTO_LAES_ALPHA, readout="auto", random_state=estimator.random_state
+        alpha=_AUTO_LAES_ALPHA,
+        readout="auto",
+        random_state=estimator.random_state,
+        **estimator._auto_laes_params,
     )
 
 
@@ -162,6 +165,9 @@ class _LMNMixin:
     """Model parameters and module of the LMN estimators."""
 
     _fitted_attributes = {"pretrainer_": "estimator?"}
+
+    #: further parameters of the ``pretrainer='auto'`` LAES initializer
+    _auto_laes_params: dict = {}
 
     #: ``init_radius`` of the LMN module (a subclass may set None to study the
     #: raw initialization, as the time-series suite's ``lmn_rawinit`` does)

@@ -60,9 +60,11 @@ MULTISCALE_PARAMETERS_DOC = """\
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
         LAES of the inputs subsampled at the module's clock (see its
         documentation). ``'auto'``: ``LAESInitializer(alpha='gcv',
-        readout='auto', random_state=random_state)`` (a logistic-regression
-        readout for classifiers, ridge chosen by generalized cross-validation
-        for regressors) when the training set
+        readout='auto', modules='residual', C=3.0,
+        random_state=random_state)`` (each module encodes what the faster
+        ones leave; a logistic-regression readout for classifiers, ridge
+        chosen by generalized cross-validation for regressors) when the
+        training set
         has at most 1000 sequences and the inputs are not constant, none
         otherwise; a regressor keeps the start only when its readout's
         leave-one-out R² is above 0.01, else it trains from the random
@@ -122,6 +124,12 @@ class _MultiScaleLMNMixin:
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
         )
+
+    #: the ``pretrainer='auto'`` start: modules fitted to what the faster
+    #: ones leave (``modules='residual'``) and a weaker penalty on the
+    #: logistic readout of its 4 x 8 states, measured on the tuning subset
+    #: (``docs/training.md``, "The multi-scale start")
+    _auto_laes_params: dict = {"modules": "residual", "C": 3.0}
 
     def _resolve_pretrainer(self, n_samples: int, context=None):
         return resolve_pretrainer(self, n_samples, context)

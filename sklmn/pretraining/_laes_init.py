@@ -11,15 +11,18 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._training import FitContext
 from .._training._loss import rows_score
+from ..laes import XiOperator, randomized_svd_operator, xi_frobenius_sq
 from ..nn import LMN, ElmanRNN, MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (
+    MATRIX_FREE_N_ITER,
     data_limit,
     fit_laes,
     laes_states,
@@ -153,8 +156,26 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         ``s`` above. ``1`` is the initialization of the paper; a smaller ``s``
         keeps the tanh in its linear range (the linear limit stays exact for
         the LMN because ``W_hm`` divides by ``s``).
+    modules : {'independent', 'residual'}, default='independent'
+        How the modules of a multi-scale LMN share the history (ignored for
+        other networks). ``'independent'``: each module's LAES is fitted on
+        its own subsampled inputs (the construction of the papers'
+        incremental training, applied to every module). On smooth series the
+        modules then encode nearly the same leading directions of the
+        history. ``'residual'``: module ``k`` (fastest first) is fitted to
+        what the faster modules do not already encode: the rows of its data
+        matrix Ξ_k (its subsampled, reversed histories) minus their
+        least-squares fit on the faster modules' linear LAES states at the
+        same steps, ``Ξ_k' = (I - Q Qᵀ) Ξ_k``; its ``A_k`` and ``B_k`` are
+        formed from the leading right singular vectors of ``Ξ_k'`` (a
+        randomized SVD through products with Ξ_k) as for any LAES. The row
+        space of ``Ξ_k'`` is not closed under the one-step shift, so the
+        recursion encodes it approximately. The multi-scale estimators'
+        ``pretrainer='auto'`` uses ``'residual'`` (measured in
+        ``docs/training.md``).
     random_state : int, RandomState instance or None, default=None
-        Seeds the ``'matrix_free'`` LAES solver.
+        Seeds the ``'matrix_free'`` LAES solver and the randomized SVD of
+        ``modules='residual'``.
 
     Attributes
     ----------
@@ -268,6 +289,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "readout": [StrOptions({"ridge", "logistic", "auto"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "input_scale": [Interval(Real, 0, None, closed="neither")],
+        "modules": [StrOptions({"independent", "residual"})],
         "random_state": ["random_state"],
     }
 
@@ -281,6 +303,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         readout="ridge",
         C=1.0,
         input_scale=1.0,
+        modules="independent",
         random_state=None,
     ):
         self.n_components = n_components
@@ -290,6 +313,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self.readout = readout
         self.C = C
         self.input_scale = input_scale
+        self.modules = modules
         self.random_state = random_state
 
     @staticmethod
@@ -568,6 +592,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     random_state=int(rng.randint(np.iinfo(np.int32).max)),
                 )
                 fit_laes(laes, padded_sequences(sub, sub_lengths))
+                if self.modules == "residual" and laes_modules:
+                    _fit_residual_module_(
+                        laes, z_j, lengths, net.periods[: k + 1], laes_modules, rng
+                    )
                 laes_modules.append(laes)
             own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
             _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units)
@@ -700,6 +728,83 @@ def _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units) -> No
         (net.weight_mm, W_mm),
     ):
         param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
+
+
+def module_tick_states(
+    z: np.ndarray, lengths: np.ndarray, periods, laes_modules
+) -> np.ndarray:
+    """The linear LAES states of the modules ``laes_modules`` (periods
+    ``periods[:-1]``) at every tick of a slower module (period
+    ``periods[-1]``): rows ``(valid tick, sequence-major)``, columns the
+    modules' components side by side.
+
+    A module of period ``P_i`` holds at time ``t`` the state of its last
+    update, tick ``t // P_i`` of its subsampled sequence.
+    """
+    P_k = periods[-1]
+    sub_k, len_k = subsample_clock(z, lengths, P_k)
+    mask_k = valid_mask(len_k, sub_k.shape[1])
+    times = np.arange(sub_k.shape[1]) * P_k
+    blocks = []
+    for P_i, laes in zip(periods[:-1], laes_modules, strict=True):
+        sub_i, len_i = subsample_clock(z, lengths, P_i)
+        _, states = laes._encode(np.ascontiguousarray(sub_i), len_i, True)
+        blocks.append(states[:, times // P_i][mask_k])
+    return np.concatenate(blocks, axis=1)
+
+
+def _fit_residual_module_(laes, z, lengths, periods, earlier, rng) -> None:
+    """Refit a module's LAES on what the faster modules do not encode.
+
+    ``laes`` is the module's fitted LAES (period ``periods[-1]``, inputs
+    ``z`` subsampled at that clock); ``earlier`` the LAES of the faster
+    modules (periods ``periods[:-1]``). The module's data matrix Ξ_k (its
+    subsampled, reversed histories) loses its least-squares fit on the
+    faster modules' (linear) states at the same steps, ``Ξ_k' = (I - Q Qᵀ)
+    Ξ_k`` with ``Q`` an orthonormal basis of those states, and the leading
+    right singular vectors of ``Ξ_k'`` replace the module's components (so
+    ``A_k`` and ``B_k``, formed from them as for any LAES). ``Ξ_k'`` is only
+    ever used through products (the matrix-free operator of Ξ_k), so the
+    cost is that of the matrix-free solver.
+    """
+    sub, sub_lengths = subsample_clock(z, lengths, periods[-1])
+    sub = np.ascontiguousarray(sub)
+    M = module_tick_states(z, lengths, periods, earlier)
+    U, sv, _ = np.linalg.svd(M, full_matrices=False)
+    rank = int(np.sum(sv > sv[:1].max(initial=0.0) * max(M.shape) * 1e-12))
+    Q = U[:, :rank]
+    xi = XiOperator(sub, sub_lengths, n_lags=laes.max_length_, workers=1)
+
+    def matmat(V):
+        Y = xi.matmat(V)
+        return Y - Q @ (Q.T @ Y)
+
+    def rmatmat(Y):
+        return xi.rmatmat(Y - Q @ (Q.T @ Y))
+
+    residual = LinearOperator(
+        xi.shape,
+        matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(),
+        rmatvec=lambda y: rmatmat(y.reshape(-1, 1)).ravel(),
+        matmat=matmat,
+        rmatmat=rmatmat,
+        dtype=np.float64,
+    )
+    s, comps = randomized_svd_operator(
+        residual,
+        laes.n_components_,
+        n_iter=2 * MATRIX_FREE_N_ITER + 3,
+        random_state=int(rng.randint(np.iinfo(np.int32).max)),
+    )
+    laes._set_solution(
+        s,
+        comps,
+        laes.mean_,
+        xi_frobenius_sq(sub, sub_lengths),
+        laes.max_length_,
+        sub.shape[2],
+        laes.n_steps_total_,
+    )
 
 
 @torch.no_grad()

@@ -762,3 +762,94 @@ def test_mean_readout_of_a_discarded_start_ignores_padding(weights):
     expected = np.average(y[mask], axis=0, weights=row_w)
     np.testing.assert_allclose(readout.bias.detach().numpy(), expected, rtol=1e-12)
     assert not readout.weight.detach().numpy().any()
+
+
+def _subsampled_states(laes, X, period):
+    """Naive LAES recursion over ``x[::period]``: per sequence, the states at
+    every tick."""
+    out = []
+    for x in X:
+        m, states = np.zeros(laes.A_.shape[0]), []
+        for step in x[::period]:
+            m = laes.A_ @ step + laes.B_ @ m
+            states.append(m)
+        out.append(np.array(states))
+    return out
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_residual_multiscale_modules_match_an_explicit_construction(bidirectional):
+    # modules='residual': module k's components are the leading right
+    # singular vectors of its Ξ_k (built explicitly) minus the least-squares
+    # fit of its rows on the faster modules' LAES states at the same steps
+    from sklmn.laes import build_xi
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(3)
+    # module k's Ξ_k has at most 36 / 2**k columns: with 8 components the
+    # randomized SVD (8 + 10 columns) is exact from module 1 on
+    X = [np.cumsum(rng.randn(rng.randint(20, 37), 1), axis=0) for _ in range(40)]
+    y = np.array([int(x[-1, 0] > 0) for x in X])
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(
+        MultiScaleLMN(1, 32, 8, 3, bidirectional=bidirectional), 2
+    ).double()
+    init = LAESInitializer(center=False, modules="residual", random_state=0)
+    init.initialize(net, fit_context(seqs, y))
+    modules = init.laes_layers_[0]
+    assert len(init.laes_layers_) == (2 if bidirectional else 1)
+    # module 0 is the independent LAES of the inputs
+    first = LAESTransformer(modules[0].n_components_, center=False).fit(X)
+    np.testing.assert_allclose(
+        np.abs(modules[0].components_), np.abs(first.components_), atol=1e-8
+    )
+    for k in (1, 2):
+        period = 2**k
+        sub = [x[::period] for x in X]
+        L = max(len(s) for s in sub)
+        data = np.zeros((len(sub), L, 1))
+        for i, s in enumerate(sub):
+            data[i, : len(s)] = s
+        xi = build_xi(data, np.array([len(s) for s in sub]))
+        # the faster modules' states at this module's ticks t = j * period:
+        # module i's state after its last update, tick t // 2**i
+        M = np.vstack(
+            [
+                np.hstack(
+                    [
+                        _subsampled_states(modules[i], [x], 2**i)[0][
+                            np.arange(len(s)) * period // 2**i
+                        ]
+                        for i in range(k)
+                    ]
+                )
+                for x, s in zip(X, sub, strict=True)
+            ]
+        )
+        coef = np.linalg.lstsq(M, xi, rcond=None)[0]
+        _, sv, Vt = np.linalg.svd(xi - M @ coef, full_matrices=False)
+        p = modules[k].n_components_
+        assert sv[p - 1] > 1e-6 * sv[0]  # a well-defined subspace
+        np.testing.assert_allclose(
+            np.abs(modules[k].components_), np.abs(Vt[:p]), atol=1e-6
+        )
+        np.testing.assert_allclose(modules[k].singular_values_, sv[:p], rtol=1e-6)
+        # the module's A_k, B_k come from its components as for any LAES
+        comps = modules[k].components_
+        np.testing.assert_allclose(modules[k].A_, comps[:, :1])
+        np.testing.assert_allclose(modules[k].B_, comps[:, 1:] @ comps[:, :-1].T)
+    assert np.isfinite(_outputs(net, seqs)).all()
+
+
+def test_multiscale_auto_start_is_residual():
+    from sklmn.estimators import MultiScaleLMNClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 8, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MultiScaleLMNClassifier(max_iter=1, random_state=0).fit(X, y)
+        lmn = LMNClassifier(max_iter=1, random_state=0).fit(X, y)
+    assert clf.pretrainer_.modules == "residual" and clf.pretrainer_.C == 3.0
+    assert lmn.pretrainer_.modules == "independent" and lmn.pretrainer_.C == 1.0
