@@ -14,6 +14,7 @@ import torch
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from .._training import FitContext
 from .._training._loss import rows_score
@@ -730,7 +731,7 @@ def _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units) -> No
         param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
 
 
-def module_tick_states(
+def _module_tick_states(
     z: np.ndarray, lengths: np.ndarray, periods, laes_modules
 ) -> np.ndarray:
     """The linear LAES states of the modules ``laes_modules`` (periods
@@ -765,11 +766,17 @@ def _fit_residual_module_(laes, z, lengths, periods, earlier, rng) -> None:
     right singular vectors of ``Ξ_k'`` replace the module's components (so
     ``A_k`` and ``B_k``, formed from them as for any LAES). ``Ξ_k'`` is only
     ever used through products (the matrix-free operator of Ξ_k), so the
-    cost is that of the matrix-free solver.
+    cost is that of the matrix-free solver. One BLAS thread, as
+    :func:`fit_laes`.
     """
+    with threadpool_limits(limits=1, user_api="blas"):
+        _fit_residual(laes, z, lengths, periods, earlier, rng)
+
+
+def _fit_residual(laes, z, lengths, periods, earlier, rng) -> None:
     sub, sub_lengths = subsample_clock(z, lengths, periods[-1])
     sub = np.ascontiguousarray(sub)
-    M = module_tick_states(z, lengths, periods, earlier)
+    M = _module_tick_states(z, lengths, periods, earlier)
     U, sv, _ = np.linalg.svd(M, full_matrices=False)
     rank = int(np.sum(sv > sv[:1].max(initial=0.0) * max(M.shape) * 1e-12))
     Q = U[:, :rank]
