@@ -355,6 +355,13 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     "mslmn_laes_logistic": _lmn_variant(
         "MultiScale", pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
     ),
+    # the LMN's start at other penalties of its logistic readout
+    "lmn_laes_C0.3": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto", "C": 0.3})
+    ),
+    "lmn_laes_C3": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto", "C": 3.0})
+    ),
     # the residual multi-scale start (mslmn_laes_gcv: the independent one,
     # the default before) at other penalties of its logistic readout
     "mslmn_laes_residual_C1": _lmn_variant(
