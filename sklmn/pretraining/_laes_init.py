@@ -171,9 +171,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         formed from the leading right singular vectors of ``Ξ_k'`` (a
         randomized SVD through products with Ξ_k) as for any LAES. The row
         space of ``Ξ_k'`` is not closed under the one-step shift, so the
-        recursion encodes it approximately. The multi-scale estimators'
-        ``pretrainer='auto'`` uses ``'residual'`` (measured in
-        ``docs/training.md``).
+        recursion encodes it approximately. Directions that the faster
+        modules encode entirely (singular values of ``Ξ_k'`` below ``1e-9``
+        times the norm of Ξ_k, on short series) are dropped, with a note in
+        ``notes_``. The multi-scale estimators' ``pretrainer='auto'`` uses
+        ``'residual'`` (measured in ``docs/training.md``).
     random_state : int, RandomState instance or None, default=None
         Seeds the ``'matrix_free'`` LAES solver and the randomized SVD of
         ``modules='residual'``.
@@ -595,7 +597,14 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 fit_laes(laes, padded_sequences(sub, sub_lengths))
                 if self.modules == "residual" and laes_modules:
                     _fit_residual_module_(
-                        laes, z_j, lengths, net.periods[: k + 1], laes_modules, rng
+                        laes,
+                        z_j,
+                        lengths,
+                        net.periods[: k + 1],
+                        laes_modules,
+                        rng,
+                        notes if j == 0 else [],
+                        f"module {k}: ",
                     )
                 laes_modules.append(laes)
             own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
@@ -754,7 +763,9 @@ def _module_tick_states(
     return np.concatenate(blocks, axis=1)
 
 
-def _fit_residual_module_(laes, z, lengths, periods, earlier, rng) -> None:
+def _fit_residual_module_(
+    laes, z, lengths, periods, earlier, rng, notes, prefix
+) -> None:
     """Refit a module's LAES on what the faster modules do not encode.
 
     ``laes`` is the module's fitted LAES (period ``periods[-1]``, inputs
@@ -767,13 +778,15 @@ def _fit_residual_module_(laes, z, lengths, periods, earlier, rng) -> None:
     ``A_k`` and ``B_k``, formed from them as for any LAES). ``Ξ_k'`` is only
     ever used through products (the matrix-free operator of Ξ_k), so the
     cost is that of the matrix-free solver. One BLAS thread, as
-    :func:`fit_laes`.
+    :func:`fit_laes`. Directions the faster modules already encode entirely
+    (singular values of ``Ξ_k'`` below ``1e-9`` times the norm of Ξ_k) are
+    dropped, with a note, keeping at least one component.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        _fit_residual(laes, z, lengths, periods, earlier, rng)
+        _fit_residual(laes, z, lengths, periods, earlier, rng, notes, prefix)
 
 
-def _fit_residual(laes, z, lengths, periods, earlier, rng) -> None:
+def _fit_residual(laes, z, lengths, periods, earlier, rng, notes, prefix) -> None:
     sub, sub_lengths = subsample_clock(z, lengths, periods[-1])
     sub = np.ascontiguousarray(sub)
     M = _module_tick_states(z, lengths, periods, earlier)
@@ -803,11 +816,15 @@ def _fit_residual(laes, z, lengths, periods, earlier, rng) -> None:
         n_iter=2 * MATRIX_FREE_N_ITER + 3,
         random_state=int(rng.randint(np.iinfo(np.int32).max)),
     )
+    norm_sq = xi_frobenius_sq(sub, sub_lengths)
+    rank = max(1, int(np.sum(s > 1e-9 * np.sqrt(norm_sq))))
+    reason = "the faster modules already encode the rest of its history"
+    rank = reduce_components(None, s.size, [(rank, reason)], notes, prefix)
     laes._set_solution(
-        s,
-        comps,
+        s[:rank],
+        comps[:rank],
         laes.mean_,
-        xi_frobenius_sq(sub, sub_lengths),
+        norm_sq,
         laes.max_length_,
         sub.shape[2],
         laes.n_steps_total_,

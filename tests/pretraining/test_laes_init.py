@@ -853,3 +853,52 @@ def test_multiscale_auto_start_is_residual():
         lmn = LMNClassifier(max_iter=1, random_state=0).fit(X, y)
     assert clf.pretrainer_.modules == "residual" and clf.pretrainer_.C == 3.0
     assert lmn.pretrainer_.modules == "independent" and lmn.pretrainer_.C == 1.0
+
+
+def test_residual_module_drops_directions_the_faster_modules_encode():
+    # short univariate series: module 2 (period 4, 3 lags at most) has fewer
+    # directions left than its 3 components once modules 0 and 1 (4 states
+    # each) are removed; the rest is dropped with a note, and what is kept is
+    # the residual's span
+    from sklmn.laes import build_xi
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(3)
+    X = [np.cumsum(rng.randn(rng.randint(6, 13), 1), axis=0) for _ in range(40)]
+    y = np.array([int(x[-1, 0] > 0) for x in X])
+    seqs = check_sequences(X, dtype=np.float64)
+    net = SequenceNet(MultiScaleLMN(1, 16, 4, 3), 2).double()
+    init = LAESInitializer(center=False, modules="residual", random_state=0)
+    init.initialize(net, fit_context(seqs, y))
+    modules = init.laes_layers_[0]
+    sub = [x[::4] for x in X]
+    data = np.zeros((len(sub), max(len(s) for s in sub), 1))
+    for i, s in enumerate(sub):
+        data[i, : len(s)] = s
+    xi = build_xi(data, np.array([len(s) for s in sub]))
+    M = np.vstack(
+        [
+            np.hstack(
+                [
+                    _subsampled_states(modules[i], [x], 2**i)[0][
+                        np.arange(len(s)) * 4 // 2**i
+                    ]
+                    for i in range(2)
+                ]
+            )
+            for x, s in zip(X, sub, strict=True)
+        ]
+    )
+    _, sv, Vt = np.linalg.svd(xi - M @ np.linalg.lstsq(M, xi, rcond=None)[0])
+    rank = int(np.sum(sv > 1e-9 * np.linalg.norm(xi)))
+    assert 1 <= rank < 3
+    assert modules[2].n_components_ == rank
+    assert (
+        f"module 2: n_components reduced from 3 to {rank}: the faster modules "
+        "already encode the rest of its history"
+    ) in init.notes_
+    np.testing.assert_allclose(
+        np.abs(modules[2].components_), np.abs(Vt[:rank]), atol=1e-6
+    )
+    assert init.n_components_ == 4 + 4 + rank
+    assert np.isfinite(_outputs(net, seqs)).all()
