@@ -575,6 +575,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             # the reverse direction reads every valid sequence backwards
             z_j = z if j == 0 else reverse_valid(z, lengths)
             laes_modules = []
+            # modules='residual': the linear LAES states of the fitted
+            # modules, encoded once, (n, ticks, components) each
+            module_states: list[np.ndarray] = []
             for k in range(net.n_modules):
                 sub, sub_lengths = subsample_clock(z_j, lengths, net.periods[k])
                 # reversal keeps the lengths: the reverse direction has the
@@ -595,17 +598,21 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     random_state=int(rng.randint(np.iinfo(np.int32).max)),
                 )
                 fit_laes(laes, padded_sequences(sub, sub_lengths))
-                if self.modules == "residual" and laes_modules:
+                residual = self.modules == "residual"
+                if residual and module_states:
                     _fit_residual_module_(
                         laes,
-                        z_j,
-                        lengths,
+                        sub,
+                        sub_lengths,
                         net.periods[: k + 1],
-                        laes_modules,
+                        module_states,
                         rng,
                         notes if j == 0 else [],
                         f"module {k}: ",
                     )
+                if residual and k < net.n_modules - 1:
+                    sub_c = np.ascontiguousarray(sub)
+                    module_states.append(laes._encode(sub_c, sub_lengths, True)[1])
                 laes_modules.append(laes)
             own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
             _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units)
@@ -740,37 +747,35 @@ def _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units) -> No
         param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
 
 
-def _module_tick_states(
-    z: np.ndarray, lengths: np.ndarray, periods, laes_modules
-) -> np.ndarray:
-    """The linear LAES states of the modules ``laes_modules`` (periods
-    ``periods[:-1]``) at every tick of a slower module (period
-    ``periods[-1]``): rows ``(valid tick, sequence-major)``, columns the
-    modules' components side by side.
+def _module_tick_states(module_states, periods, sub_lengths) -> np.ndarray:
+    """The faster modules' states (``module_states[i]``: all ticks of module
+    ``i``, period ``periods[i]``) at every tick of a slower module (period
+    ``periods[-1]``, valid ticks ``sub_lengths``): rows ``(valid tick,
+    sequence-major)``, columns the modules' components side by side.
 
     A module of period ``P_i`` holds at time ``t`` the state of its last
     update, tick ``t // P_i`` of its subsampled sequence.
     """
     P_k = periods[-1]
-    sub_k, len_k = subsample_clock(z, lengths, P_k)
-    mask_k = valid_mask(len_k, sub_k.shape[1])
-    times = np.arange(sub_k.shape[1]) * P_k
-    blocks = []
-    for P_i, laes in zip(periods[:-1], laes_modules, strict=True):
-        sub_i, len_i = subsample_clock(z, lengths, P_i)
-        _, states = laes._encode(np.ascontiguousarray(sub_i), len_i, True)
-        blocks.append(states[:, times // P_i][mask_k])
+    n_ticks = int(np.max(sub_lengths))
+    mask_k = valid_mask(sub_lengths, n_ticks)
+    times = np.arange(n_ticks) * P_k
+    blocks = [
+        states[:, times // P_i][mask_k]
+        for P_i, states in zip(periods[:-1], module_states, strict=True)
+    ]
     return np.concatenate(blocks, axis=1)
 
 
 def _fit_residual_module_(
-    laes, z, lengths, periods, earlier, rng, notes, prefix
+    laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
 ) -> None:
     """Refit a module's LAES on what the faster modules do not encode.
 
-    ``laes`` is the module's fitted LAES (period ``periods[-1]``, inputs
-    ``z`` subsampled at that clock); ``earlier`` the LAES of the faster
-    modules (periods ``periods[:-1]``). The module's data matrix Ξ_k (its
+    ``laes`` is the module's fitted LAES (period ``periods[-1]``) of its
+    subsampled inputs ``sub`` (valid ticks ``sub_lengths``);
+    ``module_states`` the linear LAES states of the faster modules (periods
+    ``periods[:-1]``), every tick. The module's data matrix Ξ_k (its
     subsampled, reversed histories) loses its least-squares fit on the
     faster modules' (linear) states at the same steps, ``Ξ_k' = (I - Q Qᵀ)
     Ξ_k`` with ``Q`` an orthonormal basis of those states, and the leading
@@ -783,13 +788,16 @@ def _fit_residual_module_(
     dropped, with a note, keeping at least one component.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        _fit_residual(laes, z, lengths, periods, earlier, rng, notes, prefix)
+        _fit_residual(
+            laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
+        )
 
 
-def _fit_residual(laes, z, lengths, periods, earlier, rng, notes, prefix) -> None:
-    sub, sub_lengths = subsample_clock(z, lengths, periods[-1])
+def _fit_residual(
+    laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
+) -> None:
     sub = np.ascontiguousarray(sub)
-    M = _module_tick_states(z, lengths, periods, earlier)
+    M = _module_tick_states(module_states, periods, sub_lengths)
     U, sv, _ = np.linalg.svd(M, full_matrices=False)
     rank = int(np.sum(sv > sv[:1].max(initial=0.0) * max(M.shape) * 1e-12))
     Q = U[:, :rank]

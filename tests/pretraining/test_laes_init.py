@@ -777,25 +777,67 @@ def _subsampled_states(laes, X, period):
     return out
 
 
+def _residual_start(min_length, max_length, memory_size, bidirectional=False):
+    """Random walks of ragged lengths and a 3-module network initialized
+    with ``modules='residual'``: ``(X, seqs, net, initializer)``."""
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(3)
+    X = [
+        np.cumsum(rng.randn(rng.randint(min_length, max_length + 1), 1), axis=0)
+        for _ in range(40)
+    ]
+    y = np.array([int(x[-1, 0] > 0) for x in X])
+    seqs = check_sequences(X, dtype=np.float64)
+    recurrent = MultiScaleLMN(
+        1, 4 * memory_size, memory_size, 3, bidirectional=bidirectional
+    )
+    net = SequenceNet(recurrent, 2).double()
+    init = LAESInitializer(center=False, modules="residual", random_state=0)
+    init.initialize(net, fit_context(seqs, y))
+    return X, seqs, net, init
+
+
+def _explicit_residual(X, modules, k):
+    """Reference for module ``k`` (period ``2**k``): Ξ_k built explicitly,
+    the faster modules' states by a naive loop, the SVD of Ξ_k minus its
+    least-squares fit on them. Returns ``(Ξ_k, singular values, Vᵀ)``."""
+    from sklmn.laes import build_xi
+
+    period = 2**k
+    sub = [x[::period] for x in X]
+    data = np.zeros((len(sub), max(len(s) for s in sub), 1))
+    for i, s in enumerate(sub):
+        data[i, : len(s)] = s
+    xi = build_xi(data, np.array([len(s) for s in sub]))
+    # the faster modules' states at this module's ticks t = j * period:
+    # module i's state after its last update, tick t // 2**i
+    M = np.vstack(
+        [
+            np.hstack(
+                [
+                    _subsampled_states(modules[i], [x], 2**i)[0][
+                        np.arange(len(s)) * period // 2**i
+                    ]
+                    for i in range(k)
+                ]
+            )
+            for x, s in zip(X, sub, strict=True)
+        ]
+    )
+    coef = np.linalg.lstsq(M, xi, rcond=None)[0]
+    _, sv, Vt = np.linalg.svd(xi - M @ coef, full_matrices=False)
+    return xi, sv, Vt
+
+
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_residual_multiscale_modules_match_an_explicit_construction(bidirectional):
     # modules='residual': module k's components are the leading right
     # singular vectors of its Ξ_k (built explicitly) minus the least-squares
-    # fit of its rows on the faster modules' LAES states at the same steps
-    from sklmn.laes import build_xi
-    from sklmn.nn import MultiScaleLMN
-
-    rng = np.random.RandomState(3)
-    # module k's Ξ_k has at most 36 / 2**k columns: with 8 components the
+    # fit of its rows on the faster modules' LAES states at the same steps.
+    # Module k's Ξ_k has at most 36 / 2**k columns: with 8 components the
     # randomized SVD (8 + 10 columns) is exact from module 1 on
-    X = [np.cumsum(rng.randn(rng.randint(20, 37), 1), axis=0) for _ in range(40)]
-    y = np.array([int(x[-1, 0] > 0) for x in X])
-    seqs = check_sequences(X, dtype=np.float64)
-    net = SequenceNet(
-        MultiScaleLMN(1, 32, 8, 3, bidirectional=bidirectional), 2
-    ).double()
-    init = LAESInitializer(center=False, modules="residual", random_state=0)
-    init.initialize(net, fit_context(seqs, y))
+    X, seqs, net, init = _residual_start(20, 36, 8, bidirectional)
     modules = init.laes_layers_[0]
     assert len(init.laes_layers_) == (2 if bidirectional else 1)
     # module 0 is the independent LAES of the inputs
@@ -804,30 +846,7 @@ def test_residual_multiscale_modules_match_an_explicit_construction(bidirectiona
         np.abs(modules[0].components_), np.abs(first.components_), atol=1e-8
     )
     for k in (1, 2):
-        period = 2**k
-        sub = [x[::period] for x in X]
-        L = max(len(s) for s in sub)
-        data = np.zeros((len(sub), L, 1))
-        for i, s in enumerate(sub):
-            data[i, : len(s)] = s
-        xi = build_xi(data, np.array([len(s) for s in sub]))
-        # the faster modules' states at this module's ticks t = j * period:
-        # module i's state after its last update, tick t // 2**i
-        M = np.vstack(
-            [
-                np.hstack(
-                    [
-                        _subsampled_states(modules[i], [x], 2**i)[0][
-                            np.arange(len(s)) * period // 2**i
-                        ]
-                        for i in range(k)
-                    ]
-                )
-                for x, s in zip(X, sub, strict=True)
-            ]
-        )
-        coef = np.linalg.lstsq(M, xi, rcond=None)[0]
-        _, sv, Vt = np.linalg.svd(xi - M @ coef, full_matrices=False)
+        _, sv, Vt = _explicit_residual(X, modules, k)
         p = modules[k].n_components_
         assert sv[p - 1] > 1e-6 * sv[0]  # a well-defined subspace
         np.testing.assert_allclose(
@@ -860,36 +879,9 @@ def test_residual_module_drops_directions_the_faster_modules_encode():
     # directions left than its 3 components once modules 0 and 1 (4 states
     # each) are removed; the rest is dropped with a note, and what is kept is
     # the residual's span
-    from sklmn.laes import build_xi
-    from sklmn.nn import MultiScaleLMN
-
-    rng = np.random.RandomState(3)
-    X = [np.cumsum(rng.randn(rng.randint(6, 13), 1), axis=0) for _ in range(40)]
-    y = np.array([int(x[-1, 0] > 0) for x in X])
-    seqs = check_sequences(X, dtype=np.float64)
-    net = SequenceNet(MultiScaleLMN(1, 16, 4, 3), 2).double()
-    init = LAESInitializer(center=False, modules="residual", random_state=0)
-    init.initialize(net, fit_context(seqs, y))
+    X, seqs, net, init = _residual_start(6, 12, 4)
     modules = init.laes_layers_[0]
-    sub = [x[::4] for x in X]
-    data = np.zeros((len(sub), max(len(s) for s in sub), 1))
-    for i, s in enumerate(sub):
-        data[i, : len(s)] = s
-    xi = build_xi(data, np.array([len(s) for s in sub]))
-    M = np.vstack(
-        [
-            np.hstack(
-                [
-                    _subsampled_states(modules[i], [x], 2**i)[0][
-                        np.arange(len(s)) * 4 // 2**i
-                    ]
-                    for i in range(2)
-                ]
-            )
-            for x, s in zip(X, sub, strict=True)
-        ]
-    )
-    _, sv, Vt = np.linalg.svd(xi - M @ np.linalg.lstsq(M, xi, rcond=None)[0])
+    xi, sv, Vt = _explicit_residual(X, modules, 2)
     rank = int(np.sum(sv > 1e-9 * np.linalg.norm(xi)))
     assert 1 <= rank < 3
     assert modules[2].n_components_ == rank
