@@ -289,13 +289,9 @@ def kept_epoch(estimator) -> str:
         if estimator.validation_loss_curve_ is not None
         else "lowest training loss"
     )
-    kept = estimator.best_epoch_
-    stages = getattr(estimator, "module_history_", None) or []
-    if len(stages) > 1:
-        # incremental training: the best epoch of the kept stage (the
-        # estimator's own monitoring restarts at every new module)
-        kept = [s for s in stages if s.get("kept", True)][-1]["best_epoch"]
-    return f"{estimator.n_iter_} epochs, kept epoch {kept} ({selected})"
+    return (
+        f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} ({selected})"
+    )
 
 
 #: Row note of a model whose training diverged (see :func:`fit_timed`).

@@ -145,7 +145,27 @@ class _MultiScaleLMNMixin:
         growth = dict(net.callbacks_).get("incremental")
         if growth is not None:
             self.module_history_ = growth.history_
+            self._record_kept_stage(growth.history_)
         self.n_modules_ = net.module_.recurrent.n_modules
+
+    def _record_kept_stage(self, stages) -> None:
+        """``best_epoch_``, ``best_loss_`` and ``best_validation_score_`` of
+        the weights kept when growth restored an earlier stage (the
+        stopping rule's own record restarts at every new module, so it
+        describes the best epoch of the last stage, not the kept one)."""
+        kept = [stage for stage in stages if stage["kept"]]
+        if len(kept) == len(stages) or kept[-1]["best_epoch"] is None:
+            return
+        stage = kept[-1]
+        self.best_epoch_ = int(stage["best_epoch"])
+        i = self.best_epoch_ - 1
+        vlosses = self.validation_loss_curve_ or []
+        scores = self.validation_scores_ or []
+        if i < len(vlosses):
+            self.best_loss_ = float(vlosses[i])
+            self.best_validation_score_ = float(scores[i]) if i < len(scores) else None
+        else:  # monitored on the training loss, as the growth measured it
+            self.best_loss_ = -float(stage["best_score"])
 
 
 @fill_doc(MULTISCALE_PARAMETERS_DOC)

@@ -142,6 +142,12 @@ def test_growth_stops_without_improvement_and_keeps_the_best():
     assert [s["n_modules"] for s in hist] == [1, 2]
     assert [s["kept"] for s in hist] == [True, False]
     assert clf.n_iter_ == 4 and clf.n_modules_ == 1
+    # the fitted record describes the kept (first-stage) weights
+    assert clf.best_epoch_ == hist[0]["best_epoch"] <= 2
+    assert clf.best_loss_ == pytest.approx(
+        clf.validation_loss_curve_[clf.best_epoch_ - 1]
+    )
+    assert clf.best_loss_ == pytest.approx(-hist[0]["best_score"])
     assert clf.net_.module_.readout.in_features == 3
     assert clf.predict_proba(X).shape == (80, 2)
 
