@@ -16,6 +16,10 @@ Usage::
     .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 --set standardize=False
     .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 --model LSTM \
         --set standardize=False
+    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 120 \
+        --set truncate_gradient=True
+    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 \
+        --set "memory_matrix='free'" --init-radius 1.0
 
 One torch thread; about 4-5 s per epoch for the LMN with 64 units at
 T = 500 (2000 training sequences, 31 batches). Results are recorded in
@@ -46,6 +50,11 @@ def main(argv=None) -> None:
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--init-radius", type=float, default=None,
+        help="LMN only: spectral radius of the linearized memory map at "
+        "initialization (the library's scheme; needs memory_matrix='free')",
+    )  # fmt: skip
+    parser.add_argument(
         "--set", nargs="*", default=[], metavar="PARAM=VALUE",
         help="estimator settings changed from the experiment's",
     )  # fmt: skip
@@ -65,6 +74,13 @@ def main(argv=None) -> None:
         data(args.n_train, 0), data(1000, 1), data(1000, 2)
     )  # fmt: skip
     est = _models(args.hidden, args.epochs, args.seed)[args.model].set_params(**params)
+    if args.init_radius is not None:
+        # the estimators' module radius is a class attribute (not a public
+        # parameter): a subclass carries the requested one
+        base = type(est)
+        cls = type(base.__name__, (base,), {"_init_radius": args.init_radius})
+        est = cls(**est.get_params())
+        params["init_radius"] = args.init_radius
     start = time.perf_counter()
     est.fit(X, y, X_val=X_val, y_val=y_val)
     seconds = time.perf_counter() - start

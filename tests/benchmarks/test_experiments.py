@@ -246,3 +246,46 @@ def test_copy_task_reports_the_learning_curve_trend(tmp_path):
     for claim in (lmn, lstm):
         assert "at the first, middle and last epoch: T = 5: " in claim.detail
         assert expected in claim.detail
+
+
+def test_copy_task_reports_the_controlled_run_and_the_gradient_reach(tmp_path):
+    fn, _ = EXPERIMENTS["copy-task"]
+    result = fn("test", tmp_path, lambda msg: None)
+    assert any(r.model == "LMN, truncated gradient" for r in result.rows)
+    lmn = result.claims[0]
+    assert "LMN, truncated gradient" in lmn.detail
+    assert "gradient norm of the copied steps' outputs" in lmn.detail
+
+
+def test_copy_task_gradient_reach_matches_an_explicit_loop():
+    # the diagnostic against a step-by-step recurrence with plain autograd:
+    # the truncated gradient reads m_{t-1} detached in the hidden layer
+    import torch
+
+    from sklmn.benchmarks._exp_copy import _gradient_reach
+    from sklmn.datasets import make_copy_task
+    from sklmn.nn import LMN
+
+    X, _ = make_copy_task(6, n_symbols=10, delay=30, n_classes=8, random_state=0)
+    got = _gradient_reach(X.shape[2], 8, X, seed=3)
+    torch.manual_seed(3)
+    layer = LMN(X.shape[2], 8, 8, memory_matrix="orthogonal").layers[0]
+    W_xh, W_mh = layer.weight_xh.detach(), layer.weight_mh.detach()
+    W_hm, W_mm = layer.weight_hm.detach(), layer.weight_mm.detach()
+    for truncate in (False, True):
+        x = torch.as_tensor(X, dtype=torch.float32).requires_grad_(True)
+        m = torch.zeros(X.shape[0], 8)
+        outputs = []
+        for t in range(X.shape[1]):
+            m_in = m.detach() if truncate else m
+            h = torch.tanh(x[:, t] @ W_xh.T + layer.bias_h.detach() + m_in @ W_mh.T)
+            m = h @ W_hm.T + m @ W_mm.T
+            outputs.append(m)
+        (grad,) = torch.autograd.grad(torch.stack(outputs, 1)[:, -10:].sum(), x)
+        key = "truncated" if truncate else "full"
+        assert abs(got[key] - float(grad[:, :10].norm())) <= 1e-4 * got[key]
+    radius = torch.linalg.eigvals(W_mm + W_hm @ W_mh).abs().max()
+    assert abs(got["radius"] - float(radius)) < 1e-5
+    final_norm = float(m.detach().norm(dim=1).mean())
+    assert abs(got["memory_norm"] - final_norm) < 1e-4 * got["memory_norm"]
+    assert got["full"] > got["truncated"]
