@@ -235,7 +235,7 @@ def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
         run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
 
 
-def test_copy_task_reports_the_learning_curve_trend(tmp_path):
+def test_copy_task_reports_the_learning_curve_trend_and_the_controlled_run(tmp_path):
     # short budgets: the claims' details give the validation loss per step at
     # the first, middle and last epoch next to the memoryless solution's,
     # S ln(K) / (T + 2 S) = 10 ln 8 / 25 at the test size (T = 5)
@@ -246,13 +246,9 @@ def test_copy_task_reports_the_learning_curve_trend(tmp_path):
     for claim in (lmn, lstm):
         assert "at the first, middle and last epoch: T = 5: " in claim.detail
         assert expected in claim.detail
-
-
-def test_copy_task_reports_the_controlled_run_and_the_gradient_reach(tmp_path):
-    fn, _ = EXPERIMENTS["copy-task"]
-    result = fn("test", tmp_path, lambda msg: None)
+    # the controlled run (the LMN with a truncated gradient) is a row and is
+    # quoted in the LMN claim, with the gradient reach at initialization
     assert any(r.model == "LMN, truncated gradient" for r in result.rows)
-    lmn = result.claims[0]
     assert "LMN, truncated gradient" in lmn.detail
     assert "gradient norm of the copied steps' outputs" in lmn.detail
 
