@@ -40,6 +40,7 @@ import torch
 
 def main(argv=None) -> None:
     from sklmn.benchmarks._exp_copy import _N_CLASSES, _N_SYMBOLS, _models
+    from sklmn.benchmarks._suite_timeseries import with_init_radius
     from sklmn.datasets import make_copy_task
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -75,11 +76,7 @@ def main(argv=None) -> None:
     )  # fmt: skip
     est = _models(args.hidden, args.epochs, args.seed)[args.model].set_params(**params)
     if args.init_radius is not None:
-        # the estimators' module radius is a class attribute (not a public
-        # parameter): a subclass carries the requested one
-        base = type(est)
-        cls = type(base.__name__, (base,), {"_init_radius": args.init_radius})
-        est = cls(**est.get_params())
+        est = with_init_radius(type(est), args.init_radius)(**est.get_params())
         params["init_radius"] = args.init_radius
     start = time.perf_counter()
     est.fit(X, y, X_val=X_val, y_val=y_val)

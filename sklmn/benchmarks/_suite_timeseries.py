@@ -297,15 +297,20 @@ def _lmn_variant(prefix: str = "", **params):
     }
 
 
+def with_init_radius(base: type, radius: float | None) -> type:
+    """A subclass of an LMN estimator class whose module starts at another
+    ``init_radius`` (a class attribute, not a public parameter): ``None``
+    without the stable initialization, or another radius of the linearized
+    memory map."""
+    name = "RawInit" if radius is None else f"Radius{radius:g}"
+    return type(f"{name}{base.__name__}", (base,), {"_init_radius": radius})
+
+
 def _raw_init(task_cls: str, radius=None, **params):
     def factory(seed: int, info: DatasetInfo):
         from .. import estimators
 
-        base = getattr(estimators, task_cls)
-        # without the stable initialization (init_radius=None), or another
-        # radius of the memory map at initialization
-        name = "RawInit" if radius is None else f"Radius{radius:g}"
-        cls = type(f"{name}{task_cls}", (base,), {"_init_radius": radius})
+        cls = with_init_radius(getattr(estimators, task_cls), radius)
         return cls(**params, random_state=seed)
 
     return factory
