@@ -47,6 +47,7 @@ def main(argv=None) -> None:
 
     from sklmn.benchmarks._exp_chorales import _SIZES, _models, _tuned_accuracy
     from sklmn.datasets import load_bach_chorales
+    from sklmn.pretraining._common import spectral_radius
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -65,7 +66,7 @@ def main(argv=None) -> None:
         help="epochs of the unrolled RNN (default: the experiment's 40)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)  # fmt: skip
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     models, _, reason = _models(_SIZES["full"], args.seed)
     if args.model not in models:
@@ -99,7 +100,7 @@ def main(argv=None) -> None:
             f"({len(curve)} epochs)"
         )
         kept = float(np.sum(pre.laes_.explained_variance_ratio_))
-        radius = float(np.max(np.abs(np.linalg.eigvals(pre.laes_.B_))))
+        radius = spectral_radius(pre.laes_.B_)
         print(
             f"LAES of its hidden sequences: {pre.n_components_} components "
             f"keep {100 * kept:.2f}% of the energy; transferred memory "

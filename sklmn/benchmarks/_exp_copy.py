@@ -108,6 +108,7 @@ def _gradient_reach(n_features: int, hidden: int, X, seed: int) -> dict:
     import torch
 
     from ..nn import LMN
+    from ..nn.parametrizations import spectral_radius
 
     S = _N_SYMBOLS
     x = torch.as_tensor(np.asarray(X), dtype=torch.float32)
@@ -130,7 +131,7 @@ def _gradient_reach(n_features: int, hidden: int, X, seed: int) -> dict:
             layer = net.layers[0]
             with torch.no_grad():
                 linear_map = layer.weight_mm + layer.weight_hm @ layer.weight_mh
-                out["radius"] = float(torch.linalg.eigvals(linear_map).abs().max())
+                out["radius"] = float(spectral_radius(linear_map))
                 out["memory_norm"] = float(memory[:, -1].norm(dim=1).mean())
     return out
 
