@@ -375,6 +375,24 @@ def _seeded_torch(seed: int):
         yield
 
 
+def _seed_plugin_(plugin, random_state) -> None:
+    """Give ``plugin`` (a cloned pretrainer) a seed of the fit's own.
+
+    A plug-in whose ``random_state`` is None would otherwise draw from
+    numpy's global state, so that two fits of an estimator with an int
+    ``random_state`` could differ. Its seed is derived from the seed of
+    torch's generator inside :func:`_seeded_torch` (nothing is drawn, so no
+    other random stream of the fit moves); an estimator without a
+    ``random_state`` leaves the plug-in as it is.
+    """
+    if random_state is None:
+        return
+    params = plugin.get_params(deep=False) if hasattr(plugin, "get_params") else {}
+    if "random_state" in params and params["random_state"] is None:
+        seed = np.random.RandomState(torch.initial_seed() % 2**32)
+        plugin.set_params(random_state=int(seed.randint(np.iinfo(np.int32).max)))
+
+
 def _weighted_moments(values: np.ndarray, weights: np.ndarray):
     """Weighted per-column mean, population variance and the number of rows
     of positive weight (for the constant-feature rule of the scalers)."""
@@ -606,6 +624,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             auto = isinstance(getattr(self, "pretrainer", None), str)  # 'auto'
             random_start = copy.deepcopy(module.state_dict()) if auto else None
             self.pretrainer_ = clone(pretrainer)
+            _seed_plugin_(self.pretrainer_, self.random_state)
             self.pretrainer_.initialize(module, context)
             if auto and not _start_predicts(self.pretrainer_):
                 # a start whose readout predicts held-out training sequences

@@ -11,6 +11,7 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from skorch.callbacks import Callback
 
 from sklmn.estimators import LMNClassifier, RNNRegressor
+from sklmn.pretraining import UnrolledPretrainer
 
 
 class RecordThreads(Callback):
@@ -95,12 +96,21 @@ def test_loky_workers_do_not_oversubscribe_threads():
         lambda: LMNClassifier(
             hidden_size=3, memory_size=2, max_iter=3, early_stopping=True
         ),
+        # a pretrainer without a seed of its own gets one from the fit's
+        lambda: LMNClassifier(
+            hidden_size=3,
+            memory_size=2,
+            max_iter=3,
+            pretrainer=UnrolledPretrainer(max_iter=3),
+        ),
     ],
 )
 def test_same_random_state_gives_identical_models(make):
     X, y = _data()
     fits = []
-    for _ in range(2):
+    for i in range(2):
+        np.random.seed(i)  # numpy's global state differs between the fits
+        torch.manual_seed(i)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fits.append(make().set_params(random_state=7).fit(X, y))
@@ -111,3 +121,25 @@ def test_same_random_state_gives_identical_models(make):
             b.net_.module_.state_dict()[key], value, rtol=0, atol=0
         )
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_unseeded_estimator_leaves_the_pretrainer_unseeded():
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seeded = LMNClassifier(
+            hidden_size=3,
+            memory_size=2,
+            max_iter=1,
+            pretrainer=UnrolledPretrainer(max_iter=1),
+            random_state=0,
+        ).fit(X, y)
+        unseeded = LMNClassifier(
+            hidden_size=3,
+            memory_size=2,
+            max_iter=1,
+            pretrainer=UnrolledPretrainer(max_iter=1),
+        ).fit(X, y)
+    assert isinstance(seeded.pretrainer_.random_state, int)
+    assert seeded.pretrainer.random_state is None  # the parameter is untouched
+    assert unseeded.pretrainer_.random_state is None
