@@ -43,6 +43,23 @@ def _entry(module: nn.Module, mixed_lengths: bool = False) -> Entry:
     return module, run
 
 
+def _eager_entry(module: nn.Module) -> Entry:
+    """An entry whose forward and backward run with the CUDA-graph replay of
+    the LMN loop off (the backward inside ``run``; it returns a leaf whose
+    own backward costs nothing)."""
+    from sklmn.nn import set_cuda_graphs
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        previous = set_cuda_graphs(False)
+        try:
+            module(x)[0].sum().backward()
+        finally:
+            set_cuda_graphs(previous)
+        return torch.zeros((), device=x.device, requires_grad=True)
+
+    return module, run
+
+
 def build_models(d: int, device: str) -> dict[str, Entry]:
     """Name -> (module, callable(x) returning an output) for available models."""
     import sklmn.nn as snn
@@ -56,6 +73,8 @@ def build_models(d: int, device: str) -> dict[str, Entry]:
     models["LMN(128, 128) orthogonal W_mm"] = _entry(
         snn.LMN(d, 128, 128, memory_matrix="orthogonal")
     )
+    if device == "cuda" and hasattr(snn, "set_cuda_graphs"):
+        models["LMN(128, 128) without CUDA graphs"] = _eager_entry(snn.LMN(d, 128, 128))
     models["sklmn ElmanRNN(256)"] = _entry(snn.ElmanRNN(d, 256))
     models["sklmn LSTM(128)"] = _entry(snn.LSTM(d, 128))
     optional = {

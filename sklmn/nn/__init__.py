@@ -14,6 +14,7 @@ from ._enrnn import ENRNN, ModReLU, modrelu
 from ._lmn import LMN, LMNLayer
 from ._multiscale import MultiScaleLMN
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
+from ._scan import set_cuda_graphs
 from ._unrolled import TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "modrelu",
     "norm_stabilizer_penalty",
     "orthogonality_penalty",
+    "set_cuda_graphs",
 ]

@@ -20,6 +20,8 @@ the layers call it as sort, time-major, run the kernel, unsort.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
@@ -27,7 +29,7 @@ from torch import Tensor
 
 from ._base import active_batch_sizes, sort_by_length
 
-__all__ = ["SortedBatch", "lmn_scan", "multiscale_scan"]
+__all__ = ["SortedBatch", "lmn_scan", "multiscale_scan", "set_cuda_graphs"]
 
 
 # --------------------------------------------------------------------------- #
@@ -100,6 +102,125 @@ class SortedBatch:
 
 
 # --------------------------------------------------------------------------- #
+# CUDA graphs of the time loops
+# --------------------------------------------------------------------------- #
+# On a GPU a time loop is bound by the launch of its small kernels (a few per
+# step) and by Python, not by arithmetic: replaying the loop as one captured
+# CUDA graph removes both. A graph is captured for a shape (T, N, sizes,
+# batch sizes, dtype, device) the second time that shape is seen (training
+# repeats the shapes of its minibatches; ragged batches whose lengths never
+# repeat stay eager), and the most recent few are kept.
+_GRAPHS_ENABLED = True
+_MAX_GRAPHS = 8
+_GRAPHS: OrderedDict = OrderedDict()  # key -> _GraphedSteps, or None (failed)
+_SEEN: OrderedDict = OrderedDict()  # key -> None, keys seen once
+_GRAPHS_LOCK = threading.Lock()
+
+
+def set_cuda_graphs(enabled: bool) -> bool:
+    """Turn the CUDA-graph replay of the LMN time loop on or off.
+
+    On a CUDA device, :func:`lmn_scan` (the recurrence of
+    :class:`~sklmn.nn.LMN` and of the LMN estimators) captures its forward
+    and backward time loops as CUDA graphs the second time it meets a batch
+    shape and replays them afterwards: the same kernels in the same order
+    (the results are unchanged), without a kernel launch from Python per
+    step. On by default; has no effect on the CPU. Each captured graph keeps
+    buffers the size of its loop's inputs and states; up to 8 shapes are
+    kept (the most recently used) for the life of the process, also while
+    the replay is off.
+
+    Parameters
+    ----------
+    enabled : bool
+        Whether to use CUDA graphs.
+
+    Returns
+    -------
+    previous : bool
+        The setting before the call.
+
+    Examples
+    --------
+    >>> from sklmn.nn import set_cuda_graphs
+    >>> previous = set_cuda_graphs(False)
+    >>> set_cuda_graphs(previous)
+    False
+    """
+    global _GRAPHS_ENABLED
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool, got {enabled!r}")
+    with _GRAPHS_LOCK:
+        previous, _GRAPHS_ENABLED = _GRAPHS_ENABLED, enabled
+    return previous
+
+
+def _key(batch_sizes: list[int] | None) -> tuple[int, ...] | None:
+    return None if batch_sizes is None else tuple(batch_sizes)
+
+
+class _GraphedSteps:
+    """A time loop captured as a CUDA graph over buffers of its own.
+
+    ``run(**inputs)`` copies the inputs into the buffers and replays the
+    graph; the outputs are read from ``buffers`` (copy them before the next
+    run). ``lock`` serializes the runs of threads sharing the graph.
+    """
+
+    def __init__(self, fn, tensors: dict[str, Tensor], static: dict) -> None:
+        self.buffers = {k: v.detach().clone() for k, v in tensors.items()}
+        self.lock = threading.Lock()
+        device = next(iter(self.buffers.values())).device
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):  # warm-up: library handles, workspaces
+            fn(**self.buffers, **static)
+        torch.cuda.current_stream(device).wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            fn(**self.buffers, **static)
+
+    def run(self, **inputs: Tensor) -> None:
+        for name, value in inputs.items():
+            self.buffers[name].copy_(value)
+        self.graph.replay()
+
+
+def _cuda_graph(kind: str, key: tuple, fn, tensors, **static):
+    """The graph of ``fn`` for ``key``, or None to run it eagerly.
+
+    ``tensors()`` gives the call's tensors (the shapes of the buffers);
+    ``static`` the non-tensor arguments of ``fn``, fixed by ``key``.
+    """
+    device = key[0]
+    if (
+        not _GRAPHS_ENABLED
+        or device.type != "cuda"
+        or torch.cuda.is_current_stream_capturing()
+    ):
+        return None
+    key = (kind, *key)
+    with _GRAPHS_LOCK:
+        if key in _GRAPHS:
+            _GRAPHS.move_to_end(key)
+            return _GRAPHS[key]
+        if key not in _SEEN:  # first time: eager
+            _SEEN[key] = None
+            while len(_SEEN) > 4 * _MAX_GRAPHS:
+                _SEEN.popitem(last=False)
+            return None
+        del _SEEN[key]
+        try:
+            steps = _GraphedSteps(fn, tensors(), static)
+        except RuntimeError:  # capture unsupported here: stay eager
+            steps = None
+        _GRAPHS[key] = steps
+        while len(_GRAPHS) > _MAX_GRAPHS:
+            _GRAPHS.popitem(last=False)
+        return steps
+
+
+# --------------------------------------------------------------------------- #
 # The LMN recurrence
 # --------------------------------------------------------------------------- #
 def _last_indices(batch_sizes: list[int] | None, T: int, N: int) -> list[int]:
@@ -113,6 +234,76 @@ def _last_indices(batch_sizes: list[int] | None, T: int, N: int) -> list[int]:
             t -= 1
         last.append(t)
     return last
+
+
+def _lmn_forward_steps(
+    Z: Tensor,
+    hs: Tensor,
+    m0: Tensor,
+    w_read: Tensor,
+    w_hm_t: Tensor,
+    *,
+    batch_sizes: list[int] | None,
+) -> None:
+    """The forward time loop of :class:`_LMNScan`, in place.
+
+    ``Z`` (T, N, H+M) holds ``[W_xh x_t + b_h | b_m]`` on entry; ``m_t`` is
+    accumulated in place in its last M columns and ``h_t`` written to ``hs``
+    (T, N, H); padded steps are set to zero.
+    """
+    T, N, _ = Z.shape
+    H = hs.shape[2]
+    ms = Z[..., H:]
+    m_prev = m0
+    for t in range(T):
+        b = N if batch_sizes is None else batch_sizes[t]
+        z = Z[t, :b]
+        z.addmm_(m_prev[:b], w_read)
+        h = hs[t, :b]
+        torch.tanh(z[:, :H], out=h)
+        z[:, H:].addmm_(h, w_hm_t)
+        if b < N:
+            hs[t, b:] = 0.0
+            ms[t, b:] = 0.0
+        m_prev = ms[t]
+
+
+def _lmn_backward_steps(
+    G: Tensor,
+    hs: Tensor,
+    weight_hm: Tensor,
+    w: Tensor,
+    g_m0: Tensor,
+    *,
+    batch_sizes: list[int] | None,
+    truncate: bool,
+) -> None:
+    """The backward time loop of :class:`_LMNScan` (BPTT), in place.
+
+    ``G`` (T, N, H+M) holds the direct gradients ``[dL/dh_t | dL/dm_t]`` on
+    entry and ``[dL/dpre_t | dL/dm_t]`` on exit; ``w`` is ``[W_mh; W_mm]``
+    (or ``W_mm`` alone when ``truncate``); ``g_m0`` (N, M) receives
+    ``dL/dm_0``.
+    """
+    T, N, _ = G.shape
+    H = hs.shape[2]
+    tanh_backward = torch.ops.aten.tanh_backward.grad_input
+    for t in range(T - 1, -1, -1):
+        b = N if batch_sizes is None else batch_sizes[t]
+        if b < N:  # padded steps are constants: no gradient
+            G[t, b:] = 0.0
+        g = G[t, :b]
+        gm, gpre = g[:, H:], g[:, :H]
+        # dL/dh_t = g_h + g_m W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
+        gpre.addmm_(gm, weight_hm)
+        tanh_backward(gpre, hs[t, :b], grad_input=gpre)
+        # dL/dm_{t-1} += dL/dpre_t W_mh + dL/dm_t W_mm, accumulated in place
+        # into G[t-1] (b_{t-1} >= b_t)
+        src = gm if truncate else g
+        if t > 0:
+            G[t - 1, :b, H:].addmm_(src, w)
+        else:  # b_0 = N
+            torch.mm(src, w, out=g_m0)
 
 
 class _LMNScan(torch.autograd.Function):
@@ -150,23 +341,28 @@ class _LMNScan(torch.autograd.Function):
         Z = torch.addmm(b_in, x2, w_in.t()).view(T, N, H + M)
         w_read = torch.cat([weight_mh, weight_mm], dim=0).t()  # (M, H+M)
         w_hm_t = weight_hm.t()  # (H, M)
-        hs = x.new_empty(T, N, H)
-        # m_t is accumulated in place in the last M columns of Z (one copy
-        # after the loop instead of one per step).
-        ms = Z[..., H:]
-        m_prev = m0
-        for t in range(T):
-            b = N if batch_sizes is None else batch_sizes[t]
-            z = Z[t, :b]
-            z.addmm_(m_prev[:b], w_read)
-            h = hs[t, :b]
-            torch.tanh(z[:, :H], out=h)
-            z[:, H:].addmm_(h, w_hm_t)
-            if b < N:
-                hs[t, b:] = 0.0
-                ms[t, b:] = 0.0
-            m_prev = ms[t]
-        ms = ms.contiguous()
+        steps = _cuda_graph(
+            "forward",
+            (x.device, x.dtype, T, N, H, M, _key(batch_sizes)),
+            _lmn_forward_steps,
+            lambda: {
+                "Z": Z,
+                "hs": x.new_empty(T, N, H),
+                "m0": m0,
+                "w_read": w_read,
+                "w_hm_t": w_hm_t,
+            },
+            batch_sizes=batch_sizes,
+        )
+        if steps is None:
+            hs = x.new_empty(T, N, H)
+            _lmn_forward_steps(Z, hs, m0, w_read, w_hm_t, batch_sizes=batch_sizes)
+            ms = Z[..., H:].contiguous()
+        else:
+            with steps.lock:
+                steps.run(Z=Z, m0=m0, w_read=w_read, w_hm_t=w_hm_t)
+                hs = steps.buffers["hs"].clone()
+                ms = steps.buffers["Z"][..., H:].contiguous()
         last = _last_indices(batch_sizes, T, N)
         rows = torch.arange(N, device=x.device)
         last_t = torch.tensor(last, device=x.device)
@@ -207,24 +403,32 @@ class _LMNScan(torch.autograd.Function):
             G[last_t, rows, :H] += g_h_last
         if g_m_last is not None:
             G[last_t, rows, H:] += g_m_last
-        tanh_backward = torch.ops.aten.tanh_backward.grad_input
-        g_m0 = None  # set at t = 0 (T >= 1)
-        for t in range(T - 1, -1, -1):
-            b = N if batch_sizes is None else batch_sizes[t]
-            if b < N:  # padded steps are constants: no gradient
-                G[t, b:] = 0.0
-            g = G[t, :b]
-            gm, gpre = g[:, H:], g[:, :H]
-            # dL/dh_t = g_h + g_m W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
-            gpre.addmm_(gm, weight_hm)
-            tanh_backward(gpre, hs[t, :b], grad_input=gpre)
-            # dL/dm_{t-1} += dL/dpre_t W_mh + dL/dm_t W_mm, accumulated in place
-            # into G[t-1] (b_{t-1} >= b_t); Carta et al. 2020b §2 truncation drops W_mh.
-            w, src = (weight_mm, gm) if truncate else (w_read, g)
-            if t > 0:
-                G[t - 1, :b, H:].addmm_(src, w)
-            else:  # b_0 = N
-                g_m0 = src @ w
+        # Carta et al. 2020b §2 truncation drops W_mh from dL/dm_{t-1}
+        w = weight_mm if truncate else w_read
+        steps = _cuda_graph(
+            "backward",
+            (hs.device, hs.dtype, T, N, H, M, _key(batch_sizes), truncate),
+            _lmn_backward_steps,
+            lambda: {
+                "G": G,
+                "hs": hs,
+                "weight_hm": weight_hm,
+                "w": w,
+                "g_m0": m0.new_empty(N, M),
+            },
+            batch_sizes=batch_sizes,
+            truncate=truncate,
+        )
+        if steps is None:
+            g_m0 = m0.new_empty(N, M)
+            _lmn_backward_steps(
+                G, hs, weight_hm, w, g_m0, batch_sizes=batch_sizes, truncate=truncate
+            )
+        else:
+            with steps.lock:
+                steps.run(G=G, hs=hs, weight_hm=weight_hm, w=w)
+                G = steps.buffers["G"].clone()
+                g_m0 = steps.buffers["g_m0"].clone()
         # Weight gradients: one matmul over all steps, m_{t-1} = [m0, ms[:-1]].
         G2 = G.view(T * N, H + M)
         g_pre = G2[:, :H]

@@ -1,0 +1,91 @@
+"""The CUDA-graph replay of the LMN time loop (sklmn.nn.set_cuda_graphs).
+
+The replay must give what the eager loop gives, call after call (the first
+call of a shape runs eagerly, the second captures, later ones replay), for
+ragged batches and the truncated gradient too. The GPU tests skip on a
+machine without CUDA; the switch itself is tested everywhere.
+"""
+
+import pytest
+import torch
+
+from sklmn.nn import LMN, _scan, set_cuda_graphs
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.fixture
+def graphs_on():
+    previous = set_cuda_graphs(True)
+    yield
+    set_cuda_graphs(previous)
+
+
+def test_switch_returns_previous_setting_and_validates():
+    previous = set_cuda_graphs(False)
+    try:
+        assert set_cuda_graphs(True) is False
+        assert set_cuda_graphs(False) is True
+        with pytest.raises(TypeError, match="enabled must be a bool, got 1"):
+            set_cuda_graphs(1)
+    finally:
+        set_cuda_graphs(previous)
+
+
+def test_cpu_never_uses_graphs(graphs_on):
+    key = (torch.device("cpu"), torch.float32, 3, 2, 4, 4, None)
+    for _ in range(3):
+        assert _scan._cuda_graph("forward", key, None, None) is None
+
+
+def _run(lengths, truncate, seed):
+    """Outputs and gradients of one LMN forward + backward on the GPU."""
+    torch.manual_seed(0)
+    net = LMN(3, 8, 6, truncate_gradient=truncate).cuda()
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    x = torch.randn(5, 7, 3, generator=gen).cuda().requires_grad_(True)
+    out, (h, m) = net(x, lengths=lengths)
+    loss = (out * torch.linspace(-1, 1, out.shape[-1], device="cuda")).sum()
+    loss = loss + m.pow(2).sum()
+    loss.backward()
+    grads = [p.grad.clone() for p in net.parameters()]
+    return [out.detach(), m.detach(), x.grad.clone(), *grads]
+
+
+@cuda
+@pytest.mark.parametrize("ragged", [False, True])
+@pytest.mark.parametrize("truncate", [False, True])
+def test_replay_matches_eager_call_after_call(graphs_on, ragged, truncate):
+    lengths = torch.tensor([7, 3, 5, 7, 1]) if ragged else None
+    set_cuda_graphs(False)
+    eager = [_run(lengths, truncate, seed) for seed in range(4)]
+    set_cuda_graphs(True)
+    # call 1 eager, call 2 captures, calls 3-4 replay, each on new data
+    graphed = [_run(lengths, truncate, seed) for seed in range(4)]
+    for want, got in zip(eager, graphed, strict=True):
+        for a, b in zip(want, got, strict=True):
+            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+@cuda
+def test_two_forwards_before_one_backward(graphs_on):
+    """Outputs of a replay are copies: a second run of the same graph before
+    the backward (both directions of a layer, two heads) leaves the first
+    run's saved tensors intact."""
+    torch.manual_seed(0)
+    net = LMN(2, 4, 4).cuda()
+    xs = [torch.randn(3, 5, 2, device="cuda") for _ in range(4)]
+
+    def loss_of_pair(a, b):
+        return net(a)[0].pow(2).sum() + 2 * net(b)[0].pow(2).sum()
+
+    set_cuda_graphs(False)
+    net.zero_grad()
+    loss_of_pair(xs[2], xs[3]).backward()
+    want = [p.grad.clone() for p in net.parameters()]
+    set_cuda_graphs(True)
+    loss_of_pair(xs[0], xs[1])  # first and second call of the shape: capture
+    net.zero_grad()
+    loss_of_pair(xs[2], xs[3]).backward()  # replays
+    for p, w in zip(net.parameters(), want, strict=True):
+        torch.testing.assert_close(p.grad, w, rtol=1e-5, atol=1e-6)
