@@ -9,6 +9,8 @@ import pytest
 matplotlib.use("Agg")
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("plot_*.py"))
+#: examples that need an optional package (skipped without it)
+NEEDS = {"plot_handwriting_ctc.py": "HersheyFonts"}
 
 
 def test_there_are_examples():
@@ -19,6 +21,8 @@ def test_there_are_examples():
 def test_example_runs(path, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
+    if path.name in NEEDS:
+        pytest.importorskip(NEEDS[path.name])
     monkeypatch.setenv("SKLMN_OUTPUT_DIR", str(tmp_path))
     monkeypatch.setenv("SKLMN_EXAMPLE_QUICK", "1")
     monkeypatch.chdir(tmp_path)
