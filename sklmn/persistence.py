@@ -700,7 +700,10 @@ class _Reader:
                 if n_modules is not None and built is not None and n_modules > built:
                     recurrent.grow_(int(n_modules) - int(built))
                 module = SequenceNet(
-                    recurrent, int(est.n_outputs_), per_step=est.target != "sequence"
+                    recurrent,
+                    int(est.n_outputs_),
+                    per_step=est.target != "sequence",
+                    pooling=est._pooling(),
                 )
         except _BudgetExceeded:
             raise ModelFileError(

@@ -5,19 +5,54 @@ from __future__ import annotations
 
 import warnings
 
+import torch
 from torch import Tensor, nn
 
 from ..nn._base import forward_with_penalty, gather_last, legacy_penalty
 
-__all__ = ["SequenceNet"]
+__all__ = ["POOLINGS", "SequenceNet", "mean_valid"]
+
+#: What a sequence-level readout reads (see :class:`SequenceNet`).
+POOLINGS = ("last", "last+mean")
+
+
+def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
+    """Mean of each sequence's output over its valid steps.
+
+    Parameters
+    ----------
+    output : Tensor of shape (N, T, F)
+        Batch-first output, any values at padded steps.
+    lengths : Tensor of shape (N,) or None
+        Valid lengths (``None``: all ``T`` steps).
+
+    Returns
+    -------
+    mean : Tensor of shape (N, F)
+
+    Examples
+    --------
+    >>> out = torch.tensor([[[1.0], [3.0], [9.0]], [[2.0], [4.0], [6.0]]])
+    >>> mean_valid(out, torch.tensor([2, 3])).flatten().tolist()
+    [2.0, 4.0]
+    """
+    if lengths is None:
+        return output.mean(dim=1)
+    lengths = lengths.to(output.device)
+    steps = torch.arange(output.shape[1], device=output.device)
+    mask = (steps[None, :] < lengths[:, None]).to(output.dtype)
+    return (output * mask[..., None]).sum(dim=1) / lengths[:, None].to(output.dtype)
 
 
 class SequenceNet(nn.Module):
     """A recurrent module followed by a linear readout.
 
     For sequence-level targets the readout reads the recurrent output at each
-    sequence's last valid step; for per-time-step targets it reads every step
-    (the loss masks padded steps).
+    sequence's last valid step (``pooling='last'``), or that output and the
+    output's mean over the valid steps side by side, the mean multiplied by
+    the buffer ``pool_scale`` (``pooling='last+mean'``; a pretrainer sets the
+    scale, 1 otherwise); for per-time-step targets it reads every step (the
+    loss masks padded steps).
 
     The regularization term of the recurrent module travels as a return value:
     ``net(X, lengths, return_penalty=True)`` returns ``(outputs, penalty)``,
@@ -37,6 +72,9 @@ class SequenceNet(nn.Module):
     per_step : bool, default=False
         Return one output per time step ``(N, T, n_outputs)`` instead of one
         per sequence ``(N, n_outputs)``.
+    pooling : {'last', 'last+mean'}, default='last'
+        What a sequence-level readout reads (above); must be ``'last'`` with
+        ``per_step=True``.
 
     Examples
     --------
@@ -55,11 +93,47 @@ class SequenceNet(nn.Module):
     tensor(0.)
     """
 
-    def __init__(self, recurrent: nn.Module, n_outputs: int, *, per_step: bool = False):
+    def __init__(
+        self,
+        recurrent: nn.Module,
+        n_outputs: int,
+        *,
+        per_step: bool = False,
+        pooling: str = "last",
+    ):
         super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        if per_step and pooling != "last":
+            raise ValueError(
+                f"pooling={pooling!r} needs sequence-level targets; per-step "
+                "outputs read every step (pooling='last')"
+            )
         self.recurrent = recurrent
-        self.readout = nn.Linear(int(recurrent.output_size), int(n_outputs))
         self.per_step = bool(per_step)
+        self.pooling = pooling
+        n_in = int(recurrent.output_size) * (2 if pooling == "last+mean" else 1)
+        self.readout = nn.Linear(n_in, int(n_outputs))
+        if pooling == "last+mean":
+            self.register_buffer("pool_scale", torch.ones(()))
+
+    def features(self, output: Tensor, lengths: Tensor | None) -> Tensor:
+        """What the readout of a sequence-level target reads.
+
+        Parameters
+        ----------
+        output : Tensor of shape (N, T, output_size)
+            The recurrent module's output.
+        lengths : Tensor of shape (N,) or None
+
+        Returns
+        -------
+        features : Tensor of shape (N, readout.in_features)
+        """
+        last = gather_last(output, lengths)
+        if getattr(self, "pooling", "last") == "last":  # models saved before
+            return last
+        return torch.cat([last, self.pool_scale * mean_valid(output, lengths)], -1)
 
     def forward(
         self,
@@ -95,7 +169,7 @@ class SequenceNet(nn.Module):
         else:
             output, _ = self.recurrent(X, lengths=lengths)
         if not self.per_step:
-            output = gather_last(output, lengths)
+            output = self.features(output, lengths)
         outputs = self.readout(output)
         return (outputs, penalty) if return_penalty else outputs
 

@@ -508,8 +508,13 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     #: Parameters added after models could be saved, with the values that
     #: keep an older saved model's behaviour (read by ``__setstate__`` and
     #: :func:`sklmn.persistence.load`): models trained before
-    #: ``pretrained_alpha`` existed fine-tuned their start freely.
-    _added_parameter_values: dict = {"n_threads": None, "pretrained_alpha": 0.0}
+    #: ``pretrained_alpha`` existed fine-tuned their start freely; models
+    #: trained before ``pooling`` existed read the last step only.
+    _added_parameter_values: dict = {
+        "n_threads": None,
+        "pretrained_alpha": 0.0,
+        "pooling": "last",
+    }
 
     @classmethod
     def _added_parameters(cls) -> dict:
@@ -595,6 +600,13 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
     def _build_module(self, input_size: int) -> torch.nn.Module:
         """Build the recurrent module (implemented by each public class)."""
         raise NotImplementedError
+
+    def _pooling(self) -> str:
+        """The readout's pooling: the ``pooling`` parameter of classes that
+        have one for sequence-level targets, ``'last'`` otherwise."""
+        if self.target != "sequence":
+            return "last"
+        return getattr(self, "pooling", "last")
 
     def _resolve_pretrainer(self, n_samples: int, context: FitContext | None = None):
         """The pretrainer of a fit on ``n_samples`` sequences (hook).
@@ -1048,7 +1060,10 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             else:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
-                    recurrent, self.n_outputs_, per_step=self.target != "sequence"
+                    recurrent,
+                    self.n_outputs_,
+                    per_step=self.target != "sequence",
+                    pooling=self._pooling(),
                 )
                 self._initialize_module(module, context, seqs.n_samples)
             net = self._make_net(
@@ -1179,7 +1194,10 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             if first:
                 recurrent = self._build_module(seqs.n_features)
                 module = SequenceNet(
-                    recurrent, self.n_outputs_, per_step=self.target != "sequence"
+                    recurrent,
+                    self.n_outputs_,
+                    per_step=self.target != "sequence",
+                    pooling=self._pooling(),
                 )
                 self._initialize_module(module, context, seqs.n_samples)
             else:

@@ -254,6 +254,39 @@ def rows(states: np.ndarray, lengths: np.ndarray, per_step: bool) -> np.ndarray:
     return states[np.arange(states.shape[0]), np.asarray(lengths) - 1]
 
 
+#: With ``pooling='last+mean'``, the pretrainer scales the mean block so
+#: that its root-mean-square norm over the training sequences is this
+#: fraction of the last states' (measured in ``docs/training.md``).
+POOL_BLOCK_SCALE = 0.5
+
+
+@torch.no_grad()
+def readout_rows(
+    module: nn.Module, states: np.ndarray, lengths: np.ndarray, per_step: bool
+) -> np.ndarray:
+    """The rows the readout of ``module`` (a ``SequenceNet``) reads.
+
+    :func:`rows` of the recurrent output ``states`` (N, T, F); with
+    ``module.pooling == 'last+mean'`` (sequence targets), the final states
+    side by side with the mean over the valid steps, that block scaled to
+    :data:`POOL_BLOCK_SCALE` times the final states' root-mean-square norm;
+    the scale is stored in ``module.pool_scale``, so that the network reads
+    what the readout is fitted on.
+    """
+    last = rows(states, lengths, per_step)
+    if per_step or getattr(module, "pooling", "last") == "last":
+        return last
+    states = np.asarray(states)
+    lengths = np.asarray(lengths)
+    mask = valid_mask(lengths, states.shape[1])
+    mean = (states * mask[..., None]).sum(axis=1) / lengths[:, None]
+    rms_last = np.sqrt(np.mean(np.sum(last**2, axis=1)))
+    rms_mean = np.sqrt(np.mean(np.sum(mean**2, axis=1)))
+    scale = POOL_BLOCK_SCALE * rms_last / rms_mean if rms_mean > 0 else 1.0
+    module.pool_scale.fill_(float(scale))
+    return np.hstack([last, scale * mean])
+
+
 @torch.no_grad()
 def set_linear_(layer: nn.Linear, W: np.ndarray, b: np.ndarray) -> None:
     """Copy ``W`` and ``b`` into a linear layer (its dtype and device)."""

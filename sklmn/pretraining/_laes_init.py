@@ -34,6 +34,7 @@ from ._common import (
     numpy_weight,
     padded_sequences,
     readout_problem,
+    readout_rows,
     readout_targets,
     reduce_components,
     reverse_valid,
@@ -434,25 +435,30 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 inputs = _layer_outputs(recurrent, i, inputs, lengths)
         if logistic:
             # on the network's own states (tanh included), all units
-            features = rows(network_states(recurrent, seqs), lengths, per_step)
+            states = network_states(recurrent, seqs)
+            features = readout_rows(module, states, lengths, per_step)
             W_full, b = self._fit_readout(
                 module, features, y_encoded, lengths, problem, per_step, weight
             )
         else:
-            features = rows(np.concatenate(last_states, axis=2), lengths, per_step)
+            states = np.concatenate(last_states, axis=2)
+            features = readout_rows(module, states, lengths, per_step)
             W, b = self._fit_readout(
                 module, features, y_encoded, lengths, problem, per_step, weight
             )
             if not is_lmn:
                 W = W / s
             # LAES units of direction j are the first p of its block of outputs
+            # (one block per pooled quantity: the final state, then the mean)
             unit = recurrent.memory_size if is_lmn else recurrent.hidden_size
             p_last = laes_layers[-1][0].n_components_
-            W_full = np.zeros((W.shape[0], unit * n_dirs))
-            for j in range(n_dirs):
-                W_full[:, j * unit : j * unit + p_last] = W[
-                    :, j * p_last : (j + 1) * p_last
-                ]
+            n_blocks = W.shape[1] // (p_last * n_dirs)
+            W_full = np.zeros((W.shape[0], n_blocks * unit * n_dirs))
+            for q in range(n_blocks):
+                for j in range(n_dirs):
+                    out = (q * n_dirs + j) * unit
+                    src = (q * n_dirs + j) * p_last
+                    W_full[:, out : out + p_last] = W[:, src : src + p_last]
         set_linear_(module.readout, W_full, b)
         self.laes_layers_ = laes_layers
         self.laes_ = laes_layers[0][0]
@@ -617,7 +623,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
             _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units)
             laes_dirs.append(laes_modules)
-        features = rows(network_states(recurrent, seqs), lengths, per_step)
+        states = network_states(recurrent, seqs)
+        features = readout_rows(module, states, lengths, per_step)
         W, b = self._fit_readout(
             module, features, y_encoded, lengths, problem, per_step, weight
         )

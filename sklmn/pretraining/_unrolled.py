@@ -348,7 +348,12 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         )
         if p < size:
             _restore_free_memory_(layer, p, W_hm0, W_mm0)
-        set_linear_(module.readout, W_mo.cpu().numpy(), b_mo.cpu().numpy())
+        W_mo = W_mo.cpu().numpy()
+        # a pooled readout (pooling='last+mean') also reads the mean of the
+        # memory: zero weights there, so that the start is the transfer
+        W_read = np.zeros((W_mo.shape[0], module.readout.in_features))
+        W_read[:, : W_mo.shape[1]] = W_mo
+        set_linear_(module.readout, W_read, b_mo.cpu().numpy())
         self.urnn_net_ = tape_net
         self.laes_ = laes
         self.n_components_ = int(laes.n_components_)

@@ -1,0 +1,161 @@
+"""The pooled readout (``pooling='last+mean'``) of SequenceNet and the LMN
+estimators, against explicit computations."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+
+from sklmn import persistence
+from sklmn._training import SequenceNet
+from sklmn._training._module import mean_valid
+from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.nn import LMN
+from sklmn.pretraining import UnrolledPretrainer
+
+
+def _data(n=30, T=9, d=2, seed=0):
+    rng = np.random.RandomState(seed)
+    lengths = rng.randint(3, T + 1, size=n)
+    X = [rng.randn(L, d) for L in lengths]
+    y = np.array([int(x[:, 0].mean() > 0) for x in X])
+    return X, y
+
+
+def test_mean_valid_matches_a_loop():
+    rng = np.random.RandomState(0)
+    out = torch.tensor(rng.randn(4, 6, 3))
+    lengths = torch.tensor([6, 1, 4, 2])
+    want = torch.stack([out[i, : int(n)].mean(0) for i, n in enumerate(lengths)])
+    torch.testing.assert_close(mean_valid(out, lengths), want)
+    torch.testing.assert_close(mean_valid(out, None), out.mean(1))
+
+
+def test_pooled_readout_reads_last_and_scaled_mean_and_ignores_padding():
+    torch.manual_seed(0)
+    net = SequenceNet(LMN(2, 5, 4), 3, pooling="last+mean")
+    net.pool_scale.fill_(2.5)
+    x = torch.randn(3, 7, 2)
+    lengths = torch.tensor([7, 4, 2])
+    out, _ = net.recurrent(x, lengths=lengths)
+    feats = []
+    for i, n in enumerate(lengths.tolist()):
+        feats.append(torch.cat([out[i, n - 1], 2.5 * out[i, :n].mean(0)]))
+    want = net.readout(torch.stack(feats))
+    torch.testing.assert_close(net(x, lengths=lengths), want)
+    x2 = x.clone()
+    x2[1, 4:] = 100.0  # padding
+    x2[2, 2:] = -7.0
+    torch.testing.assert_close(net(x2, lengths=lengths), want)
+
+
+def test_sequence_net_rejects_bad_pooling():
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        SequenceNet(LMN(2, 3, 3), 2, pooling="max")
+    with pytest.raises(ValueError, match="needs sequence-level targets"):
+        SequenceNet(LMN(2, 3, 3), 2, per_step=True, pooling="last+mean")
+
+
+def test_laes_start_of_a_pooled_readout_is_the_logistic_fit_of_pooled_states():
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = LMNClassifier(
+            hidden_size=6,
+            memory_size=6,
+            pooling="last+mean",
+            standardize=False,
+            max_iter=1,
+            learning_rate_init=1e-12,
+            random_state=0,
+        ).fit(X, y)
+    assert clf.best_epoch_ == 0  # the start is what is kept
+    module = clf.net_.module_
+    # the network's own states, pooled explicitly
+    last, mean = [], []
+    with torch.no_grad():
+        for x in X:
+            out, _ = module.recurrent(torch.tensor(x[None], dtype=torch.float32))
+            out = out[0].double().numpy()
+            last.append(out[-1])
+            mean.append(out.mean(0))
+    last, mean = np.array(last), np.array(mean)
+    rms = lambda a: np.sqrt(np.mean(np.sum(a**2, axis=1)))  # noqa: E731
+    scale = 0.5 * rms(last) / rms(mean)
+    assert float(module.pool_scale) == pytest.approx(scale, rel=1e-4)
+    feats = np.hstack([last, scale * mean])
+    ref = LogisticRegression(C=1.0, max_iter=10_000, tol=1e-10).fit(feats, y)
+    np.testing.assert_allclose(
+        clf.predict_proba(X), ref.predict_proba(feats), atol=2e-3
+    )
+
+
+def test_pooling_is_ignored_for_per_step_targets_and_validated():
+    X, _ = _data()
+    y_steps = [(x[:, 0] > 0).astype(int) for x in X]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = LMNClassifier(
+            hidden_size=4,
+            memory_size=4,
+            pooling="last+mean",
+            target="timestep",
+            max_iter=1,
+        )
+        clf.fit(X, y_steps)
+    assert clf.net_.module_.pooling == "last"
+    with pytest.raises(ValueError, match="pooling"):
+        LMNClassifier(pooling="mean").fit(X, y_steps)
+
+
+def test_unrolled_start_of_a_pooled_readout_is_the_transfer():
+    """The unrolled pretrainer leaves the mean block at zero: the start
+    predicts what the 'last' readout of the same transfer predicts."""
+    X, y = _data()
+    probs = []
+    for pooling in ("last", "last+mean"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf = LMNClassifier(
+                hidden_size=4,
+                memory_size=4,
+                pooling=pooling,
+                pretrainer=UnrolledPretrainer(max_iter=2, random_state=0),
+                max_iter=1,
+                learning_rate_init=1e-12,
+                random_state=0,
+            ).fit(X, y)
+        probs.append(clf.predict_proba(X))
+    np.testing.assert_allclose(probs[1], probs[0], rtol=1e-5, atol=1e-6)
+
+
+def test_pooled_models_round_trip_through_the_safe_format(tmp_path):
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = LMNClassifier(
+            hidden_size=4,
+            memory_size=4,
+            pooling="last+mean",
+            max_iter=2,
+            random_state=0,
+        ).fit(X, y)
+        reg = LMNRegressor(
+            hidden_size=4,
+            memory_size=4,
+            pooling="last+mean",
+            max_iter=2,
+            random_state=0,
+        ).fit(X, y.astype(float))
+    for est, predict in ((clf, "predict_proba"), (reg, "predict")):
+        path = tmp_path / f"{type(est).__name__}.sklmn"
+        persistence.save(est, path)
+        loaded = persistence.load(path)
+        np.testing.assert_allclose(
+            getattr(loaded, predict)(X),
+            getattr(est, predict)(X),
+            rtol=1e-6,
+            atol=1e-7,
+        )
