@@ -24,6 +24,16 @@ def _data(n=30, T=9, d=2, seed=0):
     return X, y
 
 
+def _fit(cls, X, y, **params):
+    """A small pooled LMN estimator fitted quietly (``params`` override)."""
+    settings = dict(
+        hidden_size=4, memory_size=4, pooling="last+mean", max_iter=2, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cls(**{**settings, **params}).fit(X, y)
+
+
 def test_mean_valid_matches_a_loop():
     rng = np.random.RandomState(0)
     out = torch.tensor(rng.randn(4, 6, 3))
@@ -60,17 +70,16 @@ def test_sequence_net_rejects_bad_pooling():
 
 def test_laes_start_of_a_pooled_readout_is_the_logistic_fit_of_pooled_states():
     X, y = _data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = LMNClassifier(
-            hidden_size=6,
-            memory_size=6,
-            pooling="last+mean",
-            standardize=False,
-            max_iter=1,
-            learning_rate_init=1e-12,
-            random_state=0,
-        ).fit(X, y)
+    clf = _fit(
+        LMNClassifier,
+        X,
+        y,
+        hidden_size=6,
+        memory_size=6,
+        standardize=False,
+        max_iter=1,
+        learning_rate_init=1e-12,
+    )
     assert clf.best_epoch_ == 0  # the start is what is kept
     module = clf.net_.module_
     # the network's own states, pooled explicitly
@@ -95,16 +104,8 @@ def test_laes_start_of_a_pooled_readout_is_the_logistic_fit_of_pooled_states():
 def test_pooling_is_ignored_for_per_step_targets_and_validated():
     X, _ = _data()
     y_steps = [(x[:, 0] > 0).astype(int) for x in X]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = LMNClassifier(
-            hidden_size=4,
-            memory_size=4,
-            pooling="last+mean",
-            target="timestep",
-            max_iter=1,
-        )
-        clf.fit(X, y_steps)
+    clf = _fit(LMNClassifier, X, y_steps, target="timestep", max_iter=1)
+    assert clf.pooling == "last+mean"
     assert clf.net_.module_.pooling == "last"
     with pytest.raises(ValueError, match="pooling"):
         LMNClassifier(pooling="mean").fit(X, y_steps)
@@ -114,41 +115,25 @@ def test_unrolled_start_of_a_pooled_readout_is_the_transfer():
     """The unrolled pretrainer leaves the mean block at zero: the start
     predicts what the 'last' readout of the same transfer predicts."""
     X, y = _data()
-    probs = []
-    for pooling in ("last", "last+mean"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            clf = LMNClassifier(
-                hidden_size=4,
-                memory_size=4,
-                pooling=pooling,
-                pretrainer=UnrolledPretrainer(max_iter=2, random_state=0),
-                max_iter=1,
-                learning_rate_init=1e-12,
-                random_state=0,
-            ).fit(X, y)
-        probs.append(clf.predict_proba(X))
+    probs = [
+        _fit(
+            LMNClassifier,
+            X,
+            y,
+            pooling=pooling,
+            pretrainer=UnrolledPretrainer(max_iter=2, random_state=0),
+            max_iter=1,
+            learning_rate_init=1e-12,
+        ).predict_proba(X)
+        for pooling in ("last", "last+mean")
+    ]
     np.testing.assert_allclose(probs[1], probs[0], rtol=1e-5, atol=1e-6)
 
 
 def test_pooled_models_round_trip_through_the_safe_format(tmp_path):
     X, y = _data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = LMNClassifier(
-            hidden_size=4,
-            memory_size=4,
-            pooling="last+mean",
-            max_iter=2,
-            random_state=0,
-        ).fit(X, y)
-        reg = LMNRegressor(
-            hidden_size=4,
-            memory_size=4,
-            pooling="last+mean",
-            max_iter=2,
-            random_state=0,
-        ).fit(X, y.astype(float))
+    clf = _fit(LMNClassifier, X, y)
+    reg = _fit(LMNRegressor, X, y.astype(float))
     for est, predict in ((clf, "predict_proba"), (reg, "predict")):
         path = tmp_path / f"{type(est).__name__}.sklmn"
         persistence.save(est, path)
