@@ -193,8 +193,10 @@ TRAINING_PARAMETERS_DOC = """\
         Print one line per epoch and the stopping message.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialization, the shuffling of the minibatches, the
-        validation split and dropout. With an int, two fits on the CPU give
-        identical models; torch's global random state is left untouched.
+        validation split and dropout, and a pretrainer whose own
+        ``random_state`` is None (``pretrainer_`` gets a seed derived from
+        this one). With an int, two fits on the CPU give identical models;
+        torch's global random state is left untouched.
     device : str, default='cpu'
         torch device to train on, e.g. ``'cuda'``. A model trained on a GPU
         unpickles and predicts on a CPU-only machine (skorch maps the tensors
