@@ -80,6 +80,13 @@ def estimators(quick: bool):
             lambda d: LMNClassifier(**small, memory_size=16, device=d),
         ),
         (
+            "LMNClassifier(pooling='last+mean')",
+            "clf",
+            lambda d: LMNClassifier(
+                **small, memory_size=16, pooling="last+mean", device=d
+            ),
+        ),
+        (
             "LMNClassifier(pretrainer=None, bidirectional)",
             "clf",
             lambda d: LMNClassifier(
