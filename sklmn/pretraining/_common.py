@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
+from .._training._module import mean_valid
 from ..laes import LAESTransformer
 from ..utils.sequences import Sequences, lengths_to_mask
 
@@ -276,10 +277,9 @@ def readout_rows(
     last = rows(states, lengths, per_step)
     if per_step or getattr(module, "pooling", "last") == "last":
         return last
-    states = np.asarray(states)
-    lengths = np.asarray(lengths)
-    mask = valid_mask(lengths, states.shape[1])
-    mean = (states * mask[..., None]).sum(axis=1) / lengths[:, None]
+    mean = mean_valid(
+        torch.as_tensor(np.asarray(states)), torch.as_tensor(np.asarray(lengths))
+    ).numpy()
     rms_last = np.sqrt(np.mean(np.sum(last**2, axis=1)))
     rms_mean = np.sqrt(np.mean(np.sum(mean**2, axis=1)))
     scale = POOL_BLOCK_SCALE * rms_last / rms_mean if rms_mean > 0 else 1.0
