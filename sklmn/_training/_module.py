@@ -13,7 +13,7 @@ from ..nn._base import forward_with_penalty, gather_last, legacy_penalty
 __all__ = ["POOLINGS", "SequenceNet", "mean_valid"]
 
 #: What a sequence-level readout reads (see :class:`SequenceNet`).
-POOLINGS = ("last", "last+mean")
+POOLINGS = ("last", "last+mean", "auto")
 
 
 def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
@@ -51,8 +51,12 @@ class SequenceNet(nn.Module):
     sequence's last valid step (``pooling='last'``), or that output and the
     output's mean over the valid steps side by side, the mean multiplied by
     the buffer ``pool_scale`` (``pooling='last+mean'``; a pretrainer sets the
-    scale, 1 otherwise); for per-time-step targets it reads every step (the
-    loss masks padded steps).
+    scale, 1 otherwise). ``pooling='auto'`` has the same two blocks with the
+    scale at 0 (the network computes what ``'last'`` computes, and the mean
+    block's weights get no gradient) until a pretrainer that chooses the
+    readout by cross-validation sets it (:class:`~sklmn.pretraining.LAESInitializer`).
+    For per-time-step targets the readout reads every step (the loss masks
+    padded steps).
 
     The regularization term of the recurrent module travels as a return value:
     ``net(X, lengths, return_penalty=True)`` returns ``(outputs, penalty)``,
@@ -72,7 +76,7 @@ class SequenceNet(nn.Module):
     per_step : bool, default=False
         Return one output per time step ``(N, T, n_outputs)`` instead of one
         per sequence ``(N, n_outputs)``.
-    pooling : {'last', 'last+mean'}, default='last'
+    pooling : {'last', 'last+mean', 'auto'}, default='last'
         What a sequence-level readout reads (above); must be ``'last'`` with
         ``per_step=True``.
 
@@ -112,10 +116,23 @@ class SequenceNet(nn.Module):
         self.recurrent = recurrent
         self.per_step = bool(per_step)
         self.pooling = pooling
-        n_in = int(recurrent.output_size) * (2 if pooling == "last+mean" else 1)
-        self.readout = nn.Linear(n_in, int(n_outputs))
-        if pooling == "last+mean":
-            self.register_buffer("pool_scale", torch.ones(()))
+        n_in = int(recurrent.output_size)
+        if pooling == "auto":
+            # the readout of 'last' (the same random draws), and zero weights
+            # on the mean block: until a pretrainer resolves the pooling,
+            # the network is the one pooling='last' builds
+            last = nn.Linear(n_in, int(n_outputs))
+            self.readout = nn.utils.skip_init(nn.Linear, 2 * n_in, int(n_outputs))
+            with torch.no_grad():
+                self.readout.weight.zero_()
+                self.readout.weight[:, :n_in].copy_(last.weight)
+                self.readout.bias.copy_(last.bias)
+        else:
+            n_in *= 1 if pooling == "last" else 2
+            self.readout = nn.Linear(n_in, int(n_outputs))
+        if pooling != "last":
+            scale = 1.0 if pooling == "last+mean" else 0.0
+            self.register_buffer("pool_scale", torch.tensor(scale))
 
     def features(self, output: Tensor, lengths: Tensor | None) -> Tensor:
         """What the readout of a sequence-level target reads.

@@ -450,6 +450,13 @@ def _completed(history, key: str) -> list[float]:
 #: targets reach +0.0001)
 _MIN_START_R2 = 0.01
 
+#: ``pretrained_alpha='auto'``: fine-tuning is anchored with this strength to
+#: a start whose cross-validated score (``readout_cv_score_`` of the
+#: pretrainer: accuracy, or leave-one-out R²) is at least
+#: ``_AUTO_ANCHOR_MIN_SCORE``, and free otherwise (measured in
+#: docs/training.md)
+_AUTO_ANCHOR, _AUTO_ANCHOR_MIN_SCORE = 10.0, 0.9
+
 
 def _start_predicts(pretrainer) -> bool:
     """Whether a pretrained start predicts held-out training sequences
@@ -652,6 +659,20 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 self.pretrainer_ = None
                 if context.problem == "continuous":
                     _predict_the_mean_(module.readout, context)
+        if "pretrained_alpha" in self._parameter_constraints:
+            self.pretrained_alpha_ = self._anchor_strength()
+
+    def _anchor_strength(self) -> float:
+        """The anchor of this fit's fine-tuning: ``pretrained_alpha``, with
+        ``'auto'`` resolved from ``pretrainer_`` (0 without one)."""
+        if getattr(self, "pretrainer_", None) is None:
+            return 0.0
+        anchor = self.pretrained_alpha
+        if not isinstance(anchor, str):
+            return float(anchor)
+        score = getattr(self.pretrainer_, "readout_cv_score_", None)
+        strong = score is not None and np.isfinite(score)
+        return _AUTO_ANCHOR if strong and score >= _AUTO_ANCHOR_MIN_SCORE else 0.0
 
     def _plugin_callbacks(self, context: FitContext) -> list:
         """``(name, callback)`` pairs of the plug-ins of this fit (hook).
@@ -771,7 +792,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             callbacks.append(
                 ("gradient_clipping", GradientNormClipping(self.gradient_clipping))
             )
-        anchor = getattr(self, "pretrained_alpha", 0.0)
+        anchor = getattr(self, "pretrained_alpha_", 0.0)
         if (
             anchor
             and context is not None

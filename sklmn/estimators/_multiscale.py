@@ -89,6 +89,7 @@ class _MultiScaleLMNMixin:
 
     _fitted_attributes = {
         "pretrainer_": "estimator?",
+        "pretrained_alpha_": "float",
         "incremental_": "estimator",
         "module_history_": "list",
         "n_modules_": "int",
@@ -207,6 +208,9 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     pretrainer_ : object or None
         The clone of the pretrainer that initialized the model (None without
         pretraining).
+    pretrained_alpha_ : float
+        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
+        resolved; 0 without a pretrained start).
     %(fitted_attributes)s
 
     See Also
@@ -348,6 +352,9 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
     pretrainer_ : object or None
         The clone of the pretrainer that initialized the model (None without
         pretraining).
+    pretrained_alpha_ : float
+        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
+        resolved; 0 without a pretrained start).
     %(fitted_attributes)s
 
     See Also

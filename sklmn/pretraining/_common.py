@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
+from .._training._loss import rows_score
 from .._training._module import mean_valid
 from ..laes import LAESTransformer
 from ..utils.sequences import Sequences, lengths_to_mask
@@ -277,6 +278,7 @@ def readout_rows(
     last = rows(states, lengths, per_step)
     if per_step or getattr(module, "pooling", "last") == "last":
         return last
+    # 'last+mean', and 'auto' until :func:`choose_pooling_` decides
     mean = mean_valid(
         torch.as_tensor(np.asarray(states)), torch.as_tensor(np.asarray(lengths))
     ).numpy()
@@ -285,6 +287,99 @@ def readout_rows(
     scale = POOL_BLOCK_SCALE * rms_last / rms_mean if rms_mean > 0 else 1.0
     module.pool_scale.fill_(float(scale))
     return np.hstack([last, scale * mean])
+
+
+#: Folds and repeats of the cross-validation with which ``pooling='auto'``
+#: compares the two readouts of a classification start.
+POOLING_CV_FOLDS, POOLING_CV_REPEATS = 5, 4
+
+
+def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
+    """Mean held-out score (accuracy) of :func:`logistic_readout` over
+    repeated stratified folds of the rows (plain folds for multilabel rows);
+    NaN when a class has fewer than two rows."""
+    from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
+
+    labels = targets.argmax(axis=1) if problem == "multiclass" else None
+    if labels is not None:
+        smallest = int(np.bincount(labels)[np.unique(labels)].min())
+        if smallest < 2 or len(np.unique(labels)) < 2:
+            return float("nan")
+        n_splits = min(POOLING_CV_FOLDS, smallest)
+        splitter = RepeatedStratifiedKFold(
+            n_splits=n_splits, n_repeats=POOLING_CV_REPEATS, random_state=0
+        )
+    else:
+        if len(targets) < 2:
+            return float("nan")
+        n_splits = min(POOLING_CV_FOLDS, len(targets))
+        splitter = RepeatedKFold(
+            n_splits=n_splits, n_repeats=POOLING_CV_REPEATS, random_state=0
+        )
+    scores = []
+    for train, test in splitter.split(features, labels):
+        weight = None if sample_weight is None else sample_weight[train]
+        W, b = logistic_readout(
+            features[train], targets[train], problem, C, sample_weight=weight
+        )
+        outputs = features[test] @ W.T + b
+        scores.append(rows_score(outputs, targets[test], problem, False))
+    return float(np.mean(scores))
+
+
+@torch.no_grad()
+def choose_pooling_(
+    module: nn.Module,
+    features: np.ndarray,
+    targets: np.ndarray,
+    problem: str,
+    *,
+    logistic: bool,
+    C: float = 1.0,
+    sample_weight: np.ndarray | None = None,
+) -> tuple[str, dict, np.ndarray]:
+    """Resolve ``pooling='auto'``: the pooled readout or the last step only.
+
+    ``features`` are the :func:`readout_rows` of a ``SequenceNet`` with
+    ``pooling='auto'`` (the final states, then the scaled mean block, one row
+    per sequence); ``targets`` the :func:`readout_targets`. The readout of
+    the start (``logistic``: :func:`logistic_readout` at ``C``, scored by
+    the mean accuracy over :data:`POOLING_CV_REPEATS` repeats of
+    :data:`POOLING_CV_FOLDS` stratified folds; otherwise the ridge readout
+    of :func:`ridge_gcv_readout`, scored by its leave-one-out R²) is
+    cross-validated on both feature sets. The pooled rows are kept only when
+    they score more than ``1 / n`` (one of the ``n`` training sequences)
+    above the final states alone; otherwise ``module.pool_scale`` is set to
+    0, so that the network computes what ``pooling='last'`` computes, and
+    the mean block of the returned rows is zeroed.
+
+    Returns
+    -------
+    pooling : {'last', 'last+mean'}
+    scores : dict
+        The cross-validated score of each.
+    features : ndarray
+        The rows the readout is fitted on.
+    """
+    features = np.asarray(features, dtype=np.float64)
+    targets = np.asarray(targets, dtype=np.float64)
+    half = features.shape[1] // 2
+    candidates = {"last": features[:, :half], "last+mean": features}
+    scores = {}
+    for name, rows_ in candidates.items():
+        if logistic:
+            scores[name] = cv_logistic_score(rows_, targets, problem, C, sample_weight)
+        else:
+            scores[name] = ridge_gcv_readout(
+                rows_, targets, sample_weight=sample_weight
+            )[3]
+    margin = 1.0 / max(len(features), 1)
+    pooled = bool(scores["last+mean"] > scores["last"] + margin)  # NaN: False
+    if not pooled:
+        module.pool_scale.fill_(0.0)
+        features = features.copy()
+        features[:, half:] = 0.0
+    return ("last+mean" if pooled else "last"), scores, features
 
 
 @torch.no_grad()

@@ -24,6 +24,8 @@ from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     MATRIX_FREE_N_ITER,
+    choose_pooling_,
+    cv_logistic_score,
     data_limit,
     fit_laes,
     laes_states,
@@ -208,6 +210,30 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         the start predicts a held-out training sequence no better than the
         mean of the others. ``pretrainer='auto'`` of the LMN regressors
         discards a start whose R² is not above 0.01.
+    readout_cv_score_ : float or None
+        How well the start predicts training sequences it was not fitted
+        on: the ``'logistic'`` readout's mean accuracy over 4 repeats of 5
+        stratified folds of the sequences (the readout refitted on the
+        others; the LAES, unsupervised, is fitted once on all), the
+        ``'ridge'`` readout's ``readout_loo_r2_``; None for per-step targets
+        of the logistic readout and for a fixed ridge penalty. The LMN
+        estimators' ``pretrained_alpha='auto'`` anchors fine-tuning to a
+        start whose score is at least 0.9.
+    pooling_ : {'last', 'last+mean'}
+        What the network's readout reads (its ``pooling``; the multi-scale
+        LMN reads ``'last'``). A network built with ``pooling='auto'`` (the
+        LMN estimators' option) is resolved here: the readout is fitted on
+        the final states alone and on the final states with their mean over
+        the valid steps, both cross-validated on the training sequences
+        (the logistic readout: accuracy over 4 repeats of 5 stratified
+        folds; the ridge readout: its leave-one-out R² at the penalty
+        generalized cross-validation chooses), and the mean is kept only
+        when it scores more than ``1 / n`` above the final states alone
+        (``n`` training sequences); otherwise the network's mean block is
+        switched off (scale 0), which computes what ``'last'`` computes.
+    pooling_scores_ : dict or None
+        The two cross-validated scores of ``pooling='auto'``
+        (``{'last': ..., 'last+mean': ...}``); None for other poolings.
 
     See Also
     --------
@@ -283,6 +309,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "linear_score_": "float",
         "readout_alpha_": "float?",
         "readout_loo_r2_": "float?",
+        "pooling_": "str",
+        "pooling_scores_": "dict?",
+        "readout_cv_score_": "float?",
     }
 
     _parameter_constraints: dict = {
@@ -487,7 +516,31 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         targets = readout_targets(
             y_encoded, problem, module.readout.out_features, lengths, per_step
         )
-        if self._readout_kind(problem) == "logistic":
+        logistic = self._readout_kind(problem) == "logistic"
+        if problem == "multilabel" and not logistic:
+            # the estimators predict a label where the output (logit) is > 0
+            targets = 2.0 * targets - 1.0
+        self.pooling_ = getattr(module, "pooling", "last")
+        self.pooling_scores_ = None
+        if self.pooling_ == "auto" and not per_step:
+            self.pooling_, self.pooling_scores_, features = choose_pooling_(
+                module,
+                features,
+                targets,
+                problem,
+                logistic=logistic,
+                C=float(self.C),
+                sample_weight=weight,
+            )
+        if logistic:
+            if self.pooling_scores_ is not None:
+                self.readout_cv_score_ = self.pooling_scores_[self.pooling_]
+            elif per_step:  # rows are steps, not sequences: not measured
+                self.readout_cv_score_ = None
+            else:
+                self.readout_cv_score_ = cv_logistic_score(
+                    features, targets, problem, float(self.C), weight
+                )
             W, b = logistic_readout(
                 features, targets, problem, float(self.C), sample_weight=weight
             )
@@ -497,15 +550,13 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             self.readout_alpha_ = None
             self.readout_loo_r2_ = None
             return W, b
-        if problem == "multilabel":
-            # the estimators predict a label where the output (logit) is > 0
-            targets = 2.0 * targets - 1.0
         if isinstance(self.alpha, str):  # 'gcv'
             W, b, self.readout_alpha_, self.readout_loo_r2_ = ridge_gcv_readout(
                 features, targets, sample_weight=weight
             )
+            self.readout_cv_score_ = self.readout_loo_r2_
         else:
-            self.readout_loo_r2_ = None
+            self.readout_loo_r2_ = self.readout_cv_score_ = None
             W, b = ridge_readout(
                 features, targets, float(self.alpha), sample_weight=weight
             )

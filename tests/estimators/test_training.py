@@ -308,8 +308,9 @@ def test_anchor_is_used_only_after_a_pretrainer(make):
     assert anchor(warm.fit(X, y)) is None
 
 
-def test_default_anchor_lmn_free_multiscale_anchored():
-    assert LMNClassifier().pretrained_alpha == LMNRegressor().pretrained_alpha == 0.0
+def test_default_anchor_lmn_auto_multiscale_anchored():
+    assert LMNClassifier().pretrained_alpha == LMNRegressor().pretrained_alpha
+    assert LMNClassifier().pretrained_alpha == "auto"
     assert MultiScaleLMNClassifier().pretrained_alpha == 10.0
     assert MultiScaleLMNClassifier().pretrainer == "auto"
     X, y, _ = _data()

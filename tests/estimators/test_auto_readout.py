@@ -1,0 +1,229 @@
+"""``pooling='auto'`` and ``pretrained_alpha='auto'`` of the LMN estimators:
+the cross-validated choices of the LAES start, against explicit
+computations with scikit-learn."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+
+from sklmn import persistence
+from sklmn._training import SequenceNet
+from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.nn import LMN
+from sklmn.pretraining import LAESInitializer
+from sklmn.pretraining._common import choose_pooling_
+
+
+def _sequences(n, seed, T=10, d=2):
+    rng = np.random.RandomState(seed)
+    return [rng.randn(L, d) for L in rng.randint(4, T + 1, size=n)]
+
+
+def _mean_task(n=60, seed=0):
+    """The class is the sign of the first feature's mean: spread over the
+    whole sequence, not in its last step."""
+    X = _sequences(n, seed)
+    return X, np.array([int(x[:, 0].mean() > 0) for x in X])
+
+
+def _last_task(n=60, seed=0):
+    """The class is the sign of the last step's first feature."""
+    X = _sequences(n, seed)
+    return X, np.array([int(x[-1, 0] > 0) for x in X])
+
+
+def _fit(cls, X, y, **params):
+    settings = dict(hidden_size=6, memory_size=6, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cls(**{**settings, **params}).fit(X, y)
+
+
+def _cv_accuracy(features, labels, C=1.0):
+    """Independent reference: scikit-learn's cross_val_score of a logistic
+    regression over the same repeated stratified folds."""
+    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=4, random_state=0)
+    model = LogisticRegression(C=C, max_iter=5000)
+    return cross_val_score(model, features, labels, cv=cv).mean()
+
+
+def test_auto_network_starts_as_the_last_step_readout():
+    """Until a pretrainer resolves it, pooling='auto' builds the network of
+    pooling='last': the same random draws, the mean block off."""
+    nets = {}
+    for pooling in ("last", "auto"):
+        torch.manual_seed(0)
+        nets[pooling] = SequenceNet(LMN(2, 5, 4), 3, pooling=pooling)
+    last, auto = nets["last"], nets["auto"]
+    assert float(auto.pool_scale) == 0.0
+    assert auto.readout.in_features == 8
+    torch.testing.assert_close(auto.readout.weight[:, :4], last.readout.weight)
+    torch.testing.assert_close(auto.readout.weight[:, 4:], torch.zeros(3, 4))
+    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
+    torch.testing.assert_close(auto(x, lengths=lengths), last(x, lengths=lengths))
+
+
+def test_auto_without_a_start_trains_as_last():
+    X, y = _mean_task()
+    probs = [
+        _fit(LMNClassifier, X, y, pooling=p, pretrainer=None).predict_proba(X)
+        for p in ("last", "auto")
+    ]
+    np.testing.assert_allclose(probs[1], probs[0], rtol=1e-4, atol=1e-5)
+
+
+class _Pooled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pool_scale", torch.tensor(0.7))
+
+
+@pytest.mark.parametrize("informative", ["last", "mean"])
+def test_choose_pooling_scores_are_sklearn_cross_validation(informative):
+    rng = np.random.RandomState(0)
+    n = 80
+    last, mean = rng.randn(n, 3), rng.randn(n, 3)
+    labels = (last[:, 0] if informative == "last" else mean[:, 0]) > 0
+    features = np.hstack([last, mean])
+    targets = np.eye(2)[labels.astype(int)]
+    module = _Pooled()
+    pooling, scores, rows = choose_pooling_(
+        module, features, targets, "multiclass", logistic=True, C=1.0
+    )
+    assert scores["last"] == pytest.approx(_cv_accuracy(last, labels), abs=1e-9)
+    assert scores["last+mean"] == pytest.approx(
+        _cv_accuracy(features, labels), abs=1e-9
+    )
+    if informative == "mean":
+        assert pooling == "last+mean"
+        assert float(module.pool_scale) == pytest.approx(0.7)
+        np.testing.assert_array_equal(rows, features)
+    else:
+        # a gain of less than one sequence in n is not evidence for the mean
+        assert scores["last+mean"] <= scores["last"] + 1 / n
+        assert pooling == "last"
+        assert float(module.pool_scale) == 0.0
+        np.testing.assert_array_equal(rows[:, 3:], 0.0)
+        np.testing.assert_array_equal(rows[:, :3], last)
+
+
+def test_classifier_keeps_the_mean_where_the_class_is_spread_over_the_series():
+    X, y = _mean_task()
+    clf = _fit(LMNClassifier, X, y, pooling="auto")
+    start = clf.pretrainer_
+    assert start.pooling_ == "last+mean"
+    assert start.pooling_scores_["last+mean"] > start.pooling_scores_["last"]
+    assert start.readout_cv_score_ == start.pooling_scores_["last+mean"]
+    assert float(clf.net_.module_.pool_scale) > 0
+
+
+def test_classifier_that_resolves_to_last_trains_as_the_last_readout():
+    """The mean block at scale 0 gets no gradient: the whole fit is the fit
+    of pooling='last'."""
+    X, y = _last_task()
+    auto = _fit(LMNClassifier, X, y, pooling="auto", pretrained_alpha=0.0)
+    assert auto.pretrainer_.pooling_ == "last"
+    assert float(auto.net_.module_.pool_scale) == 0.0
+    last = _fit(LMNClassifier, X, y, pooling="last", pretrained_alpha=0.0)
+    assert last.pretrainer_.pooling_ == "last"
+    assert last.pretrainer_.pooling_scores_ is None
+    assert auto.n_iter_ == last.n_iter_ == 3
+    np.testing.assert_allclose(
+        auto.predict_proba(X), last.predict_proba(X), rtol=1e-4, atol=1e-5
+    )
+    weight = auto.net_.module_.readout.weight.detach().numpy()
+    np.testing.assert_array_equal(weight[:, 6:], 0.0)
+
+
+def test_readout_cv_score_is_the_cross_validated_accuracy_of_the_start():
+    X, y = _last_task()
+    start = _fit(
+        LMNClassifier,
+        X,
+        y,
+        pooling="last",
+        standardize=False,
+        max_iter=1,
+        learning_rate_init=1e-12,
+    )
+    # the network's final states at the start, one sequence at a time
+    recurrent = start.net_.module_.recurrent
+    with torch.no_grad():
+        states = np.array(
+            [
+                recurrent(torch.tensor(x[None], dtype=torch.float32))[0][0, -1].numpy()
+                for x in X
+            ]
+        )
+    want = _cv_accuracy(states.astype(np.float64), y)
+    # the states of a padded batch against one sequence at a time: a
+    # borderline row may fall either way (one row in a fold of 12)
+    assert start.pretrainer_.readout_cv_score_ == pytest.approx(want, abs=0.02)
+
+
+def test_auto_anchor_holds_a_start_that_predicts_held_out_sequences():
+    X, y = _last_task(n=80)
+    strong = _fit(LMNClassifier, X, y, pooling="last", pretrained_alpha="auto")
+    assert strong.pretrainer_.readout_cv_score_ >= 0.9
+    assert strong.pretrained_alpha_ == 10.0
+    names = [name for name, _ in strong.net_.callbacks_]
+    assert "anchor_to_start" in names
+
+    rng = np.random.RandomState(1)
+    noise = rng.randint(0, 2, size=len(X))  # nothing to predict
+    weak = _fit(LMNClassifier, X, noise, pooling="last", pretrained_alpha="auto")
+    assert weak.pretrainer_.readout_cv_score_ < 0.9
+    assert weak.pretrained_alpha_ == 0.0
+    assert "anchor_to_start" not in [name for name, _ in weak.net_.callbacks_]
+
+
+def test_pretrained_alpha_resolution():
+    X, y = _last_task()
+    assert _fit(LMNClassifier, X, y, pretrained_alpha=3.0).pretrained_alpha_ == 3.0
+    # without a start there is nothing to anchor to
+    none = _fit(LMNClassifier, X, y, pretrainer=None, pretrained_alpha="auto")
+    assert none.pretrained_alpha_ == 0.0
+    with pytest.raises(ValueError, match="pretrained_alpha"):
+        LMNClassifier(pretrained_alpha="strong").fit(X, y)
+    with pytest.raises(ValueError, match="pooling"):
+        LMNClassifier(pooling="mean").fit(X, y)
+
+
+def test_regressor_auto_pooling_compares_leave_one_out_r2():
+    X, y = _mean_task(n=60)
+    target = np.array([x[:, 0].mean() for x in X])
+    reg = _fit(LMNRegressor, X, target, pooling="auto", early_stopping=False)
+    start = reg.pretrainer_
+    assert start.pooling_ == "last+mean"
+    assert start.pooling_scores_["last+mean"] > start.pooling_scores_["last"] + 1 / 60
+    assert start.readout_cv_score_ == start.readout_loo_r2_
+    assert start.readout_loo_r2_ == start.pooling_scores_["last+mean"]
+
+
+def test_auto_models_round_trip_through_the_safe_format(tmp_path):
+    X, y = _mean_task()
+    clf = _fit(LMNClassifier, X, y, pooling="auto", pretrained_alpha="auto")
+    reg = _fit(
+        LMNRegressor, X, y.astype(float), pooling="auto", pretrained_alpha="auto"
+    )
+    for est, predict in ((clf, "predict_proba"), (reg, "predict")):
+        path = tmp_path / f"{type(est).__name__}.sklmn"
+        persistence.save(est, path)
+        loaded = persistence.load(path)
+        np.testing.assert_allclose(
+            getattr(loaded, predict)(X), getattr(est, predict)(X), rtol=1e-6, atol=1e-7
+        )
+        assert loaded.pretrained_alpha_ == est.pretrained_alpha_
+        if est.pretrainer_ is not None:
+            assert loaded.pretrainer_.pooling_ == est.pretrainer_.pooling_
+
+
+def test_laes_initializer_reports_pooling_of_fixed_readouts():
+    X, y = _last_task()
+    clf = _fit(LMNClassifier, X, y, pooling="last+mean", pretrainer=LAESInitializer())
+    assert clf.pretrainer_.pooling_ == "last+mean"
+    assert clf.pretrainer_.pooling_scores_ is None
