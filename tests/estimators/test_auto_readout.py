@@ -47,7 +47,7 @@ def _cv_accuracy(features, labels, C=1.0):
     """Independent reference: scikit-learn's cross_val_score of a logistic
     regression over the same repeated stratified folds."""
     cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=4, random_state=0)
-    model = LogisticRegression(C=C, max_iter=5000)
+    model = LogisticRegression(C=C, max_iter=5000, solver="newton-cholesky")
     return cross_val_score(model, features, labels, cv=cv).mean()
 
 
