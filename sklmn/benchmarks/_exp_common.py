@@ -84,6 +84,7 @@ PINNED: dict[str, dict] = {
         norm_penalty=0.0,
         orthogonality_penalty=0.0,
         output="memory",
+        pooling="last",  # the papers' readout of the last step
         pretrainer=None,
         pretrained_alpha=0.0,
         truncate_gradient=False,

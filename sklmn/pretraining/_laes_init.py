@@ -220,9 +220,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         estimators' ``pretrained_alpha='auto'`` anchors fine-tuning to a
         start whose score is at least 0.9.
     pooling_ : {'last', 'last+mean'}
-        What the network's readout reads (its ``pooling``; the multi-scale
-        LMN reads ``'last'``). A network built with ``pooling='auto'`` (the
-        LMN estimators' option) is resolved here: the readout is fitted on
+        What the network's readout reads (its ``pooling``). A network built
+        with ``pooling='auto'`` (the default of the LMN and multi-scale LMN
+        estimators) is resolved here: the readout is fitted on
         the final states alone and on the final states with their mean over
         the valid steps, both cross-validated on the training sequences
         (the logistic readout: accuracy over 4 repeats of 5 stratified

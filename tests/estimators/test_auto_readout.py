@@ -227,3 +227,44 @@ def test_laes_initializer_reports_pooling_of_fixed_readouts():
     clf = _fit(LMNClassifier, X, y, pooling="last+mean", pretrainer=LAESInitializer())
     assert clf.pretrainer_.pooling_ == "last+mean"
     assert clf.pretrainer_.pooling_scores_ is None
+
+
+def test_multiscale_auto_pooling_and_its_incremental_training():
+    from sklmn.estimators import MultiScaleLMNClassifier
+    from sklmn.pretraining import IncrementalTraining
+
+    X, y = _mean_task()
+    small = dict(hidden_size=6, memory_size=3, n_modules=2)
+    clf = _fit(MultiScaleLMNClassifier, X, y, **small)
+    assert clf.pooling == "auto"
+    start = clf.pretrainer_
+    assert start.pooling_ == "last+mean"
+    assert start.pooling_scores_["last+mean"] > start.pooling_scores_["last"]
+    assert float(clf.net_.module_.pool_scale) > 0
+    # growth stages reshape a last-step readout: 'auto' reads the last step
+    grown = _fit(
+        MultiScaleLMNClassifier,
+        X,
+        y,
+        incremental=IncrementalTraining(epochs_per_module=1),
+        **small,
+    )
+    assert grown.net_.module_.pooling == "last"
+    with pytest.raises(ValueError, match="pooling='last\\+mean' cannot be combined"):
+        MultiScaleLMNClassifier(
+            pooling="last+mean", incremental=IncrementalTraining(), **small
+        ).fit(X, y)
+
+
+def test_multiscale_pooled_model_round_trips(tmp_path):
+    from sklmn.estimators import MultiScaleLMNClassifier
+
+    X, y = _mean_task()
+    clf = _fit(MultiScaleLMNClassifier, X, y, hidden_size=6, memory_size=3, n_modules=2)
+    path = tmp_path / "ms.sklmn"
+    persistence.save(clf, path)
+    loaded = persistence.load(path)
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), clf.predict_proba(X), rtol=1e-6, atol=1e-7
+    )
+    assert loaded.pretrained_alpha_ == clf.pretrained_alpha_ == 10.0

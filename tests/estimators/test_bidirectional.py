@@ -50,7 +50,9 @@ def test_bidirectional_classifiers_fit_and_predict(estimator, target):
     _fit(est, X, y)
     assert est.net_.module_.recurrent.bidirectional
     half = est.net_.module_.recurrent.output_size // 2
-    assert est.net_.module_.readout.in_features == 2 * half
+    # a pooled readout (the multi-scale LMN's pooling='auto') reads two blocks
+    blocks = 1 if est.net_.module_.pooling == "last" else 2
+    assert est.net_.module_.readout.in_features == blocks * 2 * half
     proba = est.predict_proba(X[:3])
     if target == "sequence":
         assert proba.shape == (3, 2)
