@@ -268,3 +268,56 @@ def test_multiscale_pooled_model_round_trips(tmp_path):
         loaded.predict_proba(X), clf.predict_proba(X), rtol=1e-6, atol=1e-7
     )
     assert loaded.pretrained_alpha_ == clf.pretrained_alpha_ == 10.0
+
+
+@pytest.mark.parametrize("kind", ["multilabel", "bidirectional-regressor", "two-layer"])
+def test_auto_pooling_on_other_shapes(kind):
+    """The cross-validated choice runs for multilabel targets (plain folds),
+    bidirectional and stacked networks; the resolved network predicts
+    finite values and the mean block is off exactly when 'last' is kept."""
+    X, y = _mean_task()
+    if kind == "multilabel":
+        Y = np.column_stack([y, [int(x[-1, 1] > 0) for x in X]])
+        est = _fit(LMNClassifier, X, Y, pooling="auto")
+        out = est.predict_proba(X)
+    elif kind == "bidirectional-regressor":
+        target = np.array([x[:, 0].mean() for x in X])
+        est = _fit(LMNRegressor, X, target, pooling="auto", bidirectional=True)
+        out = est.predict(X)
+    else:
+        est = _fit(LMNClassifier, X, y, pooling="auto", num_layers=2)
+        out = est.predict_proba(X)
+    assert np.all(np.isfinite(out))
+    start = est.pretrainer_
+    assert start.pooling_ in ("last", "last+mean")
+    assert set(start.pooling_scores_) == {"last", "last+mean"}
+    off = float(est.net_.module_.pool_scale) == 0.0
+    assert off == (start.pooling_ == "last")
+
+
+def test_choose_pooling_weights_the_fold_fits():
+    """Row weights weigh the readout fitted on each fold (the held-out
+    accuracy is unweighted), as a loop over scikit-learn's folds does."""
+    rng = np.random.RandomState(3)
+    n = 60
+    last, mean = rng.randn(n, 2), rng.randn(n, 2)
+    labels = (mean[:, 0] + 0.8 * rng.randn(n) > 0).astype(int)
+    weight = rng.uniform(0.2, 3.0, size=n)
+    features = np.hstack([last, mean])
+    _, scores, _ = choose_pooling_(
+        _Pooled(),
+        features,
+        np.eye(2)[labels],
+        "multiclass",
+        logistic=True,
+        C=0.5,
+        sample_weight=weight,
+    )
+    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=4, random_state=0)
+    for name, rows_ in (("last", last), ("last+mean", features)):
+        accuracies = []
+        for train, test in cv.split(rows_, labels):
+            model = LogisticRegression(C=0.5, max_iter=5000, solver="newton-cholesky")
+            model.fit(rows_[train], labels[train], sample_weight=weight[train])
+            accuracies.append(model.score(rows_[test], labels[test]))
+        assert scores[name] == pytest.approx(np.mean(accuracies), abs=1e-9)
