@@ -215,8 +215,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         on: the ``'logistic'`` readout's mean accuracy over 4 repeats of 5
         stratified folds of the sequences (the readout refitted on the
         others; the LAES, unsupervised, is fitted once on all), the
-        ``'ridge'`` readout's ``readout_loo_r2_``; None for per-step targets
-        of the logistic readout and for a fixed ridge penalty. The LMN
+        ``'ridge'`` readout's ``readout_loo_r2_``; NaN when a class has
+        fewer than two training sequences (no stratified folds); None for
+        per-step targets of the logistic readout and for a fixed ridge
+        penalty. The LMN
         estimators' ``pretrained_alpha='auto'`` anchors fine-tuning to a
         start whose score is at least 0.9.
     pooling_ : {'last', 'last+mean'}
@@ -233,7 +235,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         switched off (scale 0), which computes what ``'last'`` computes.
     pooling_scores_ : dict or None
         The two cross-validated scores of ``pooling='auto'``
-        (``{'last': ..., 'last+mean': ...}``); None for other poolings.
+        (``{'last': ..., 'last+mean': ...}``; NaN, and ``'last'`` kept, when
+        a class has fewer than two training sequences); None for other
+        poolings.
 
     See Also
     --------
