@@ -302,6 +302,22 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     ...     clf = clf.fit(X, y)
     >>> clf.pretrainer_.linear_score_ > 0.9
     True
+
+    With ``pooling='auto'`` (the LMN estimators' default) the start
+    cross-validates its readout with and without the mean of the states
+    and keeps the better one:
+
+    >>> clf = LMNClassifier(hidden_size=10, memory_size=10, max_iter=1,
+    ...                     random_state=0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clf = clf.fit(X, y)
+    >>> sorted(clf.pretrainer_.pooling_scores_)
+    ['last', 'last+mean']
+    >>> clf.pretrainer_.pooling_ in ("last", "last+mean")
+    True
+    >>> 0 <= clf.pretrainer_.readout_cv_score_ <= 1
+    True
     """
 
     #: Fitted attributes that :func:`sklmn.persistence.load` may set
