@@ -218,15 +218,14 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         ``'ridge'`` readout's ``readout_loo_r2_``; NaN when a class has
         fewer than two training sequences (no stratified folds); None for
         per-step targets of the logistic readout and for a fixed ridge
-        penalty. The LMN
-        estimators' ``pretrained_alpha='auto'`` anchors fine-tuning to a
-        start whose score is at least 0.9.
+        penalty. The LMN estimators' ``pretrained_alpha='auto'`` anchors
+        fine-tuning to a start whose score is at least 0.9.
     pooling_ : {'last', 'last+mean'}
         What the network's readout reads (its ``pooling``). A network built
         with ``pooling='auto'`` (the default of the LMN and multi-scale LMN
-        estimators) is resolved here: the readout is fitted on
-        the final states alone and on the final states with their mean over
-        the valid steps, both cross-validated on the training sequences
+        estimators) is resolved here: the readout is fitted on the final
+        states alone and on the final states with their mean over the
+        valid steps, both cross-validated on the training sequences
         (the logistic readout: accuracy over 4 repeats of 5 stratified
         folds; the ridge readout: its leave-one-out R² at the penalty
         generalized cross-validation chooses), and the mean is kept only
