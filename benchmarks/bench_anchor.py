@@ -6,8 +6,10 @@ the multi-scale LMN near it. This script measures the other side on a task a
 LAES start represents poorly: the class of a sequence is the sign of its
 *first* step's first feature (2 features, 3-7 steps), so the memory must keep
 the oldest input. Test accuracy on 400 test sequences, mean over seeds, for
-the LMN and the multi-scale LMN with free fine-tuning, anchors of 0.3 and 10,
-and no pretraining, at 40 and 200 training sequences.
+the LMN and the multi-scale LMN with the automatic anchor (``'auto'``: 10
+for a start whose cross-validated accuracy is at least 0.9, else free), free
+fine-tuning, anchors of 0.3 and 10, and no pretraining, at 40 and 200
+training sequences.
 
 Usage::
 
@@ -25,6 +27,7 @@ import warnings
 import numpy as np
 
 VARIANTS = (
+    {"pretrained_alpha": "auto"},
     {"pretrained_alpha": 0.0},
     {"pretrained_alpha": 0.3},
     {"pretrained_alpha": 10.0},

@@ -89,12 +89,15 @@ MULTISCALE_PARAMETERS_DOC = """\
 """ + pretrained_alpha_doc(
     10.0,
     """\
-        ``0`` fine-tunes freely. The default keeps fine-tuning close to the
+        ``0`` fine-tunes freely; ``'auto'``, as for the LMN estimators, is
+        10 for a start whose ``pretrainer_.readout_cv_score_`` is at least
+        0.9 and 0 otherwise. The default keeps fine-tuning close to the
         multi-scale start, the better model on the small tuning datasets
         (measured, see ``docs/training.md``). With ``incremental``, the
         parameters a growth stage reshapes (the memory blocks and the
         readout weights) are no longer pulled; the others stay pulled toward
         the first module's start.""",
+    kind="float or 'auto'",
 )
 
 
@@ -123,7 +126,10 @@ class _MultiScaleLMNMixin:
         "truncate_gradient": ["boolean"],
         "incremental": [None, HasMethods(["make_callback"])],
         "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
-        "pretrained_alpha": [Interval(Real, 0, None, closed="left")],
+        "pretrained_alpha": [
+            Interval(Real, 0, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
     }
 
     def _build_module(self, input_size: int) -> MultiScaleLMN:
