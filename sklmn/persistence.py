@@ -48,7 +48,6 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 
-from ._training import SequenceNet
 from ._version import __version__
 from .utils._compat import TorchDispatchMode, tree_flatten
 
@@ -699,12 +698,7 @@ class _Reader:
                 built = getattr(recurrent, "n_modules", None)
                 if n_modules is not None and built is not None and n_modules > built:
                     recurrent.grow_(int(n_modules) - int(built))
-                module = SequenceNet(
-                    recurrent,
-                    int(est.n_outputs_),
-                    per_step=est.target != "sequence",
-                    pooling=est._pooling(),
-                )
+                module = est._sequence_net(recurrent)
         except _BudgetExceeded:
             raise ModelFileError(
                 f"Corrupt archive: the {type(est).__name__} described by the saved "

@@ -8,7 +8,7 @@ import warnings
 import torch
 from torch import Tensor, nn
 
-from ..nn._base import forward_with_penalty, gather_last, legacy_penalty
+from ..nn._base import forward_with_penalty, gather_last, legacy_penalty, zero_padded
 
 __all__ = ["POOLINGS", "SequenceNet", "mean_valid"]
 
@@ -38,10 +38,8 @@ def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
     """
     if lengths is None:
         return output.mean(dim=1)
-    lengths = lengths.to(output.device)
-    steps = torch.arange(output.shape[1], device=output.device)
-    mask = (steps[None, :] < lengths[:, None]).to(output.dtype)
-    return (output * mask[..., None]).sum(dim=1) / lengths[:, None].to(output.dtype)
+    total = zero_padded(output, lengths).sum(dim=1)
+    return total / lengths.to(device=output.device, dtype=output.dtype)[:, None]
 
 
 class SequenceNet(nn.Module):

@@ -617,6 +617,16 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             return "last"
         return getattr(self, "pooling", "last")
 
+    def _sequence_net(self, recurrent: torch.nn.Module) -> SequenceNet:
+        """``recurrent`` with this estimator's readout: ``n_outputs_``
+        outputs per sequence or per step, and its pooling."""
+        return SequenceNet(
+            recurrent,
+            int(self.n_outputs_),
+            per_step=self.target != "sequence",
+            pooling=self._pooling(),
+        )
+
     def _resolve_pretrainer(self, n_samples: int, context: FitContext | None = None):
         """The pretrainer of a fit on ``n_samples`` sequences (hook).
 
@@ -1082,12 +1092,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
                 module = copy.deepcopy(self.net_.module_)
             else:
                 recurrent = self._build_module(seqs.n_features)
-                module = SequenceNet(
-                    recurrent,
-                    self.n_outputs_,
-                    per_step=self.target != "sequence",
-                    pooling=self._pooling(),
-                )
+                module = self._sequence_net(recurrent)
                 self._initialize_module(module, context, seqs.n_samples)
             net = self._make_net(
                 module,
@@ -1216,12 +1221,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         with _torch_threads(self.n_threads), _seeded_torch(torch_seed):
             if first:
                 recurrent = self._build_module(seqs.n_features)
-                module = SequenceNet(
-                    recurrent,
-                    self.n_outputs_,
-                    per_step=self.target != "sequence",
-                    pooling=self._pooling(),
-                )
+                module = self._sequence_net(recurrent)
                 self._initialize_module(module, context, seqs.n_samples)
             else:
                 # train a copy: a call that fails leaves the fitted model intact
