@@ -38,8 +38,10 @@ MULTISCALE_PARAMETERS_DOC = """\
         the pretrainer to half the final states' root-mean-square norm, 1
         without one); ``'auto'``: the LAES start keeps the mean only when its
         readout cross-validates better with it on the training sequences
-        (``pretrainer_.pooling_``), else, and without a LAES start, the
-        network is the one of ``'last'``. With ``incremental`` the readout
+        (``pretrainer_.pooling_``), else the network is the one of
+        ``'last'``; without a start training starts from both blocks (the
+        mean's weights at zero), as for the LMN estimators; the choice is
+        ``pooling_``. With ``incremental`` the readout
         reads the last step (a growth stage reshapes that readout):
         ``'auto'`` resolves to ``'last'``, ``'last+mean'`` is an error.
         Measured on the tuning datasets (``docs/training.md``): BasicMotions
@@ -107,6 +109,7 @@ class _MultiScaleLMNMixin:
     _fitted_attributes = {
         "pretrainer_": "estimator?",
         "pretrained_alpha_": "float",
+        "pooling_": "str",
         "incremental_": "estimator",
         "module_history_": "list",
         "n_modules_": "int",
@@ -244,6 +247,9 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     pretrained_alpha_ : float
         The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
         resolved; 0 without a pretrained start).
+    pooling_ : {'last', 'last+mean'}
+        What the readout of the last ``fit`` reads (``pooling``, resolved;
+        ``'last'`` for per-step targets).
     %(fitted_attributes)s
 
     See Also
@@ -390,6 +396,9 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
     pretrained_alpha_ : float
         The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
         resolved; 0 without a pretrained start).
+    pooling_ : {'last', 'last+mean'}
+        What the readout of the last ``fit`` reads (``pooling``, resolved;
+        ``'last'`` for per-step targets).
     %(fitted_attributes)s
 
     See Also

@@ -13,6 +13,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
 from sklmn import persistence
 from sklmn._training import SequenceNet
 from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.estimators._base import _resolve_pooling_
 from sklmn.nn import LMN
 from sklmn.pretraining import LAESInitializer
 from sklmn.pretraining._common import choose_pooling_
@@ -67,13 +68,70 @@ def test_auto_network_starts_as_the_last_step_readout():
     torch.testing.assert_close(auto(x, lengths=lengths), last(x, lengths=lengths))
 
 
-def test_auto_without_a_start_trains_as_last():
+def test_resolving_auto_without_a_start_keeps_the_function():
+    """Without a start, the mean block joins at scale 1 with zero weights
+    (whatever they were while read at scale 0): the same outputs."""
+    torch.manual_seed(0)
+    net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
+    with torch.no_grad():
+        net.readout.weight[:, 4:] = 1.0  # unread at scale 0
+    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
+    before = net(x, lengths=lengths)
+    assert _resolve_pooling_(net, None) == "last+mean"
+    assert float(net.pool_scale) == 1.0
+    torch.testing.assert_close(net.readout.weight[:, 4:], torch.zeros(3, 4))
+    torch.testing.assert_close(net(x, lengths=lengths), before)
+
+
+def test_auto_without_a_start_trains_both_blocks():
     X, y = _mean_task()
-    probs = [
-        _fit(LMNClassifier, X, y, pooling=p, pretrainer=None).predict_proba(X)
-        for p in ("last", "auto")
-    ]
-    np.testing.assert_allclose(probs[1], probs[0], rtol=1e-4, atol=1e-5)
+    clf = _fit(LMNClassifier, X, y, pretrainer=None)
+    assert clf.pooling_ == "last+mean"
+    assert float(clf.net_.module_.pool_scale) == 1.0
+    # the mean block learned (it starts at zero)
+    assert clf.net_.module_.readout.weight[:, 6:].abs().max() > 0
+    last = _fit(LMNClassifier, X, y, pretrainer=None, pooling="last")
+    assert last.pooling_ == "last"
+    assert not np.allclose(clf.predict_proba(X), last.predict_proba(X), atol=1e-4)
+
+
+class _NoChoice:
+    """A pretrainer that does not choose the pooling (and changes nothing)."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def initialize(self, module, context):
+        return self
+
+
+def test_auto_with_a_start_that_does_not_choose_reads_the_last_step():
+    X, y = _mean_task()
+    clf = _fit(LMNClassifier, X, y, pretrainer=_NoChoice())
+    assert clf.pooling_ == "last"
+    assert float(clf.net_.module_.pool_scale) == 0.0
+
+
+def test_a_rejected_regression_start_reads_both_blocks():
+    X = _sequences(60, 0)
+    y = np.random.RandomState(1).randn(60)  # unrelated to X: R² <= 0
+    reg = _fit(LMNRegressor, X, y)
+    assert reg.pretrainer_ is None  # rejected
+    assert reg.pooling_ == "last+mean"
+    assert float(reg.net_.module_.pool_scale) == 1.0
+
+
+def test_pooling_attribute_follows_the_start_choice():
+    X, y = _last_task()
+    clf = _fit(LMNClassifier, X, y)
+    assert clf.pooling_ == clf.pretrainer_.pooling_
+    scale = float(clf.net_.module_.pool_scale)
+    assert (scale != 0.0) == (clf.pooling_ == "last+mean")
+    fixed = _fit(LMNClassifier, X, y, pooling="last")
+    assert fixed.pooling_ == "last"
 
 
 class _Pooled(torch.nn.Module):

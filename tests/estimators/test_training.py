@@ -578,3 +578,16 @@ def test_auto_pretraining_is_resolved_for_all_sequences_given_to_fit(monkeypatch
         assert reg.pretrainer_ is None
         reg = LMNRegressor(**kwargs).fit(X[:45], y[:45])
     assert reg.pretrainer_ is not None
+
+
+@pytest.mark.parametrize("n, expected", [(40, 40), (1000, 200), (1001, 32)])
+def test_auto_batch_size_by_data_size(n, expected):
+    from sklmn.estimators._base import auto_batch_size
+
+    assert auto_batch_size(n) == expected
+    rng = np.random.RandomState(0)
+    X = rng.randn(n, 3, 1)
+    reg = LMNRegressor(
+        hidden_size=2, memory_size=2, max_iter=1, pretrainer=None, random_state=0
+    ).fit(X, X[:, :, 0].sum(axis=1))
+    assert reg.net_.batch_size == expected
