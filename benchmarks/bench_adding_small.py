@@ -17,7 +17,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_adding_small.py [--seeds 0 1 2]
 
-About 6 minutes on 2 cores. Results are recorded in ``docs/training.md``
+About 8 minutes on 2 cores. Results are recorded in ``docs/training.md``
 ("A regression start that explains nothing").
 """
 
