@@ -133,8 +133,11 @@ TRAINING_PARAMETERS_DOC = """\
         above. Measured (``docs/training.md``): on the adding problem (2000
         sequences, ten updates per epoch at 200) 32 lowered the test RMSE of
         every model two- to threefold (LMN 0.030 -> 0.009, LSTM 0.020 ->
-        0.009; 5 seeds), while on the small sets, where an epoch is one or
-        a few batches, smaller batches cost accuracy. Each batch is trimmed
+        0.009; 5 seeds), and on 2000 generated handwriting sequences it
+        raised the accuracy of an LMN reading the last step from 0.930 to
+        0.967 (4 seeds), while on
+        the small sets, where an epoch is one or a few batches, smaller
+        batches cost accuracy. Each batch is trimmed
         to its longest sequence.
     bucket_by_length : bool, default=False
         Draw training minibatches of sequences of similar lengths (shuffle,
@@ -513,7 +516,7 @@ def _resolve_pooling_(module: SequenceNet, pretrainer) -> str:
     pretrainer, or a regressor's rejected one) the mean block joins the
     readout at scale 1, its weights at zero: the network's function at the
     start is unchanged, and training can use both blocks (measured in
-    docs/training.md, "Without a start").
+    docs/training.md, "Large training sets").
     """
     pooling = getattr(module, "pooling", "last")
     if pooling != "auto":
