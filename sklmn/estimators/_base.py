@@ -135,9 +135,8 @@ TRAINING_PARAMETERS_DOC = """\
         every model two- to threefold (LMN 0.030 -> 0.009, LSTM 0.020 ->
         0.009; 5 seeds), and on 2000 generated handwriting sequences it
         raised the accuracy of an LMN reading the last step from 0.930 to
-        0.967 (4 seeds), while on
-        the small sets, where an epoch is one or a few batches, smaller
-        batches cost accuracy. Each batch is trimmed
+        0.967 (4 seeds), while on the small sets, where an epoch is one or
+        a few batches, smaller batches cost accuracy. Each batch is trimmed
         to its longest sequence.
     bucket_by_length : bool, default=False
         Draw training minibatches of sequences of similar lengths (shuffle,
