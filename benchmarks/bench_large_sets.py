@@ -11,18 +11,20 @@ vocabulary, 3 pen samples per unit of path: 6-56 steps of 3 features):
 2000 training sequences by 20 writers, 500 test sequences by 5 other
 writers. Test accuracy of
 
-- ``LMNClassifier()`` with the current defaults;
-- the former defaults (``batch_size=200``, ``pooling='last'``), and each
-  change alone;
+- ``LMNClassifier()`` with the current defaults, and without the norm
+  stabilizer (``norm_penalty=0``);
+- the former defaults (``batch_size=200``, ``pooling='last'``,
+  ``norm_penalty=0``), and the first two changes alone;
 - the LMN with a LAES start (what ``pretrainer='auto'`` would give if it
   pretrained above 1000 sequences);
+- ``MultiScaleLMNClassifier()`` with and without the norm stabilizer;
 - ``RNNClassifier(cell='lstm')`` at 32 and at 200 per batch.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_large_sets.py [--seeds 0 1 2 3]
 
-About 4 minutes on 2 cores (2 fits at a time, one thread each). Needs the
+About 7 minutes on 2 cores (2 fits at a time, one thread each). Needs the
 optional ``Hershey-Fonts`` package (``pip install 'sklmn[handwriting]'``).
 Results are recorded in ``docs/training.md`` ("Large training sets").
 """
@@ -38,13 +40,25 @@ import numpy as np
 #: name -> (estimator class in sklmn.estimators, parameters)
 CONFIGS = {
     "LMNClassifier() (defaults)": ("LMNClassifier", {}),
-    "former defaults (batch 200, pooling 'last')": (
+    "without the norm stabilizer (norm_penalty=0)": (
         "LMNClassifier",
-        {"batch_size": 200, "pooling": "last"},
+        {"norm_penalty": 0.0},
     ),
-    "batch 200 (pooling 'auto')": ("LMNClassifier", {"batch_size": 200}),
-    "pooling 'last' (batch 'auto')": ("LMNClassifier", {"pooling": "last"}),
+    "former defaults (batch 200, pooling 'last', norm_penalty=0)": (
+        "LMNClassifier",
+        {"batch_size": 200, "pooling": "last", "norm_penalty": 0.0},
+    ),
+    "norm_penalty=0, batch 200": (
+        "LMNClassifier",
+        {"batch_size": 200, "norm_penalty": 0.0},
+    ),
+    "norm_penalty=0, pooling 'last'": (
+        "LMNClassifier",
+        {"pooling": "last", "norm_penalty": 0.0},
+    ),
     "with the LAES start": ("LMNClassifier", {"pretrainer": "laes"}),
+    "MultiScaleLMNClassifier() (defaults)": ("MultiScaleLMNClassifier", {}),
+    "MS-LMN, norm_penalty=0": ("MultiScaleLMNClassifier", {"norm_penalty": 0.0}),
     "RNNClassifier(cell='lstm') (defaults)": ("RNNClassifier", {"cell": "lstm"}),
     "LSTM, batch 200": ("RNNClassifier", {"cell": "lstm", "batch_size": 200}),
 }

@@ -56,9 +56,13 @@ MULTISCALE_PARAMETERS_DOC = """\
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
         added to the loss (Carta et al. 2020b §2.1).
-    norm_penalty : float, default=0.0
+    norm_penalty : float, default=0.1
         Weight of the norm stabilizer on the memory added to the loss
-        (Carta et al. 2020b §2.1).
+        (Carta et al. 2020b §2.1), as for the LMN estimators. Measured
+        (``docs/training.md``, "The norm stabilizer"): on 2000 generated
+        handwriting sequences 0 -> 0.1 lifts the test accuracy from 0.932
+        to 0.959 (4 seeds); the tuning datasets and the regression sets do
+        not move. 0 turns it off (the papers' experiments do).
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2.1).
     incremental : object or None, default=None
@@ -287,7 +291,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         bidirectional=False,
         memory_matrix="free",
         orthogonality_penalty=0.0,
-        norm_penalty=0.0,
+        norm_penalty=0.1,
         truncate_gradient=False,
         target="sequence",
         standardize=True,
@@ -431,7 +435,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         bidirectional=False,
         memory_matrix="free",
         orthogonality_penalty=0.0,
-        norm_penalty=0.0,
+        norm_penalty=0.1,
         truncate_gradient=False,
         target="sequence",
         standardize=True,
