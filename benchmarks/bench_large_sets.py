@@ -17,7 +17,8 @@ writers. Test accuracy of
   ``norm_penalty=0``), and the first two changes alone;
 - the LMN with a LAES start (what ``pretrainer='auto'`` would give if it
   pretrained above 1000 sequences);
-- ``MultiScaleLMNClassifier()`` with and without the norm stabilizer;
+- ``MultiScaleLMNClassifier()`` (no norm stabilizer by default) and with
+  ``norm_penalty=0.1``;
 - ``RNNClassifier(cell='lstm')`` at 32 and at 200 per batch.
 
 Usage::
@@ -58,7 +59,7 @@ CONFIGS = {
     ),
     "with the LAES start": ("LMNClassifier", {"pretrainer": "laes"}),
     "MultiScaleLMNClassifier() (defaults)": ("MultiScaleLMNClassifier", {}),
-    "MS-LMN, norm_penalty=0": ("MultiScaleLMNClassifier", {"norm_penalty": 0.0}),
+    "MS-LMN, norm_penalty=0.1": ("MultiScaleLMNClassifier", {"norm_penalty": 0.1}),
     "RNNClassifier(cell='lstm') (defaults)": ("RNNClassifier", {"cell": "lstm"}),
     "LSTM, batch 200": ("RNNClassifier", {"cell": "lstm", "batch_size": 200}),
 }

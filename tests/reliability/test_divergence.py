@@ -287,6 +287,7 @@ def test_small_loss_that_grows_is_not_an_explosion():
         learning_rate_init=0.5,
         random_state=0,
         early_stopping=False,
+        norm_penalty=0.0,  # a loss of the squared errors alone
     )
     _quiet_fit(est, X, y)
     assert not est.diverged_ and est.n_iter_ == 2
