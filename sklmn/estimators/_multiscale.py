@@ -58,13 +58,11 @@ MULTISCALE_PARAMETERS_DOC = """\
         added to the loss (Carta et al. 2020b §2.1).
     norm_penalty : float, default=0.0
         Weight of the norm stabilizer on the memory added to the loss
-        (Carta et al. 2020b §2.1). Off by default, unlike the LMN
-        estimators' 0.1: it counts against the memory a growth stage of
-        ``incremental`` training adds, which then refuses new modules
-        (measured, ``docs/training.md``, "The norm stabilizer"). Without
-        ``incremental``, 0.1 lifted the test accuracy on 2000 generated
-        handwriting sequences from 0.932 to 0.959 (4 seeds), and moved
-        neither the tuning datasets nor the regression sets.
+        (Carta et al. 2020b §2.1). It counts against the memory a growth
+        stage of ``incremental`` training adds, which then refuses new
+        modules; without ``incremental``, 0.1 lifted the test accuracy on
+        2000 generated handwriting sequences from 0.932 to 0.959 (4 seeds;
+        ``docs/training.md``, "The norm stabilizer").
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2.1).
     incremental : object or None, default=None
