@@ -301,13 +301,28 @@ FITTED_ATTRIBUTES_DOC = """\
         ``net_.history`` the per-epoch history."""
 
 
+#: Fitted attributes of the estimators with a pretrained start (the LMN and
+#: multi-scale LMN estimators), ``%(start_attributes)s`` in their docstrings.
+START_ATTRIBUTES_DOC = """\
+    pretrainer_ : object or None
+        The clone of the pretrainer that initialized the model (None without
+        pretraining).
+    pretrained_alpha_ : float
+        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
+        resolved; 0 without a pretrained start).
+    pooling_ : {'last', 'last+mean'}
+        What the readout of the last ``fit`` reads (``pooling``, resolved;
+        ``'last'`` for per-step targets)."""
+
+
 def fill_doc(model_parameters_doc: str):
     """Class decorator substituting the shared docs into a class docstring.
 
     Replaces the lines ``%(model_parameters)s`` (indented by 4 spaces, like
     the docstring) with ``model_parameters_doc`` and ``%(training_parameters)s``
     / ``%(fitted_attributes)s`` / ``%(class_weight)s`` with the docs shared by
-    every sequence estimator (classifier).
+    every sequence estimator (classifier), and ``%(start_attributes)s`` with
+    those of the estimators with a pretrained start.
     """
 
     def decorate(cls):
@@ -315,6 +330,7 @@ def fill_doc(model_parameters_doc: str):
             cls.__doc__.replace("    %(model_parameters)s", model_parameters_doc)
             .replace("    %(training_parameters)s", TRAINING_PARAMETERS_DOC)
             .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
+            .replace("    %(start_attributes)s", START_ATTRIBUTES_DOC)
             .replace("    %(class_weight)s", CLASS_WEIGHT_DOC + "\n" + CTC_DECODING_DOC)
         )
         return cls

@@ -267,15 +267,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
-    pretrainer_ : object or None
-        The clone of the pretrainer that initialized the model (None without
-        pretraining).
-    pretrained_alpha_ : float
-        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
-        resolved; 0 without a pretrained start).
-    pooling_ : {'last', 'last+mean'}
-        What the readout of the last ``fit`` reads (``pooling``, resolved;
-        ``'last'`` for per-step targets).
+    %(start_attributes)s
     %(fitted_attributes)s
 
     See Also
@@ -407,15 +399,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
 
     Attributes
     ----------
-    pretrainer_ : object or None
-        The clone of the pretrainer that initialized the model (None without
-        pretraining).
-    pretrained_alpha_ : float
-        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
-        resolved; 0 without a pretrained start).
-    pooling_ : {'last', 'last+mean'}
-        What the readout of the last ``fit`` reads (``pooling``, resolved;
-        ``'last'`` for per-step targets).
+    %(start_attributes)s
     %(fitted_attributes)s
 
     See Also

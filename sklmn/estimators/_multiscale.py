@@ -245,15 +245,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
     incremental_ : object
         The clone of ``incremental`` used by the last ``fit``.
-    pretrainer_ : object or None
-        The clone of the pretrainer that initialized the model (None without
-        pretraining).
-    pretrained_alpha_ : float
-        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
-        resolved; 0 without a pretrained start).
-    pooling_ : {'last', 'last+mean'}
-        What the readout of the last ``fit`` reads (``pooling``, resolved;
-        ``'last'`` for per-step targets).
+    %(start_attributes)s
     %(fitted_attributes)s
 
     See Also
@@ -394,15 +386,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         and ``kept``); see :class:`~sklmn.pretraining.IncrementalTraining`.
     incremental_ : object
         The clone of ``incremental`` used by the last ``fit``.
-    pretrainer_ : object or None
-        The clone of the pretrainer that initialized the model (None without
-        pretraining).
-    pretrained_alpha_ : float
-        The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
-        resolved; 0 without a pretrained start).
-    pooling_ : {'last', 'last+mean'}
-        What the readout of the last ``fit`` reads (``pooling``, resolved;
-        ``'last'`` for per-step targets).
+    %(start_attributes)s
     %(fitted_attributes)s
 
     See Also
