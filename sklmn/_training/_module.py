@@ -132,6 +132,48 @@ class SequenceNet(nn.Module):
             scale = 1.0 if pooling == "last+mean" else 0.0
             self.register_buffer("pool_scale", torch.tensor(scale))
 
+    @property
+    def resolved_pooling(self) -> str:
+        """What the readout reads now: ``'last'``, or ``'last+mean'`` (for
+        ``pooling='auto'``, whether the mean block's scale is above 0)."""
+        pooling = getattr(self, "pooling", "last")  # models saved before
+        if pooling == "auto":
+            return "last+mean" if float(self.pool_scale) != 0.0 else "last"
+        return pooling
+
+    @torch.no_grad()
+    def start_mean_block_(self, scale: float = 1.0) -> None:
+        """Read the mean block at ``scale``, its readout weights set to zero.
+
+        The outputs do not change (the block's weights are zero); training
+        can then use the block. For networks with a mean block
+        (``pooling='last+mean'`` or ``'auto'``).
+
+        Parameters
+        ----------
+        scale : float, default=1.0
+            The new ``pool_scale``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> net = SequenceNet(LMN(2, 3, 3), 2, pooling="auto")
+        >>> net.resolved_pooling
+        'last'
+        >>> x = torch.randn(4, 5, 2)
+        >>> before = net(x)
+        >>> net.start_mean_block_()
+        >>> net.resolved_pooling, torch.allclose(net(x), before)
+        ('last+mean', True)
+        """
+        if getattr(self, "pooling", "last") == "last":
+            raise ValueError("a pooling='last' network has no mean block")
+        half = self.readout.in_features // 2
+        self.readout.weight[:, half:] = 0.0
+        self.pool_scale.fill_(float(scale))
+
     def features(self, output: Tensor, lengths: Tensor | None) -> Tensor:
         """What the readout of a sequence-level target reads.
 

@@ -521,7 +521,6 @@ def _start_predicts(pretrainer) -> bool:
     return r2 is None or not np.isfinite(r2) or r2 > _MIN_START_R2
 
 
-@torch.no_grad()
 def _resolve_pooling_(module: SequenceNet, pretrainer) -> str:
     """The pooling ``module`` reads after its start: ``'auto'`` resolved.
 
@@ -533,14 +532,9 @@ def _resolve_pooling_(module: SequenceNet, pretrainer) -> str:
     start is unchanged, and training can use both blocks (measured in
     docs/training.md, "Large training sets").
     """
-    pooling = getattr(module, "pooling", "last")
-    if pooling != "auto":
-        return pooling
-    if pretrainer is None:
-        half = module.readout.in_features // 2
-        module.readout.weight[:, half:] = 0.0  # read at scale 0 until now
-        module.pool_scale.fill_(1.0)
-    return "last+mean" if float(module.pool_scale) != 0.0 else "last"
+    if module.pooling == "auto" and pretrainer is None:
+        module.start_mean_block_()
+    return module.resolved_pooling
 
 
 @torch.no_grad()

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._training._module import POOLINGS
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..pretraining import LAESInitializer
@@ -33,7 +34,7 @@ _LMN_CONSTRAINTS = {
     "memory_size": [Interval(Integral, 1, None, closed="left")],
     "num_layers": [Interval(Integral, 1, None, closed="left")],
     "output": [StrOptions({"memory", "hidden"})],
-    "pooling": [StrOptions({"last", "last+mean", "auto"})],
+    "pooling": [StrOptions(set(POOLINGS))],
     "bidirectional": ["boolean"],
     "memory_matrix": [StrOptions({"free", "orthogonal", "spectral"})],
     "memory_bias": ["boolean"],

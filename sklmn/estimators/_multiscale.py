@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 from sklearn.base import clone
 
+from .._training._module import POOLINGS
 from ..nn import MultiScaleLMN
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import (
@@ -125,7 +126,7 @@ class _MultiScaleLMNMixin:
         "memory_size": [Interval(Integral, 1, None, closed="left")],
         "n_modules": [Interval(Integral, 1, None, closed="left")],
         "output": [StrOptions({"memory", "hidden"})],
-        "pooling": [StrOptions({"last", "last+mean", "auto"})],
+        "pooling": [StrOptions(set(POOLINGS))],
         "bidirectional": ["boolean"],
         "memory_matrix": [StrOptions({"free"})],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
