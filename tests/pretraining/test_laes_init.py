@@ -337,6 +337,7 @@ def test_multiscale_laes_initialization_encodes_each_module_clock(hidden_size):
         warnings.simplefilter("ignore")
         clf = MultiScaleLMNClassifier(
             hidden_size=hidden_size,
+            memory_size=8,
             max_iter=1,
             learning_rate_init=1e-9,
             early_stopping=False,
