@@ -41,17 +41,17 @@ N_TRAIN, N_TEST, LENGTH, N_FEATURES = 300, 1000, 50, 3
 VARIANTS = ((32, 1.0), (64, 1.0), (32, 0.1), (64, 0.1))
 
 
-def make_task(kind: str, seed: int):
+def make_task(kind: str, seed: int, length: int = LENGTH, n_features: int = N_FEATURES):
     """``(X_train, y_train, X_test, y_test)`` of one generated task."""
     rng = np.random.RandomState(seed)
     n = N_TRAIN + N_TEST
-    X = np.zeros((n, LENGTH, N_FEATURES))
-    for t in range(LENGTH):
-        noise = rng.randn(n, N_FEATURES)
+    X = np.zeros((n, length, n_features))
+    for t in range(length):
+        noise = rng.randn(n, n_features)
         X[:, t] = noise if t == 0 else 0.8 * X[:, t - 1] + 0.6 * noise
-    W = rng.randn(LENGTH, N_FEATURES)
+    W = rng.randn(length, n_features)
     if kind == "whole history":
-        W *= 0.97 ** np.arange(LENGTH - 1, -1, -1)[:, None]
+        W *= 0.97 ** np.arange(length - 1, -1, -1)[:, None]
     else:  # the first 10 steps only
         W[10:] = 0.0
     signal = np.einsum("ntd,td->n", X, W)
@@ -73,11 +73,11 @@ def rmse(y_true, y_pred) -> float:
     return float(np.sqrt(np.mean((np.asarray(y_pred) - np.asarray(y_true)) ** 2)))
 
 
-def _fit_one(kind: str, seed: int, variant) -> tuple:
+def _fit_one(kind: str, seed: int, variant, shape) -> tuple:
     import torch
 
     torch.set_num_threads(1)
-    X_train, y_train, X_test, y_test = make_task(kind, seed)
+    X_train, y_train, X_test, y_test = make_task(kind, seed, *shape)
     if variant == "ridge":
         from sklearn.linear_model import RidgeCV
         from sklearn.pipeline import make_pipeline
@@ -85,12 +85,14 @@ def _fit_one(kind: str, seed: int, variant) -> tuple:
 
         model = make_pipeline(StandardScaler(), RidgeCV(np.logspace(-4, 4, 17)))
         model.fit(X_train.reshape(N_TRAIN, -1), y_train)
-        return kind, seed, variant, rmse(y_test, model.predict(X_test.reshape(N_TEST, -1)))
+        return kind, seed, variant, rmse(y_test, model.predict(X_test.reshape(N_TEST, -1))), 0.0
+    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = lmn_regressor(*variant, seed).fit(X_train, y_train)
+    seconds = time.perf_counter() - start
     kept = model.pretrainer_ is not None
-    return kind, seed, (*variant, kept), rmse(y_test, model.predict(X_test))
+    return kind, seed, (*variant, kept), rmse(y_test, model.predict(X_test)), seconds
 
 
 def main(argv=None) -> None:
@@ -106,12 +108,15 @@ def main(argv=None) -> None:
         metavar="MEMORY:SCALE",
         help="memory_size:input_scale pairs (default: %(default)s)",
     )
+    parser.add_argument("--length", type=int, default=LENGTH)
+    parser.add_argument("--features", type=int, default=N_FEATURES)
     args = parser.parse_args(argv)
+    shape = (args.length, args.features)
     variants = [(int(v.split(":")[0]), float(v.split(":")[1])) for v in args.variants]
     kinds = ("whole history", "first 10 steps")
     start = time.perf_counter()
     jobs = [
-        delayed(_fit_one)(kind, seed, variant)
+        delayed(_fit_one)(kind, seed, variant, shape)
         for kind in kinds
         for seed in args.seeds
         for variant in ("ridge", *variants)
@@ -119,18 +124,20 @@ def main(argv=None) -> None:
     results = Parallel(n_jobs=args.jobs)(jobs)
     table: dict = {}
     starts: dict = {}
-    for kind, seed, variant, value in results:
+    seconds: dict = {}
+    for kind, seed, variant, value, fit_seconds in results:
         key = variant if variant == "ridge" else variant[:2]
         table.setdefault((kind, key), []).append(value)
         if variant != "ridge":
             starts.setdefault((kind, key), []).append(variant[2])
-    print(f"| model | {' | '.join(kinds)} |")
-    print("|---|" + "---|" * len(kinds))
+            seconds.setdefault(key, []).append(fit_seconds)
+    print(f"| model | {' | '.join(kinds)} | fit s |")
+    print("|---|" + "---|" * (len(kinds) + 1))
     means = []
     for kind in kinds:
-        _, y_train, _, y_test = make_task(kind, args.seeds[0])
+        _, y_train, _, y_test = make_task(kind, args.seeds[0], *shape)
         means.append(rmse(y_test, np.full(N_TEST, y_train.mean())))
-    print("| training mean (first seed) | " + " | ".join(f"{m:.3f}" for m in means) + " |")
+    print("| training mean (first seed) | " + " | ".join(f"{m:.3f}" for m in means) + " | |")
     rows = [("RidgeCV, flattened", "ridge")] + [
         (f"LMNRegressor(memory_size={m}), input_scale={s}", (m, s)) for m, s in variants
     ]
@@ -142,8 +149,13 @@ def main(argv=None) -> None:
             if key != "ridge":
                 cell += f" ({sum(starts[(kind, key)])}/{len(values)} starts kept)"
             cells.append(cell)
-        print(f"| {label} | " + " | ".join(cells) + " |")
-    print(f"\n{len(jobs)} fits, seeds {args.seeds}, {time.perf_counter() - start:.0f} s")
+        fit = "" if key == "ridge" else f"{np.median(seconds[key]):.1f}"
+        print(f"| {label} | " + " | ".join(cells) + f" | {fit} |")
+    print(
+        f"\n{len(jobs)} fits, {args.length} steps x {args.features} features, "
+        f"seeds {args.seeds}, {time.perf_counter() - start:.0f} s (fit s: median "
+        "seconds of one LMN fit, one torch thread, two fits at a time)"
+    )
 
 
 if __name__ == "__main__":
