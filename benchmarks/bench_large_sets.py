@@ -19,13 +19,15 @@ writers. Test accuracy of
   pretrained above 1000 sequences);
 - ``MultiScaleLMNClassifier()`` (no norm stabilizer by default) and with
   ``norm_penalty=0.1``;
-- ``RNNClassifier(cell='lstm')`` at 32 and at 200 per batch.
+- ``RNNClassifier(cell='lstm')`` at 32 and at 200 per batch;
+- the LMN, multi-scale LMN, LSTM and GRU at ``learning_rate_init=0.001``
+  (``'auto'`` gives 0.003 above 1000 sequences), the LMN at 0.01.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_large_sets.py [--seeds 0 1 2 3]
+    .venv/bin/python benchmarks/bench_large_sets.py [--seeds 0 1 2 3] [--only NAME ...]
 
-About 7 minutes on 2 cores (2 fits at a time, one thread each). Needs the
+About 11 minutes on 2 cores (2 fits at a time, one thread each). Needs the
 optional ``Hershey-Fonts`` package (``pip install 'sklmn[handwriting]'``).
 Results are recorded in ``docs/training.md`` ("Large training sets").
 """
@@ -44,8 +46,15 @@ CONFIGS = {
     "LMNClassifier() (defaults)": ("LMNClassifier", {}),
     "former defaults (batch 200, pooling 'last', norm_penalty=0)": (
         "LMNClassifier",
-        {"batch_size": 200, "pooling": "last", "norm_penalty": 0.0},
+        {
+            "batch_size": 200,
+            "pooling": "last",
+            "norm_penalty": 0.0,
+            "learning_rate_init": 1e-3,
+        },
     ),
+    "LMN, learning_rate_init=0.001": ("LMNClassifier", {"learning_rate_init": 1e-3}),
+    "LMN, learning_rate_init=0.01": ("LMNClassifier", {"learning_rate_init": 1e-2}),
     "norm_penalty=0, batch 200": (
         "LMNClassifier",
         {"batch_size": 200, "norm_penalty": 0.0},
@@ -57,8 +66,21 @@ CONFIGS = {
     "with the LAES start": ("LMNClassifier", {"pretrainer": "laes"}),
     "MultiScaleLMNClassifier() (defaults)": ("MultiScaleLMNClassifier", {}),
     "MS-LMN, norm_penalty=0.1": ("MultiScaleLMNClassifier", {"norm_penalty": 0.1}),
+    "MS-LMN, learning_rate_init=0.001": (
+        "MultiScaleLMNClassifier",
+        {"learning_rate_init": 1e-3},
+    ),
     "RNNClassifier(cell='lstm') (defaults)": ("RNNClassifier", {"cell": "lstm"}),
     "LSTM, batch 200": ("RNNClassifier", {"cell": "lstm", "batch_size": 200}),
+    "LSTM, learning_rate_init=0.001": (
+        "RNNClassifier",
+        {"cell": "lstm", "learning_rate_init": 1e-3},
+    ),
+    "RNNClassifier(cell='gru') (defaults)": ("RNNClassifier", {"cell": "gru"}),
+    "GRU, learning_rate_init=0.001": (
+        "RNNClassifier",
+        {"cell": "gru", "learning_rate_init": 1e-3},
+    ),
 }
 N_WORDS, N_WRITERS, N_TEST_WRITERS, N_SAMPLES = 10, 25, 5, 2500
 
@@ -111,17 +133,25 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(CONFIGS),
+        metavar="NAME",
+        help="run only these rows (default: all)",
+    )
     args = parser.parse_args(argv)
+    names = args.only or list(CONFIGS)
     split = data()
     print(f"{len(split[0])} training and {len(split[1])} test sequences")
     results = Parallel(n_jobs=args.jobs)(
         delayed(fit_and_score)(name, seed, split)
         for seed in args.seeds
-        for name in CONFIGS
+        for name in names
     )
     print("| model | test accuracy | per seed | s / epochs |")
     print("|---|---|---|---|")
-    for name in CONFIGS:
+    for name in names:
         rows = [r for r in results if r[0] == name]
         acc = np.array([r[2] for r in rows])
         spread = acc.std(ddof=1) if len(acc) > 1 else 0.0

@@ -580,14 +580,22 @@ def test_auto_pretraining_is_resolved_for_all_sequences_given_to_fit(monkeypatch
     assert reg.pretrainer_ is not None
 
 
-@pytest.mark.parametrize("n, expected", [(40, 40), (1000, 200), (1001, 32)])
-def test_auto_batch_size_by_data_size(n, expected):
-    from sklmn.estimators._base import auto_batch_size
+@pytest.mark.parametrize(
+    "n, expected, lr", [(40, 40, 1e-3), (1000, 200, 1e-3), (1001, 32, 3e-3)]
+)
+def test_auto_batch_size_and_learning_rate_by_data_size(n, expected, lr):
+    from sklmn.estimators._base import auto_batch_size, auto_learning_rate
 
     assert auto_batch_size(n) == expected
+    assert auto_learning_rate(n) == lr
     rng = np.random.RandomState(0)
     X = rng.randn(n, 3, 1)
     reg = LMNRegressor(
         hidden_size=2, memory_size=2, max_iter=1, pretrainer=None, random_state=0
     ).fit(X, X[:, :, 0].sum(axis=1))
     assert reg.net_.batch_size == expected
+    assert reg.net_.lr == pytest.approx(lr)
+    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(lr)
+    # an explicit rate is used whatever the data size
+    reg.set_params(learning_rate_init=0.02).fit(X, X[:, :, 0].sum(axis=1))
+    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.02)
