@@ -85,7 +85,8 @@ def _fit_one(kind: str, seed: int, variant, shape) -> tuple:
 
         model = make_pipeline(StandardScaler(), RidgeCV(np.logspace(-4, 4, 17)))
         model.fit(X_train.reshape(N_TRAIN, -1), y_train)
-        return kind, seed, variant, rmse(y_test, model.predict(X_test.reshape(N_TEST, -1))), 0.0
+        score = rmse(y_test, model.predict(X_test.reshape(N_TEST, -1)))
+        return kind, seed, variant, score, 0.0
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -139,7 +140,8 @@ def main(argv=None) -> None:
         means.append(rmse(y_test, np.full(N_TEST, y_train.mean())))
     print("| training mean (first seed) | " + " | ".join(f"{m:.3f}" for m in means) + " | |")
     rows = [("RidgeCV, flattened", "ridge")] + [
-        (f"LMNRegressor(memory_size={m}), input_scale={s}", (m, s)) for m, s in variants
+        (f"LMNRegressor(memory_size={m}), input_scale={s}", (m, s))
+        for m, s in variants
     ]
     for label, key in rows:
         cells = []

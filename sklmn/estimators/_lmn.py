@@ -137,14 +137,13 @@ LMN_PARAMETERS_DOC = """\
         initialization ``LAESInitializer(alpha='gcv', readout='auto',
         random_state=random_state)`` (a logistic-regression readout for
         classifiers; for regressors a ridge readout whose penalty
-        generalized cross-validation chooses, and ``input_scale=0.1``) when the training set has at
-        most 1000 sequences (and the memory is not constrained orthogonal,
-        and ``target`` is not ``'ctc'``, whose
-        label sequences give no least-squares readout targets, and the
-        inputs are not constant: the LAES of constant inputs, e.g. a
+        generalized cross-validation chooses, and ``input_scale=0.1``)
+        when the training set has at most 1000 sequences (and the memory
+        is not constrained orthogonal, and ``target`` is not ``'ctc'``,
+        whose label sequences give no least-squares readout targets, and
+        the inputs are not constant: the LAES of constant inputs, e.g. a
         generator driven by zeros, is an all-zero start that training
-        cannot leave), no
-        pretraining on larger sets, where
+        cannot leave), no pretraining on larger sets, where
         end-to-end training from the stable random initialization learned
         better (measured, see ``docs/training.md``). A regressor then keeps
         the start only when its readout predicts held-out training
