@@ -146,7 +146,9 @@ TRAINING_PARAMETERS_DOC = """\
     learning_rate_init : float or 'auto', default='auto'
         Learning rate of the optimizer. ``'auto'``: 0.001 up to 1000
         training sequences and 0.003 above (``auto_learning_rate`` in
-        ``sklmn.estimators._base``; the rate used is ``net_.lr``).
+        ``sklmn.estimators._base``; the rate used is ``net_.lr``; in
+        ``partial_fit`` the sequences of each call count, as for
+        ``batch_size``).
         Measured on the two large training sets of ``docs/training.md``
         ("Large training sets: a higher learning rate"): on 2000 generated
         handwriting sequences the LMN's test accuracy rose from 0.956 to
