@@ -720,7 +720,7 @@ class _Reader:
             None,
             device=torch.device(device),
             batch_size=1,
-            lr=est._learning_rate(1),
+            lr=est._step_settings(1)[1],
             valid_dataset=None,
             shuffle_seed=0,
         )

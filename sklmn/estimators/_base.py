@@ -901,12 +901,20 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             sample_weight=sample_weight,
         )
 
-    def _learning_rate(self, n_samples: int) -> float:
-        """``learning_rate_init``, with ``'auto'`` resolved for
-        ``n_samples`` training sequences."""
-        if self.learning_rate_init == "auto":
-            return auto_learning_rate(n_samples)
-        return float(self.learning_rate_init)
+    def _step_settings(self, n_samples: int) -> tuple[int, float]:
+        """``(batch_size, learning_rate_init)``, each ``'auto'`` resolved
+        for ``n_samples`` training sequences."""
+        batch_size = (
+            auto_batch_size(n_samples)
+            if self.batch_size == "auto"
+            else int(self.batch_size)
+        )
+        lr = (
+            auto_learning_rate(n_samples)
+            if self.learning_rate_init == "auto"
+            else float(self.learning_rate_init)
+        )
+        return batch_size, lr
 
     def _make_net(
         self,
@@ -1204,12 +1212,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
             train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
             if weights is not None:
                 train_weights = _mean_one(weights[train_idx], train_seqs)
-        batch_size = (
-            auto_batch_size(seqs.n_samples)
-            if self.batch_size == "auto"
-            else int(self.batch_size)
-        )
-        lr = self._learning_rate(seqs.n_samples)
+        batch_size, lr = self._step_settings(seqs.n_samples)
 
         context = self._context(
             train_seqs,
@@ -1343,12 +1346,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         seqs = self._standardized_inputs(seqs)
         y_model = self._standardized_target(y_encoded, seqs)
         dataset = self._dataset(seqs, y_model, weights)
-        batch_size = (
-            auto_batch_size(len(dataset))
-            if self.batch_size == "auto"
-            else int(self.batch_size)
-        )
-        lr = self._learning_rate(len(dataset))
+        batch_size, lr = self._step_settings(len(dataset))
         context = self._context(
             seqs, y_model, warm=not first, validation=False, sample_weight=weights
         )
