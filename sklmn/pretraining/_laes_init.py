@@ -236,7 +236,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
 
     Notes
     -----
-    Supported networks: :class:`~sklmn.nn.LMN` with ``output='memory'`` and
+    The network maps the autoencoders to its weights (its
+    ``init_from_laes_``; the protocol of ``docs/extending.md``): this class
+    fits them, hands them over and fits the readout. Supported networks:
+    :class:`~sklmn.nn.LMN` with ``output='memory'`` and
     ``memory_matrix`` ``'free'`` or ``'spectral'`` (an orthogonal ``W_mm``
     cannot hold ``B``), any number of layers, uni- or bidirectional; and
     :class:`~sklmn.nn.ElmanRNN` with the tanh nonlinearity, any number of

@@ -72,8 +72,9 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
     2. collects its hidden sequences and fits a
        :class:`~sklmn.laes.LAESTransformer` with ``p`` components on them
        (no centering: the transfer has no memory bias);
-    3. sets the first ``p`` memory units of the LMN
-       (:func:`~sklmn.nn.init_lmn_from_unrolled_`): ``W_xh``, ``b_h`` from
+    3. has the LMN set its first ``p`` memory units
+       (:meth:`~sklmn.nn.LMN.init_from_unrolled_`, which applies
+       :func:`~sklmn.nn.init_lmn_from_unrolled_`): ``W_xh``, ``b_h`` from
        the URNN, ``W_hm = A``, ``W_mm = B``, ``W_mh = [W_1 … W_k] U_k`` and
        the readout ``W_mo = [W'_0 … W'_k] U_{k+1}``, with
        ``U_k = [Aᵀ; AᵀBᵀ; …; Aᵀ(Bᵀ)^{k-1}]``.
