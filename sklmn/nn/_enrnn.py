@@ -179,8 +179,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     Notes
     -----
     ``forward`` evaluates the recurrent matrix once and passes it to its
-    time loop: one Cayley solve and one eigendecomposition per call, then one ``(N, n) x (n, n)`` product per
-    step with the block matrix :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
+    time loop: one Cayley solve and one eigendecomposition per call, then
+    one ``(N, n) x (n, n)`` product per step with the block matrix
+    :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
     The input projection is computed once for all steps. The state is a
     tensor ``(N, hidden_size + short_size)``; the initial state defaults to
     zero (Helfrich & Ye 2020 §4). The biases start at zero, so with modReLU the
@@ -444,10 +445,13 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             not isinstance(recurrent_matrix, Tensor)
             or tuple(recurrent_matrix.shape) != (n, n)
         ):
-            shape = getattr(recurrent_matrix, "shape", type(recurrent_matrix))
+            got = (
+                tuple(recurrent_matrix.shape)
+                if isinstance(recurrent_matrix, Tensor)
+                else type(recurrent_matrix).__name__
+            )
             raise ValueError(
-                f"recurrent_matrix must be a tensor of shape ({n}, {n}), got "
-                f"{tuple(shape) if isinstance(shape, torch.Size) else shape}"
+                f"recurrent_matrix must be a tensor of shape ({n}, {n}), got {got}"
             )
         else:
             w = recurrent_matrix.to(dtype=x_t.dtype)

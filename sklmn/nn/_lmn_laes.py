@@ -64,7 +64,7 @@ class LMNLayerLAESMixin:
         input_scale: float = 1.0,
         partial: bool = False,
     ) -> LMNLayer:
-        """Initialize from a linear autoencoder for sequences (Carta et al. 2020b §3.2).
+        """Initialize from a LAES (Carta et al. 2020b §3.2).
 
         With ``p`` LAES components (``A`` of shape ``(p, input_size)``) and
         input scale ``s``, the first ``p`` memory units get ``W_xh = s A``,
@@ -318,7 +318,7 @@ class LMNLAESMixin:
     def init_from_unrolled_(
         self, urnn: nn.Module, readout: nn.Module, A: object, B: object
     ) -> tuple[Tensor, Tensor]:
-        """Transfer an unrolled RNN to the first ``p`` memory units (Carta et al. 2021 Alg. 1).
+        """Transfer an unrolled RNN to the LMN (Carta et al. 2021 Alg. 1).
 
         :func:`~sklmn.nn.init_lmn_from_unrolled_` with a LAES ``(A, B)`` of
         ``p <= memory_size`` components fit on the URNN's hidden sequences:

@@ -54,8 +54,8 @@ def initialize_multiscale(
     - ``hidden_size >= p_0 + ... + p_{K-1}`` (the default sizes): module
       ``k`` reads its own ``p_k`` hidden units ``tanh(s A_k z_t)``
       through ``I / s``, the LMN's construction (see
-      :class:`~sklmn.pretraining.LAESInitializer`) block by block, so that a one-module network starts as
-      the LMN does;
+      :class:`~sklmn.pretraining.LAESInitializer`) block by block, so
+      that a one-module network starts as the LMN does;
     - otherwise the first ``r`` hidden units carry ``tanh(s z_t)`` for
       every module, read through ``A_k / s``.
 
