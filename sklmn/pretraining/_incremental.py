@@ -215,7 +215,7 @@ def grow_multiscale_(
     readout_mode = readout
     was_training = module.training
     module.eval()
-    like = rec.weight_xh
+    like = next(rec.parameters())
     X = X.to(device=like.device, dtype=like.dtype)
     n_out = module.readout.out_features
     lengths_np = lengths.cpu().numpy()
