@@ -33,6 +33,7 @@ from ._laes_weights import (
     check_components,
     check_scale,
     elman_layer_from_laes_,
+    resolve_layer,
 )
 
 __all__ = ["GRU", "LSTM", "ElmanRNN"]
@@ -267,7 +268,7 @@ class ElmanRNN(_TorchRecurrent):
         >>> rnn.layer_outputs(1, torch.randn(4, 5, 6), None).shape
         torch.Size([4, 5, 6])
         """
-        self._check_layer(i, 0)
+        resolve_layer(self, i, 0)
         like = getattr(self.rnn, f"weight_ih_l{i}")
         with torch.random.fork_rng(devices=[]):  # leave the seeded stream alone
             single = ElmanRNN(
@@ -277,23 +278,6 @@ class ElmanRNN(_TorchRecurrent):
         for name, param in single.rnn.named_parameters():
             param.copy_(getattr(self.rnn, name.replace("_l0", f"_l{i}")))
         return single(x.to(like.dtype), lengths)[0]
-
-    def _check_layer(self, layer: object, direction: object) -> None:
-        if (
-            isinstance(layer, bool)
-            or not isinstance(layer, int)
-            or not 0 <= layer < self.num_layers
-        ):
-            raise ValueError(
-                f"layer must be an int in 0..{self.num_layers - 1}, got {layer!r}"
-            )
-        if isinstance(direction, bool) or direction not in range(
-            self.num_directions
-        ):
-            raise ValueError(
-                f"direction must be an int in 0..{self.num_directions - 1}, got "
-                f"{direction!r}"
-            )
 
     def init_from_laes_(
         self,
@@ -345,16 +329,7 @@ class ElmanRNN(_TorchRecurrent):
         >>> rnn.rnn.weight_hh_l0.diagonal()
         tensor([1., 1., 1.], grad_fn=<DiagonalBackward0>)
         """
-        if layer is None:
-            if self.num_layers != 1 or self.bidirectional:
-                raise ValueError(
-                    "init_from_laes_ needs a single unidirectional layer, got "
-                    f"num_layers={self.num_layers}, "
-                    f"bidirectional={self.bidirectional}; pass layer= (and "
-                    "direction=) for a specific layer"
-                )
-            layer = 0
-        self._check_layer(layer, direction)
+        layer = resolve_layer(self, layer, direction)
         self.check_laes_init()
         H = self.hidden_size
         d = self.input_size if layer == 0 else H * self.num_directions

@@ -59,6 +59,19 @@ def set_weight_(module: nn.Module, name: str, value: np.ndarray) -> None:
         like.copy_(tensor)
 
 
+def _set_weights_(module: nn.Module, W_xh, b_h, W_mh, W_hm, W_mm) -> None:
+    """Set the five LMN weights of ``module`` (a layer or a multi-scale
+    direction)."""
+    for name, value in (
+        ("weight_xh", W_xh),
+        ("bias_h", b_h),
+        ("weight_mh", W_mh),
+        ("weight_hm", W_hm),
+        ("weight_mm", W_mm),
+    ):
+        set_weight_(module, name, value)
+
+
 def spectral_radius_np(M: np.ndarray) -> float:
     """Largest eigenvalue modulus of a square matrix (0 for an empty one)."""
     if M.size == 0:
@@ -76,6 +89,32 @@ def check_scale(input_scale: object) -> float:
     ):
         raise ValueError(f"input_scale must be a finite float > 0, got {input_scale!r}")
     return float(input_scale)
+
+
+def resolve_layer(module: nn.Module, layer: object, direction: object) -> int:
+    """The layer index of ``init_from_laes_`` (``layer=None``: the single
+    unidirectional layer), ``layer`` and ``direction`` validated against the
+    module's ``num_layers`` and ``num_directions``."""
+    n_layers, n_dirs = module.num_layers, module.num_directions
+    if layer is None:
+        if n_layers != 1 or n_dirs != 1:
+            raise ValueError(
+                "init_from_laes_ needs a single unidirectional layer, got "
+                f"num_layers={n_layers}, bidirectional={n_dirs == 2}; pass "
+                "layer= (and direction=) for a specific layer"
+            )
+        layer = 0
+    if (
+        isinstance(layer, bool)
+        or not isinstance(layer, int)
+        or not 0 <= layer < n_layers
+    ):
+        raise ValueError(f"layer must be an int in 0..{n_layers - 1}, got {layer!r}")
+    if isinstance(direction, bool) or direction not in range(n_dirs):
+        raise ValueError(
+            f"direction must be an int in 0..{n_dirs - 1}, got {direction!r}"
+        )
+    return layer
 
 
 def check_components(p: int, limit: int, what: str) -> None:
@@ -126,14 +165,7 @@ def lmn_layer_from_laes_(
         if rho > radius:
             W_mm[p:, p:] *= radius / rho
             W_mh[r:, p:] *= radius / rho
-    for name, value in (
-        ("weight_xh", W_xh),
-        ("bias_h", b_h),
-        ("weight_mh", W_mh),
-        ("weight_hm", W_hm),
-        ("weight_mm", W_mm),
-    ):
-        set_weight_(layer, name, value)
+    _set_weights_(layer, W_xh, b_h, W_mh, W_hm, W_mm)
     if layer.bias_m is not None:
         layer.bias_m[:p] = 0.0
     return r
@@ -207,15 +239,7 @@ def multiscale_from_laes_(
         else:
             W_hm[rows_k, :r] = A_k / s
         W_mm[rows_k, rows_k] = B_k
-    for name, value in (
-        ("weight_xh", W_xh),
-        ("bias_h", b_h),
-        ("weight_mh", W_mh),
-        ("weight_hm", W_hm),
-        ("weight_mm", W_mm),
-    ):
-        param = getattr(net, name)
-        param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
+    _set_weights_(net, W_xh, b_h, W_mh, W_hm, W_mm)
 
 
 @torch.no_grad()

@@ -21,6 +21,7 @@ from ._laes_weights import (
     lmn_layer_from_laes_,
     multiscale_from_laes_,
     numpy_weight,
+    resolve_layer,
     restore_free_memory_,
 )
 from ._unrolled import init_lmn_from_unrolled_
@@ -155,21 +156,7 @@ class LMNLAESMixin:
 
     def _layer(self, layer: object, direction: object) -> LMNLayer:
         """Layer ``layer`` of direction ``direction`` (validated)."""
-        if (
-            isinstance(layer, bool)
-            or not isinstance(layer, int)
-            or not 0 <= layer < self.num_layers
-        ):
-            raise ValueError(
-                f"layer must be an int in 0..{self.num_layers - 1}, got {layer!r}"
-            )
-        if isinstance(direction, bool) or direction not in range(
-            self.num_directions
-        ):
-            raise ValueError(
-                f"direction must be an int in 0..{self.num_directions - 1}, got "
-                f"{direction!r}"
-            )
+        layer = resolve_layer(self, layer, direction)
         return self.layers[layer] if direction == 0 else self.layers_reverse[layer]
 
     def check_laes_init(self, caller: str = "init_from_laes_") -> None:
@@ -300,15 +287,6 @@ class LMNLAESMixin:
         tensor([[1., 1., 1., 1., 1., 1., 1., 1.],
                 [1., 1., 1., 1., 1., 1., 1., 1.]])
         """
-        if layer is None:
-            if self.num_layers != 1 or self.bidirectional:
-                raise ValueError(
-                    "init_from_laes_ needs a single unidirectional layer, got "
-                    f"num_layers={self.num_layers}, "
-                    f"bidirectional={self.bidirectional}; pass layer= (and "
-                    "direction=) for a specific layer"
-                )
-            layer = 0
         self._layer(layer, direction).init_from_laes_(
             A, B, mean, input_scale=input_scale, partial=partial
         )
