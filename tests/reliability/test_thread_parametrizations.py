@@ -85,35 +85,51 @@ def _train(model, x, y, n_steps=3):
     return losses
 
 
-def _run_while_held(held_model, fn):
-    """Run ``fn()`` in this thread while another thread is held inside a
-    forward of ``held_model``; returns ``fn()``'s result and re-raises an
-    error of either thread."""
-    hold = _Hold()
-    module, name = _held_weight(held_model)
-    parametrize.register_parametrization(module, name, hold)
-    errors = []
+def _while_held(hold, held_call, fn):
+    """Run ``fn()`` while another thread is held inside ``held_call()`` (by
+    ``hold``, a registered :class:`_Hold`); returns ``fn()``'s result and
+    re-raises an error of either thread. ``fn`` runs in a thread of its own
+    so that waiting for the held thread (a lock) fails instead of hanging."""
+    errors, result = [], []
 
-    def predict():
+    def run(call, out=None):
         try:
-            with torch.no_grad():
-                held_model(torch.randn(2, 5, held_model.input_size, dtype=DTYPE))
+            value = call()
+            if out is not None:
+                out.append(value)
         except BaseException as exc:  # noqa: BLE001 - re-raised below
             errors.append(exc)
 
     hold.armed = True
-    other = threading.Thread(target=predict)
-    other.start()
+    held = threading.Thread(target=run, args=(held_call,))
+    held.start()
     try:
         assert hold.entered.wait(TIMEOUT), "the other thread never entered forward"
-        result = fn()
+        worker = threading.Thread(target=run, args=(fn, result))
+        worker.start()
+        worker.join(TIMEOUT)
+        assert not worker.is_alive(), "it waited for the held thread"
     finally:
         hold.release.set()
-        other.join(TIMEOUT)
-    assert not other.is_alive()
+        held.join(TIMEOUT)
+    assert not held.is_alive()
     if errors:
         raise errors[0]
-    return result
+    return result[0]
+
+
+def _run_while_held(held_model, fn):
+    """:func:`_while_held` with ``held_model`` held inside a forward."""
+    hold = _Hold()
+    module, name = _held_weight(held_model)
+    parametrize.register_parametrization(module, name, hold)
+    x = torch.randn(2, 5, held_model.input_size, dtype=DTYPE)
+
+    def predict():
+        with torch.no_grad():
+            held_model(x)
+
+    return _while_held(hold, predict, fn)
 
 
 DTYPE = torch.float64
@@ -169,38 +185,12 @@ def test_enrnn_fit_while_another_enrnn_predicts():
     X, y = _data()
     expected = _fit(X, y).loss_curve_
     other = _fit(*_data(1))
-    recurrent = other.net_.module_.recurrent
     hold = _Hold()
-    parametrize.register_parametrization(recurrent, "weight_short", hold)
-    errors, results = [], {}
-
-    def predict():
-        try:
-            other.predict(X)
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            errors.append(exc)
-
-    def fit():
-        try:
-            results["curve"] = _fit(X, y).loss_curve_
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            errors.append(exc)
-
-    hold.armed = True
-    predictor = threading.Thread(target=predict)
-    predictor.start()
-    try:
-        assert hold.entered.wait(TIMEOUT), "predict never entered the forward"
-        fitter = threading.Thread(target=fit)
-        fitter.start()
-        fitter.join(TIMEOUT)
-        assert not fitter.is_alive(), "fit waited for the held predict"
-    finally:
-        hold.release.set()
-        predictor.join(TIMEOUT)
-    if errors:
-        raise errors[0]
-    np.testing.assert_allclose(results["curve"], expected, rtol=1e-6, atol=0)
+    parametrize.register_parametrization(
+        other.net_.module_.recurrent, "weight_short", hold
+    )
+    curve = _while_held(hold, lambda: other.predict(X), lambda: _fit(X, y).loss_curve_)
+    np.testing.assert_allclose(curve, expected, rtol=1e-6, atol=0)
 
 
 def test_parametrized_weights_evaluated_once_per_forward():
