@@ -616,3 +616,10 @@ def laes_states(laes: LAESTransformer, seqs: Sequences) -> np.ndarray:
     padded ``seqs``, zero at padded steps."""
     states = laes.transform(seqs)
     return np.where(seqs.mask[..., None], states, 0.0)
+
+
+def spectral_radius(M: np.ndarray) -> float:
+    """Largest eigenvalue modulus of a square matrix (0 for an empty one)."""
+    if M.size == 0:
+        return 0.0
+    return float(np.abs(np.linalg.eigvals(M)).max())
