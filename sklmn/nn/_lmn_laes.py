@@ -1,10 +1,10 @@
 """The LAES and unrolled starts of the LMN: how the LMN's parameters hold them.
 
 Mixins of :class:`~sklmn.nn.LMNLayer`, :class:`~sklmn.nn.LMN` and
-:class:`~sklmn.nn.MultiScaleLMN`: the
-pretrainers (:mod:`sklmn.pretraining`) fit the autoencoders and call these
-methods; the modules decide how the LAES matrices map to their parameters
-(constructions in :mod:`sklmn.nn._laes_weights`).
+:class:`~sklmn.nn.MultiScaleLMN`: the pretrainers (:mod:`sklmn.pretraining`)
+fit the autoencoders and call these methods; the modules decide how the LAES
+matrices map to their parameters (constructions in
+:mod:`sklmn.nn._laes_weights`). The protocol is in ``docs/extending.md``.
 """
 
 from __future__ import annotations
