@@ -402,8 +402,8 @@ class _BaseSequenceEstimator(
             mean; with ``target='timestep'`` every valid step of a sequence
             has its weight), in the validation loss and score of early
             stopping, and in the ``standardize`` statistics. Weights that are
-            all equal are the same as None. Pretrainers (``pretrainer``) and
-            the growth schedule (``incremental``) ignore them.
+            all equal are the same as None. The plug-ins (a pretrainer, a
+            growth schedule) ignore them.
         X_val : array-like or list of array-like, default=None
             Validation sequences monitored instead of a split of ``X``
             (like ``X_val`` of scikit-learn's
@@ -429,14 +429,12 @@ class _BaseSequenceEstimator(
 
         Examples
         --------
-        >>> import numpy as np
         >>> from sklmn.datasets import make_adding_problem
-        >>> from sklmn.estimators import RNNClassifier
-        >>> X, total = make_adding_problem(30, length=5, random_state=0)
-        >>> y = (total > 1).astype(int)  # is the sum of the marked values above 1?
-        >>> weights = np.where(y == 1, 2.0, 1.0)
-        >>> clf = RNNClassifier(hidden_size=4, max_iter=5, random_state=0)
-        >>> clf.fit(X, y, sample_weight=weights).n_iter_
+        >>> from sklmn.estimators import RNNRegressor
+        >>> X, y = make_adding_problem(30, length=5, random_state=0)
+        >>> weights = 1.0 + (y > 1)  # the sequences of the larger sums count twice
+        >>> reg = RNNRegressor(hidden_size=4, max_iter=5, random_state=0)
+        >>> reg.fit(X, y, sample_weight=weights).n_iter_
         5
         """
         return self._fit(

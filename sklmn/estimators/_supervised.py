@@ -411,11 +411,11 @@ class _BaseSequenceClassifier(
         Examples
         --------
         >>> import numpy as np
+        >>> from sklmn.datasets import make_adding_problem
         >>> from sklmn.estimators import RNNClassifier
-        >>> rng = np.random.RandomState(0)
-        >>> X = rng.randn(20, 4, 1)
-        >>> y = (X[:, -1, 0] > 0).astype(int)
-        >>> clf = RNNClassifier(hidden_size=4, max_iter=3, random_state=0).fit(X, y)
+        >>> X, total = make_adding_problem(20, length=4, random_state=0)
+        >>> clf = RNNClassifier(hidden_size=4, max_iter=3, random_state=0)
+        >>> clf = clf.fit(X, (total > 1).astype(int))
         >>> bool(np.allclose(np.exp(clf.predict_log_proba(X)), clf.predict_proba(X)))
         True
         """
