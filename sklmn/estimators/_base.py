@@ -21,7 +21,7 @@ untouched. ``fit`` and ``partial_fit`` are thin wrappers over one staged
 
 The model families reach the base only through these hooks; the base names
 none of their parameters. Targets are handled by the classifier and
-regressor bases (``_classifier.py``, ``_regressor.py``).
+regressor bases (``_supervised.py``).
 """
 
 from __future__ import annotations
