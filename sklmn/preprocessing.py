@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import Sequences, lengths_to_mask, validate_sequences
 
 __all__ = [
@@ -185,6 +186,7 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
 
 class SequenceStandardScaler(
     _DocLinkMixin,
+    _SequenceInputTagsMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
     BaseEstimator,
@@ -304,12 +306,6 @@ class SequenceStandardScaler(
         self.with_mean = with_mean
         self.with_std = with_std
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
-
     def _reset(self) -> None:
         for attr in ("mean_", "var_", "scale_", "n_samples_seen_"):
             if hasattr(self, attr):
@@ -423,7 +419,11 @@ class SequenceStandardScaler(
 
 
 class FlattenSequences(
-    _DocLinkMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
+    _DocLinkMixin,
+    _SequenceInputTagsMixin,
+    TransformerMixin,
+    BaseEstimator,
+    auto_wrap_output_keys=None,
 ):
     """Turn sequences into the flat 2-D layout ``(n, n_timesteps * n_features)``.
 
@@ -488,12 +488,6 @@ class FlattenSequences(
 
     def __init__(self, *, n_timesteps=None):
         self.n_timesteps = n_timesteps
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -577,13 +571,9 @@ class FlattenSequences(
 def flatten_sequences(X, *, n_timesteps=None):
     """Return sequences in the flat layout ``(n_samples, n_timesteps * n_features)``.
 
-    Shorthand for ``FlattenSequences(n_timesteps=n_timesteps).fit_transform(X)``.
-
-    The flat layout is ``X_flat = X.reshape(n_samples, n_timesteps *
-    n_features)`` (C order, time major): column ``t * n_features + j`` holds
-    feature ``j`` at time step ``t``. Sequences shorter than ``n_timesteps``
-    are padded with NaN after their end, so that reshaping back gives
-    trailing all-NaN steps, which every sklmn estimator reads as padding.
+    Shorthand for ``FlattenSequences(n_timesteps=n_timesteps).fit_transform(X)``,
+    in the layout described there (column ``t * n_features + j`` holds feature
+    ``j`` at time step ``t``; shorter sequences are padded with NaN).
 
     Parameters
     ----------

@@ -17,6 +17,7 @@ from ..utils._compat import (
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
+from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
     check_sequence_weights,
     format_like_input,
@@ -62,7 +63,9 @@ def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray
     return np.searchsorted(neg, -np.arange(T), side="left")
 
 
-class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
+class LAESTransformer(
+    _DocLinkMixin, _SequenceInputTagsMixin, TransformerMixin, BaseEstimator
+):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
     Encodes every sequence into a memory state with the linear recursion
@@ -232,12 +235,6 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
 
     # -- fitting ------------------------------------------------------------
     _check_weights = staticmethod(check_sequence_weights)
