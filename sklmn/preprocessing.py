@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._registry import register_safe_classes
 from .utils.sequences import Sequences, lengths_to_mask, validate_sequences
 
 __all__ = [
@@ -855,3 +856,7 @@ class SequenceReshaper(
         static[has_valid] = X[has_valid, first[has_valid], d:]
         parts = [static, flat] if self.static_columns == "first" else [flat, static]
         return np.hstack(parts)
+
+
+# accepted by name by sklmn.persistence.load
+register_safe_classes(__name__, globals(), __all__)

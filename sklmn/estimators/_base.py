@@ -69,6 +69,7 @@ from ..utils.sequences import (
     format_like_input,
     validate_sequences,
 )
+from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._ctc import (
     beam_decode,
     check_label_sequences,
@@ -457,7 +458,7 @@ def _torch_threads(n_threads):
         return
     with _TORCH_THREADS_LOCK:
         previous = torch.get_num_threads()
-        torch.set_num_threads(int(n_threads))
+        torch.set_num_threads(machine_threads(n_threads))
         try:
             yield
         finally:
@@ -597,7 +598,7 @@ def _predict_the_mean_(readout: torch.nn.Linear, context: FitContext) -> None:
     readout.bias.copy_(torch.as_tensor(mean, dtype=readout.bias.dtype))
 
 
-class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
+class _BaseSequenceEstimator(PersistenceMixin, _DocLinkMixin, BaseEstimator):
     """Training machinery shared by every sequence estimator.
 
     Subclasses implement ``_build_module(input_size)`` (the recurrent module
@@ -671,7 +672,7 @@ class _BaseSequenceEstimator(_DocLinkMixin, BaseEstimator):
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "device": [str, torch.device],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_threads": [Interval(Integral, 1, MAX_THREADS, closed="both"), None],
         "callbacks": [None, list],
     }
 
