@@ -881,28 +881,36 @@ def _check_finite_attributes(est, attributes: dict, tagged, where: str) -> None:
     design and tagged so by the file (or, in files written before the tags,
     named as such)."""
     allowed = _NAN_BY_DESIGN if tagged is None else _NAN_BY_DESIGN & set(tagged)
-    for key in attributes:
+    for key, raw in attributes.items():
         value = getattr(est, key, None)
+        shown = f"{where}.{key}"
+        if _is_array_node(raw):
+            shown += f" (member {raw['__ndarray__']!r:.100})"
         if key not in allowed:
             bad = _first_nonfinite(value)
             if bad is not None:
                 raise ModelFileError(
-                    f"Corrupt archive: {where}.{key} holds the non-finite value "
-                    f"{bad!r}"
+                    f"Corrupt archive: {shown} holds the non-finite value "
+                    f"{_shown_number(bad)}"
                 )
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-            if key in _POSITIVE and not (value > 0).all():
-                bad = value.reshape(-1)[np.argmin(value.reshape(-1) > 0)]
+            flat = value.reshape(-1)
+            if key in _POSITIVE and not (flat > 0).all():
                 raise ModelFileError(
-                    f"Corrupt archive: {where}.{key} holds {bad!r}; scales must "
-                    "be positive"
+                    f"Corrupt archive: {shown} holds "
+                    f"{_shown_number(flat[np.argmin(flat > 0)])}; scales must be "
+                    "positive"
                 )
-            if key in _NON_NEGATIVE and not (value >= 0).all():
-                bad = value.reshape(-1)[np.argmin(value.reshape(-1) >= 0)]
+            if key in _NON_NEGATIVE and not (flat >= 0).all():
                 raise ModelFileError(
-                    f"Corrupt archive: {where}.{key} holds {bad!r}; it must be "
+                    f"Corrupt archive: {shown} holds "
+                    f"{_shown_number(flat[np.argmin(flat >= 0)])}; it must be "
                     "non-negative"
                 )
+
+
+def _shown_number(value) -> str:
+    return str(complex(value) if np.iscomplexobj(value) else float(value))
 
 
 def _device(value: Any) -> torch.device:
