@@ -69,13 +69,13 @@ from ..utils.sequences import (
     format_like_input,
     validate_sequences,
 )
-from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._ctc import (
     beam_decode,
     check_label_sequences,
     encode_label_sequences,
     greedy_decode,
 )
+from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._targets import (
     IGNORE_INDEX,
     check_binary_indicator,
@@ -85,6 +85,7 @@ from ._targets import (
     format_steps,
     pad_steps,
 )
+from ._weights import check_class_weight
 
 __all__ = [
     "CLASS_WEIGHT_DOC",
@@ -1669,6 +1670,7 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
                 f"target with class_weight={self.class_weight!r}; weight the "
                 "sequences with sample_weight instead."
             )
+        check_class_weight(self.class_weight, self.classes_)
         valid = y_encoded[seqs.mask] if self.target == "timestep" else y_encoded
         return compute_class_weight(
             self.class_weight, classes=self.classes_, y=self.classes_[valid]
@@ -1885,7 +1887,7 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
             return score_valid_entries("multilabel", True, true, valid)
         weights = None
         if sample_weight is not None:
-            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+            weights = np.repeat(self._check_weights(sample_weight, seqs), seqs.lengths)
         # class index of every step's label (-1: a label the model never
         # saw), looked up once per distinct label
         labels, inverse = np.unique(np.asarray(steps).reshape(-1), return_inverse=True)
@@ -2081,7 +2083,7 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
         steps = steps.astype(np.float64).reshape(steps.shape[0], -1)
         weights = None
         if sample_weight is not None:
-            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+            weights = np.repeat(self._check_weights(sample_weight, seqs), seqs.lengths)
         valid = outputs[seqs.mask]
         return score_valid_entries("continuous", True, steps, valid, weights)
 
