@@ -1001,11 +1001,18 @@ def _check_laes(est: BaseEstimator) -> None:
     if state is not None:
         keys = {"origin", "n_lags", "gram", "sum", "s1", "count", "n_steps"}
         # "weight": the weighted number of steps (absent in older archives)
-        if not isinstance(state, dict) or not keys <= set(state) <= keys | {"weight"}:
+        # "scale": the power of two X was divided by (absent: 1)
+        optional = {"weight", "scale"}
+        if not isinstance(state, dict) or not keys <= set(state) <= keys | optional:
             raise ModelFileError("Corrupt archive: bad _gram_state")
-        weight = state.get("weight", 1.0)
-        if not isinstance(weight, float | int) or not np.isfinite(weight):
-            raise ModelFileError("Corrupt archive: bad _gram_state")
+        for name in ("weight", "scale"):
+            value = state.get(name, 1.0)
+            if not _KINDS["float"](value) or not np.isfinite(value):
+                raise ModelFileError(
+                    f"Corrupt archive: bad _gram_state[{name!r}] {value!r:.100}"
+                )
+        if not state.get("scale", 1.0) > 0:
+            raise ModelFileError("Corrupt archive: bad _gram_state['scale']")
         lags = state["n_lags"]
         if not _is_int(lags) or lags < 0:
             raise ModelFileError("Corrupt archive: bad _gram_state")

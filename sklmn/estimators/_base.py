@@ -85,7 +85,7 @@ from ._targets import (
     format_steps,
     pad_steps,
 )
-from ._weights import check_class_weight
+from ._weights import check_class_weight, float_values
 
 __all__ = [
     "CLASS_WEIGHT_DOC",
@@ -2077,10 +2077,12 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
         score : float
         """
         if self.target == "sequence":
+            _check_float32_range(float_values(y))  # as fit: r2_score overflows
             return super().score(X, y, sample_weight=sample_weight)
         outputs, seqs = self._predict_outputs(X)
         steps, _ = check_timestep_target(y, seqs)
         steps = steps.astype(np.float64).reshape(steps.shape[0], -1)
+        _check_float32_range(steps)  # as fit: r2_score would overflow
         weights = None
         if sample_weight is not None:
             weights = np.repeat(self._check_weights(sample_weight, seqs), seqs.lengths)

@@ -1,4 +1,5 @@
-"""Validation of the classifiers' ``class_weight`` (like ``sample_weight``)."""
+"""Validation of the classifiers' ``class_weight`` (like ``sample_weight``)
+and of the targets given to ``score``."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ def check_class_weight(class_weight, classes: np.ndarray) -> None:
             "class_weight must contain at least one non-zero weight, got "
             f"{class_weight!r:.200}."
         )
+
+
+def float_values(y) -> np.ndarray:
+    """``y`` as a float64 array for a range check (empty when it is not
+    numeric: the scorer's own validation reports that).
+
+    Examples
+    --------
+    >>> from sklmn.estimators._weights import float_values
+    >>> float_values([1, 2]).tolist(), float_values(["a"]).size
+    ([1.0, 2.0], 0)
+    """
+    try:
+        values = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.zeros(0)
+    return values[np.isfinite(values)] if values.size else values
