@@ -138,7 +138,7 @@ def _power_of_two(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     ok = np.isfinite(values) & (values > 0)
     out = np.ones_like(values)
-    out[ok] = np.ldexp(1.0, np.frexp(values[ok])[1])
+    out[ok] = np.ldexp(1.0, np.frexp(values[ok])[1] - 1)  # at most the value
     return out
 
 

@@ -64,7 +64,7 @@ def _rescaling(data: np.ndarray) -> float:
     largest = float(np.max(np.abs(data), initial=0.0))
     if largest == 0 or (_TINY <= largest <= _HUGE) or not np.isfinite(largest):
         return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1])
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # at most largest
 
 
 def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
@@ -677,7 +677,8 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
                 ok = pos >= 0
                 out[rows[ok], pos[ok]] = m[ok] @ self.A_  # x~_t = Aᵀ m_t
                 m = m @ self.B_  # m_{t-1} = Bᵀ m_t
-        out += self.mean_
+        with np.errstate(over="ignore", invalid="ignore"):
+            out += self.mean_
         if not np.isfinite(out).all():
             raise FloatingPointError(
                 "inverse_transform of Z gives non-finite values: the codes of Z "
