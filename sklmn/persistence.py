@@ -917,11 +917,14 @@ def _device(value: Any) -> torch.device:
     if not isinstance(value, str):
         raise ModelFileError(f"Corrupt archive: bad torch device {value!r:.100}")
     try:
-        return torch.device(value)
+        device = torch.device(value)
     except (RuntimeError, TypeError, ValueError):
         raise ModelFileError(
             f"Corrupt archive: bad torch device {value!r:.100}"
         ) from None
+    if device.type == "meta":
+        raise ModelFileError(f"Corrupt archive: bad torch device {value!r:.100}")
+    return device
 
 
 def _check_sequence_estimator(est: BaseEstimator, *, has_net: bool) -> None:

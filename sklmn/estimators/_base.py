@@ -69,6 +69,13 @@ from ..utils.sequences import (
     format_like_input,
     validate_sequences,
 )
+from ._checks import (
+    check_class_weight,
+    check_device,
+    check_same_target_kind,
+    copy_callbacks,
+    float_values,
+)
 from ._ctc import (
     beam_decode,
     check_label_sequences,
@@ -85,7 +92,6 @@ from ._targets import (
     format_steps,
     pad_steps,
 )
-from ._weights import check_class_weight, float_values
 
 __all__ = [
     "CLASS_WEIGHT_DOC",
@@ -831,6 +837,7 @@ class _BaseSequenceEstimator(PersistenceMixin, _DocLinkMixin, BaseEstimator):
                 f"device must be a torch device such as 'cpu' or 'cuda', got "
                 f"{self.device!r}"
             ) from None
+        check_device(device, self.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(
                 f"device={self.device!r} was requested but CUDA is not available "
@@ -951,7 +958,7 @@ class _BaseSequenceEstimator(PersistenceMixin, _DocLinkMixin, BaseEstimator):
         ):
             # fine-tuning pulled toward the pretrained start (L2-SP)
             callbacks.append(("anchor_to_start", AnchorToStart(float(anchor))))
-        callbacks.extend(copy.deepcopy(self.callbacks or []))
+        callbacks.extend(copy_callbacks(self.callbacks))
         sink = print if self.verbose else None
         if self.verbose:
             callbacks.append(("progress", ProgressLogger(sink=print)))
@@ -1196,8 +1203,10 @@ class _BaseSequenceEstimator(PersistenceMixin, _DocLinkMixin, BaseEstimator):
         dataset = self._dataset(seqs, y_model, weights)
         valid_dataset = None
         if X_val is not None:
-            val_seqs = validate_sequences(self, X_val, reset=False, dtype=np.float32)
-            val_y = self._encode_target(y_val, val_seqs, reset=False)
+            val_seqs = validate_sequences(
+                self, X_val, reset=False, dtype=np.float32, input_name="X_val"
+            )
+            val_y = self._encode_target(y_val, val_seqs, reset=False, context="y_val")
             val_sw = self._check_weights(sample_weight_val, val_seqs)
             val_weights = self._loss_weights(val_sw, val_y, val_seqs, class_weight)
             val_seqs = self._standardized_inputs(val_seqs)
@@ -1544,13 +1553,16 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
             where = "the classes given to partial_fit"
         elif not reset:
             classes = self.classes_
-            where = "fit" if context is None else "the first call to partial_fit"
+            where = {None: "fit", "y_val": "y (the training labels)"}.get(
+                context, "fit or the first call to partial_fit"
+            )
         else:
             where = None
         encoded, new_classes = encode_label_sequences(
             labels, seqs.lengths, classes=classes, context=where
         )
         if not reset and self._problem != "ctc":
+            check_same_target_kind(context, "ctc", len(self.classes_), self)
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
@@ -1575,7 +1587,7 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
             )
         if classes is None and not reset:
             classes = self.classes_
-        unknown = None if context is None else "partial_fit"
+        unknown = context  # None (a warm start), 'partial_fit' or 'y_val'
         if classes is not None and reset:
             unknown = "partial_fit"
         if self.target == "sequence":
@@ -1611,6 +1623,7 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         if not reset and (
             problem != self._problem or len(new_classes) != len(self.classes_)
         ):
+            check_same_target_kind(context, problem, len(new_classes), self)
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
