@@ -12,17 +12,26 @@ without executing code from the file:
   ``state_dict`` (read with ``torch.load(weights_only=True,
   map_location='cpu')``);
 * on load, every class named in the manifest must be in an allow-list: the
-  public estimators of :mod:`sklmn` (:data:`SAFE_CLASSES`) plus the fully
-  qualified names passed explicitly in ``trusted=``. Any other name raises
-  :class:`UntrustedTypeError` before anything is imported;
-* the torch module is rebuilt by the estimator itself (``_build_module`` from
-  the saved parameters) and the saved weights are loaded into it, so no
-  module code is read from the file;
-* nothing is allocated before the sizes are checked: the uncompressed size
-  of every member (``max_bytes`` of :func:`load` in all), every ``.npy``
-  header against its data, the sizes a network is rebuilt from against the
-  saved weights; only the fitted attributes a class lists (with their types)
-  can be set, and every failure raises :class:`ModelFileError`.
+  public estimators of :mod:`sklmn` (:data:`SAFE_CLASSES`, registered by
+  their packages in :mod:`sklmn.utils._registry` when imported; this module
+  imports none of them) plus the fully qualified names passed explicitly in
+  ``trusted=``. Any other name raises :class:`UntrustedTypeError` before
+  anything is imported;
+* a sequence estimator describes and rebuilds its network through one hook
+  pair (``_sklmn_state_()`` / ``_sklmn_restore_(state)``, see
+  ``sklmn/estimators/_persist.py``): the torch module is rebuilt from the
+  saved parameters and the saved weights are loaded into it, so no module
+  code is read from the file;
+* nothing is allocated before the sizes are checked: the manifest's size,
+  and the nesting and number of its JSON values, before it is parsed; the
+  uncompressed size of every member (``max_bytes`` of :func:`load` in all);
+  every ``.npy`` header (dtype, itemsize, shape: the shape the model's
+  integers fix, when they fix one) before the member is inflated; the sizes
+  a network is rebuilt from against the saved weights. Only the fitted
+  attributes a class lists (with their types) can be set, parameters and
+  fitted values must be finite (scales positive) except the losses and
+  scores that are NaN by design (tagged ``nonfinite`` by :func:`save`), and
+  every failure raises :class:`ModelFileError`.
 
 Only parameters and attributes made of JSON values (None, bool, int, float,
 str), lists, tuples, dicts with string keys, numpy arrays of numbers, bools
