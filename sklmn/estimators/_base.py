@@ -1555,7 +1555,7 @@ class _BaseSequenceClassifier(ClassifierMixin, _BaseSequenceEstimator):
         elif not reset:
             classes = self.classes_
             where = {None: "fit", "y_val": "y (the training labels)"}.get(
-                context, "fit or the first call to partial_fit"
+                context, "the first call to partial_fit"
             )
         else:
             where = None
