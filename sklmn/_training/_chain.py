@@ -9,7 +9,6 @@ settings of the estimators (scikit-learn's MLP conventions) into
 
 from __future__ import annotations
 
-import copy
 
 import torch
 from skorch.callbacks import GradientNormClipping
@@ -91,7 +90,7 @@ def callback_chain(
     if gradient_clipping is not None:
         callbacks.append(("gradient_clipping", GradientNormClipping(gradient_clipping)))
     callbacks.extend(model_callbacks)
-    callbacks.extend(copy.deepcopy(user_callbacks or []))
+    callbacks.extend(user_callbacks or [])
     if verbose:
         callbacks.append(("progress", ProgressLogger(sink=print)))
     if stopping is None:

@@ -51,6 +51,8 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import Sequences, validate_sequences
+from ._checks import copy_callbacks
+from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._prepare import _FitPreparationMixin
 
 __all__: list[str] = []
@@ -72,7 +74,7 @@ def _torch_threads(n_threads):
         return
     with _TORCH_THREADS_LOCK:
         previous = torch.get_num_threads()
-        torch.set_num_threads(int(n_threads))
+        torch.set_num_threads(machine_threads(n_threads))
         try:
             yield
         finally:
@@ -122,7 +124,11 @@ def _completed(history, key: str) -> list[float]:
 
 
 class _BaseSequenceEstimator(
-    _FitPreparationMixin, _DocLinkMixin, _SequenceInputTagsMixin, BaseEstimator
+    PersistenceMixin,
+    _FitPreparationMixin,
+    _DocLinkMixin,
+    _SequenceInputTagsMixin,
+    BaseEstimator,
 ):
     """Training machinery shared by every sequence estimator.
 
@@ -200,7 +206,7 @@ class _BaseSequenceEstimator(
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "device": [str, torch.device],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_threads": [Interval(Integral, 1, MAX_THREADS, closed="both"), None],
         "callbacks": [None, list],
     }
 
@@ -342,7 +348,7 @@ class _BaseSequenceEstimator(
             validation=valid_dataset is not None,
             gradient_clipping=self.gradient_clipping,
             model_callbacks=[] if context is None else self._start_callbacks(context),
-            user_callbacks=self.callbacks,
+            user_callbacks=copy_callbacks(self.callbacks),
             verbose=self.verbose,
             plugin_callbacks=(
                 self._plugin_callbacks(context)

@@ -127,7 +127,8 @@ TRAINING_PARAMETERS_DOC = """\
         Number of threads torch uses for the work of ``fit``,
         ``partial_fit`` and the predictions (``torch.set_num_threads``, set
         for the call and restored afterwards; None: leave torch's setting,
-        by default one thread per physical core). The setting is
+        by default one thread per physical core). At most 1024, and torch
+        never gets more threads than the machine has cores. The setting is
         process-wide, so calls with ``n_threads`` set run one at a time in a
         process. One thread is the robust choice on a machine whose cores
         other processes share, where as many threads as cores slow torch's

@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from .._training import FitContext, SequenceDataset
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
+from ._checks import check_device
 from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._targets import pad_steps
 
@@ -136,8 +137,10 @@ class _FitPreparationMixin:
         dataset = self._dataset(seqs, y_model, weights)
         valid_dataset = None
         if X_val is not None:
-            val_seqs = validate_sequences(self, X_val, reset=False, dtype=np.float32)
-            val_y = self._encode_target(y_val, val_seqs, reset=False)
+            val_seqs = validate_sequences(
+                self, X_val, reset=False, dtype=np.float32, input_name="X_val"
+            )
+            val_y = self._encode_target(y_val, val_seqs, reset=False, context="y_val")
             val_sw = self._check_weights(sample_weight_val, val_seqs)
             val_weights = self._loss_weights(val_sw, val_y, val_seqs, class_weight)
             val_seqs = self._standardized_inputs(val_seqs)
@@ -208,6 +211,7 @@ class _FitPreparationMixin:
                 f"device must be a torch device such as 'cpu' or 'cuda', got "
                 f"{self.device!r}"
             ) from None
+        check_device(device, self.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(
                 f"device={self.device!r} was requested but CUDA is not available "

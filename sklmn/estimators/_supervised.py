@@ -24,6 +24,7 @@ from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils.sequences import Sequences, format_like_input
 from ._base import _BaseSequenceEstimator
+from ._checks import check_class_weight, check_same_target_kind, float_values
 from ._ctc import (
     beam_decode,
     check_label_sequences,
@@ -68,13 +69,16 @@ class _CTCClassifierMixin:
             where = "the classes given to partial_fit"
         elif not reset:
             classes = self.classes_
-            where = "fit" if context is None else "the first call to partial_fit"
+            where = {None: "fit", "y_val": "y (the training labels)"}.get(
+                context, "the first call to partial_fit"
+            )
         else:
             where = None
         encoded, new_classes = encode_label_sequences(
             labels, seqs.lengths, classes=classes, context=where
         )
         if not reset and self._problem != "ctc":
+            check_same_target_kind(context, "ctc", len(self.classes_), self)
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
@@ -166,7 +170,7 @@ class _BaseSequenceClassifier(
             )
         if classes is None and not reset:
             classes = self.classes_
-        unknown = None if context is None else "partial_fit"
+        unknown = context  # None (a warm start), 'partial_fit' or 'y_val'
         if classes is not None and reset:
             unknown = "partial_fit"
         if self.target == "sequence":
@@ -202,6 +206,7 @@ class _BaseSequenceClassifier(
         if not reset and (
             problem != self._problem or len(new_classes) != len(self.classes_)
         ):
+            check_same_target_kind(context, problem, len(new_classes), self)
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
@@ -261,6 +266,7 @@ class _BaseSequenceClassifier(
                 f"target with class_weight={self.class_weight!r}; weight the "
                 "sequences with sample_weight instead."
             )
+        check_class_weight(self.class_weight, self.classes_)
         valid = y_encoded[seqs.mask] if self.target == "timestep" else y_encoded
         return compute_class_weight(
             self.class_weight, classes=self.classes_, y=self.classes_[valid]
@@ -480,7 +486,7 @@ label_error_rate`, sequences weighted by ``sample_weight``), the
             return score_valid_entries("multilabel", True, true, valid)
         weights = None
         if sample_weight is not None:
-            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+            weights = np.repeat(self._check_weights(sample_weight, seqs), seqs.lengths)
         # class index of every step's label (-1: a label the model never
         # saw), looked up once per distinct label
         labels, inverse = np.unique(np.asarray(steps).reshape(-1), return_inverse=True)
@@ -637,13 +643,15 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
         score : float
         """
         if self.target == "sequence":
+            _check_float32_range(float_values(y))  # as fit: r2_score overflows
             return super().score(X, y, sample_weight=sample_weight)
         outputs, seqs = self._predict_outputs(X)
         steps, _ = check_timestep_target(y, seqs)
         steps = steps.astype(np.float64).reshape(steps.shape[0], -1)
+        _check_float32_range(steps)  # as fit: r2_score would overflow
         weights = None
         if sample_weight is not None:
-            weights = np.repeat(np.asarray(sample_weight, dtype=float), seqs.lengths)
+            weights = np.repeat(self._check_weights(sample_weight, seqs), seqs.lengths)
         valid = outputs[seqs.mask]
         return score_valid_entries("continuous", True, steps, valid, weights)
 
