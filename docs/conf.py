@@ -103,12 +103,12 @@ html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 8,
+    "header_links_before_dropdown": 7,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"changelog": [], "references": []}
+html_sidebars = {"changelog": [], "references": [], "getting_started": [], "results": []}
 html_show_sourcelink = False
 html_copy_source = False
 
