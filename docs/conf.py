@@ -108,7 +108,12 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"changelog": [], "references": [], "getting_started": [], "results": []}
+html_sidebars = {
+    "changelog": [],
+    "references": [],
+    "getting_started": [],
+    "results": [],
+}
 html_show_sourcelink = False
 html_copy_source = False
 

@@ -121,7 +121,9 @@ def _same_output(printed, expected):
     if _NUMBER.sub("#", printed) != _NUMBER.sub("#", expected):
         return False
     got, want = _NUMBER.findall(printed), _NUMBER.findall(expected)
-    return all(math.isclose(float(g), float(w), abs_tol=2e-3) for g, w in zip(got, want))
+    return all(
+        math.isclose(float(g), float(w), abs_tol=2e-3) for g, w in zip(got, want)
+    )
 
 
 def test_expected_prints_reads_comments():
@@ -146,9 +148,10 @@ def _run_block(path, lineno, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     compiled = compile(code, f"{path}:{lineno}", "exec")
     out = io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        exec(compiled, {"__name__": "__snippet__"})
+        with contextlib.redirect_stdout(out):
+            exec(compiled, {"__name__": "__snippet__"})
     messages = [f"{w.category.__name__}: {w.message}" for w in caught]
     assert not messages, f"{path.name} block at line {lineno} warns: {messages}"
     printed = out.getvalue().splitlines()
