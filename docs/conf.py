@@ -103,7 +103,7 @@ html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 7,
+    "header_links_before_dropdown": 6,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
