@@ -9,6 +9,7 @@ settings of the estimators (scikit-learn's MLP conventions) into
 
 from __future__ import annotations
 
+import copy
 
 import torch
 from skorch.callbacks import GradientNormClipping
@@ -90,7 +91,7 @@ def callback_chain(
     if gradient_clipping is not None:
         callbacks.append(("gradient_clipping", GradientNormClipping(gradient_clipping)))
     callbacks.extend(model_callbacks)
-    callbacks.extend(user_callbacks or [])
+    callbacks.extend(copy_callbacks(user_callbacks))
     if verbose:
         callbacks.append(("progress", ProgressLogger(sink=print)))
     if stopping is None:
@@ -159,3 +160,41 @@ def make_estimator_net(
         bucket_by_length=bucket_by_length,
         **optimizer_kwargs,
     )
+
+
+def copy_callbacks(callbacks) -> list:
+    """Deep copies of the ``callbacks`` parameter (fit trains with copies,
+    so that the parameter stays as given and repeated fits start alike).
+
+    Raises
+    ------
+    TypeError
+        Naming the callback that cannot be deep-copied.
+
+    Examples
+    --------
+    >>> import threading
+    >>> from sklmn._training._chain import copy_callbacks
+    >>> copy_callbacks([("a", [1])])
+    [('a', [1])]
+    >>> copy_callbacks([("locked", threading.Lock())])
+    Traceback (most recent call last):
+    ...
+    TypeError: The callback 'locked' (lock) cannot be deep-copied, ...
+    """
+    copies = []
+    for i, entry in enumerate(callbacks or []):
+        name, callback = entry if isinstance(entry, tuple) else (None, entry)
+        try:
+            copies.append(copy.deepcopy(entry))
+        except Exception as exc:  # noqa: BLE001 - whatever deepcopy raises
+            shown = repr(name) if name is not None else f"at index {i}"
+            raise TypeError(
+                f"The callback {shown} ({type(callback).__name__}) cannot be "
+                "deep-copied, and fit trains with a deep copy of every callback "
+                "(so that the callbacks parameter stays as given): "
+                f"{type(exc).__name__}: {exc}. Keep unpicklable state (locks, "
+                "open files) outside the callback, or create it in the "
+                "callback's initialize()."
+            ) from exc
+    return copies

@@ -51,7 +51,6 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import Sequences, validate_sequences
-from ._checks import copy_callbacks
 from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._prepare import _FitPreparationMixin
 
@@ -348,7 +347,7 @@ class _BaseSequenceEstimator(
             validation=valid_dataset is not None,
             gradient_clipping=self.gradient_clipping,
             model_callbacks=[] if context is None else self._start_callbacks(context),
-            user_callbacks=copy_callbacks(self.callbacks),
+            user_callbacks=self.callbacks,
             verbose=self.verbose,
             plugin_callbacks=(
                 self._plugin_callbacks(context)
