@@ -1,9 +1,12 @@
-"""Command line of the experiment runner (``python -m sklmn.benchmarks``).
+"""The one command of every benchmark: ``python -m sklmn.benchmarks``.
 
-Two suites: ``--suite papers`` (default) runs the papers' experiments;
-``--suite timeseries`` fits the library's models on UCR/UEA/TSER datasets and
-reports them next to published baselines (see
-:mod:`sklmn.benchmarks._suite_timeseries`).
+- ``--suite papers`` (the default) runs the papers' experiments
+  (:mod:`sklmn.benchmarks._experiments`);
+- ``--suite timeseries`` fits the library's models on UCR/UEA/TSER datasets
+  and reports them next to published baselines
+  (:mod:`sklmn.benchmarks._timeseries`);
+- ``bench NAME [ARGS]`` runs one performance or design measurement
+  (:mod:`sklmn.benchmarks._bench`; ``bench`` alone lists them).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._bench import SCRIPTS, run_script
 from ._experiments import EXPERIMENTS, run_benchmarks
 
 SUITES = ("papers", "timeseries")
@@ -30,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m sklmn.benchmarks",
         description="Run the papers' experiments on bundled data (--suite papers, "
         "the default) or the time-series suite (--suite timeseries), and write a "
-        "Markdown report.",
+        "Markdown report; or run one measurement: `python -m sklmn.benchmarks "
+        "bench NAME [ARGS]` (`bench` alone lists them).",
     )
     parser.add_argument(
         "--suite",
@@ -134,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the selected suite; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        return _main_bench(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     given = {k for k, v in vars(args).items() if v not in (None, False)}
@@ -171,8 +179,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _main_bench(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "--list"):
+        print("usage: python -m sklmn.benchmarks bench NAME [ARGS]  (NAME --help: its ARGS)")
+        print("benchmarks:")
+        for name, (_, description) in SCRIPTS.items():
+            print(f"  {name:22s} {description}")
+        return 0
+    if argv[0] not in SCRIPTS:
+        print(
+            f"python -m sklmn.benchmarks bench: unknown benchmark {argv[0]!r}; "
+            f"known: {', '.join(SCRIPTS)}",
+            file=sys.stderr,
+        )
+        return 2
+    return run_script(argv[0], argv[1:])
+
+
 def _main_timeseries(args, parser) -> int:
-    from ._suite_timeseries import (
+    from ._timeseries import (
         DATASETS,
         MODELS,
         TUNING_DATASETS,
@@ -200,7 +225,7 @@ def _main_timeseries(args, parser) -> int:
         datasets = datasets or list(TUNING_DATASETS)
         seeds = seeds or TUNING_SEEDS
         name = "timeseries_tuning"
-    from ._suite_timeseries import _seed_list, _select_datasets, _select_models
+    from ._timeseries.runner import _seed_list, _select_datasets, _select_models
 
     seeds = 5 if seeds is None else seeds
     try:  # argument errors are usage errors; the run itself never raises them

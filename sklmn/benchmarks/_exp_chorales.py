@@ -245,7 +245,7 @@ def chorales(preset: str, output_dir: Path, log, *, seed: int = 0) -> Experiment
     if preset == "full":
         result.notes.append(
             "Controlled runs of the pretraining, recorded once (seed 0, "
-            "`benchmarks/bench_chorales_pretraining.py`). The transfer is "
+            "`python -m sklmn.benchmarks bench chorales-pretraining`). The transfer is "
             "faithful: the LAES of the unrolled RNN's hidden sequences keeps "
             "99.87% of their energy in the 100 memory units, and the "
             "transferred memory matrix has spectral radius 0.962 (a lasting "
