@@ -159,6 +159,10 @@ class RunProgress:
         self._next_position = 1
         self._bar = None
         self._stream = stream or sys.stderr
+        isatty = getattr(self._stream, "isatty", lambda: False)()
+        #: seconds between redraws: a terminal redraws in place, a log file
+        #: gets a line at this period
+        self.period = 1.0 if isatty else 30.0
         if enabled:
             from tqdm.auto import tqdm
 
@@ -168,6 +172,7 @@ class RunProgress:
                 desc=f"all ({len(self.tasks)} runs)",
                 unit="s",
                 smoothing=0.0,
+                mininterval=self.period,
                 position=0,
                 file=self._stream,
                 dynamic_ncols=True,
@@ -219,6 +224,7 @@ class RunProgress:
                         unit="fit",
                         position=position,
                         leave=False,
+                        mininterval=self.period,
                         file=self._stream,
                         dynamic_ncols=True,
                         bar_format="{desc}: {n_fmt}/{total_fmt} fits|{bar}| "
@@ -274,8 +280,9 @@ class RunProgress:
 
 
 @contextlib.contextmanager
-def _ticker(progress: RunProgress, period: float = 1.0):
+def _ticker(progress: RunProgress):
     stop = threading.Event()
+    period = progress.period
 
     def tick():
         while not stop.wait(period):
@@ -327,7 +334,6 @@ def execute_runs(
 def _execute_parallel(experiments, tasks, preset, folder, n_jobs, progress, events):
     import multiprocessing
 
-    from joblib import Parallel, delayed
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
     manager = multiprocessing.Manager()
@@ -342,75 +348,127 @@ def _execute_parallel(experiments, tasks, preset, folder, n_jobs, progress, even
 
     pump_thread = threading.Thread(target=pump, daemon=True)
     pump_thread.start()
-    pending = list(tasks)
-    attempts = 0
+
+    def batch(pending, jobs):
+        return _run_batch(experiments, pending, preset, folder, jobs, q, progress, events)
+
     try:
         with _ticker(progress):
-            while pending and attempts < 2:
-                attempts += 1
-                finished = []
-                caught: list = []
+            finished: list = []
+            try:
+                for res in batch(tasks, n_jobs):
+                    finished.append((res.name, res.seeds[0]))
+                    yield res
+                return
+            except TerminatedWorkerError as exc:
+                lost = [t for t in tasks if t not in finished]
+                events.append(
+                    PoolEvent(
+                        "a worker process was killed",
+                        _killed_cause(exc)
+                        + " The runs it took down with the pool were run again, "
+                        "one at a time in a fresh worker.",
+                        [progress.label(n, s) for n, s in lost],
+                    )
+                )
+                _forget(progress, lost)
+            for task in lost:  # one at a time: a crash takes only itself down
                 try:
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always", UserWarning)
-                        stream = Parallel(
-                            n_jobs=min(int(n_jobs), len(pending)),
-                            return_as="generator_unordered",
-                        )(
-                            delayed(run_one)(
-                                experiments[name][0],
-                                preset,
-                                folder(seed),
-                                seed,
-                                (name, seed),
-                                _QueueChannel(q),
-                            )
-                            for name, seed in pending
-                        )
-                        for res in stream:
-                            key = (res.name, res.seeds[0])
-                            finished.append(key)
-                            _flush(q, progress)
-                            progress.event("done", key, None)
-                            yield res
+                    yield _run_alone(
+                        experiments, task, preset, folder, q, progress, events
+                    )
                 except TerminatedWorkerError as exc:
-                    lost = [t for t in pending if t not in finished]
-                    cause = str(exc).split("\n")[0]
-                    codes = [ln for ln in str(exc).splitlines() if "exit code" in ln]
+                    cause = _killed_cause(exc)
                     events.append(
                         PoolEvent(
-                            "a worker process was killed",
-                            f"{cause} {' '.join(codes)}".strip()
-                            + (
-                                " Its runs were retried once in a fresh pool."
-                                if attempts == 1
-                                else " Its runs are reported as failed."
-                            ),
-                            [f"{n} (seed {s})" for n, s in lost],
+                            "a worker process was killed again",
+                            cause + " The run is reported as failed.",
+                            [progress.label(*task)],
                         )
                     )
-                    for key in list(progress.running):  # close their bars
-                        progress.event("done", key, None)
-                        progress.n_done -= 1
-                        progress.done_weight -= progress.costs[key[0]][1]
-                        progress.finished.discard(key)
-                    pending = lost
-                    if attempts >= 2:
-                        for name, seed in lost:
-                            res = ExperimentResult(name, seeds=[seed])
-                            res.error = f"worker killed: {cause}"
-                            yield res
-                    continue
-                finally:
-                    _record_restarts(caught, events)
-                pending = []
+                    _forget(progress, [task])
+                    progress.event("done", task, None)
+                    res = ExperimentResult(task[0], seeds=[task[1]])
+                    res.error = f"its worker process was killed ({cause})"
+                    yield res
     finally:
         q.put(None)
         pump_thread.join(timeout=5)
         manager.shutdown()
 
 
-def _flush(q, progress) -> None:
+def _run_batch(experiments, pending, preset, folder, jobs, q, progress, events):
+    """One joblib pool over ``pending``; yields the results as they finish."""
+    from joblib import Parallel, delayed
+
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            stream = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(run_one)(
+                    experiments[name][0],
+                    preset,
+                    folder(seed),
+                    seed,
+                    (name, seed),
+                    _QueueChannel(q),
+                )
+                for name, seed in pending
+            )
+            for res in stream:
+                _flush(q)
+                progress.event("done", (res.name, res.seeds[0]), None)
+                yield res
+    finally:
+        _record_restarts(caught, events)
+
+
+def _run_alone(experiments, task, preset, folder, q, progress, events):
+    """One run in a worker process of its own (never in this process)."""
+    from joblib.externals.loky import get_reusable_executor
+
+    name, seed = task
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            executor = get_reusable_executor(max_workers=1)
+            res = executor.submit(
+                run_one,
+                experiments[name][0],
+                preset,
+                folder(seed),
+                seed,
+                task,
+                _QueueChannel(q),
+            ).result()
+    finally:
+        _record_restarts(caught, events)
+    _flush(q)
+    progress.event("done", task, None)
+    return res
+
+
+def _killed_cause(exc) -> str:
+    """The first line of joblib's TerminatedWorkerError and the exit codes."""
+    lines = str(exc).splitlines()
+    codes = [ln.strip() for ln in lines if "exit code" in ln]
+    text = (lines[0] if lines else type(exc).__name__).strip()
+    return " ".join([text, *codes])
+
+
+def _forget(progress, keys) -> None:
+    """Close the bars of runs lost with their worker (they run again)."""
+    for key in keys:
+        if key in progress.running:
+            progress.event("done", key, None)
+            progress.n_done -= 1
+            progress.done_weight -= progress.costs[key[0]][1]
+        progress.finished.discard(key)
+
+
+def _flush(q) -> None:
     """Give the pump thread a moment to apply the events sent before a result."""
     deadline = time.perf_counter() + 0.5
     while not q.empty() and time.perf_counter() < deadline:

@@ -155,7 +155,8 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
         first.name,
         plots=list(first.plots),
         seeds=seeds,
-        notes=list(first.notes),
+        notes=list(first.notes)
+        + [f"seed {r.seeds[0]}: {n}" for r in failed for n in r.notes],
         error=error,
         **totals,
     )
@@ -322,9 +323,10 @@ def format_markdown(
         wall = sum(r.seconds for r in results)
         cpu = sum(r.cpu_seconds for r in results)
         lines.append(f"| all | | {wall:.1f} | {cpu:.1f} | |")
+    lines.append("")
     plots = [p for res in results for p in res.plots]
     if plots:
-        lines += ["", "## Plots", ""]
+        lines += ["## Plots", ""]
         if any(len(res.seeds) > 1 for res in results):
             lines += ["Plots of the first seed of each experiment.", ""]
         for p in plots:
@@ -343,7 +345,7 @@ def _failures(results, events) -> list[str]:
     lines = ["", "## Failures and worker events", ""]
     for r in failed:
         lines.append(f"- **{r.name}** failed: {_cell(r.error)}")
-        lines += [f"  - {_cell(n)}" for n in r.notes if n.startswith("traceback")]
+        lines += [f"  - {_cell(n)}" for n in r.notes if "traceback" in n]
     for e in events:
         runs = f" (runs: {', '.join(e.runs)})" if e.runs else ""
         lines.append(f"- {_cell(e.what)}{runs}: {_cell(e.cause)}")
