@@ -114,6 +114,24 @@ def _same_parameter(a, b) -> bool:
         return a is b
 
 
+def _rule_parameter_message(estimator, name: str, value: str, key: str) -> str:
+    """The error of ``set_params(<key>=...)`` when parameter ``name`` holds
+    the string ``value`` (a rule such as ``'auto'``), not an object."""
+    kind = getattr(estimator, "_rule_parameter_objects", {}).get(name)
+    example = (
+        f"e.g. {{'{name}': [{kind}(...) for ...]}} or {{'{name}': [{kind}()], "
+        f"'{key}': [...]}}"
+        if kind
+        else f"e.g. {{'{name}': [<object>], '{key}': [...]}}"
+    )
+    return (
+        f"Cannot set {key!r} on {type(estimator).__name__}: its parameter "
+        f"{name}={value!r} is a rule resolved in fit, not an object with "
+        f"parameters. Pass the object itself, as {name}=... in set_params or "
+        f"in the parameter grid, {example}."
+    )
+
+
 def _completed(history, key: str) -> list[float]:
     """Values of ``key`` in the epochs of a skorch history that recorded it."""
     try:
@@ -257,6 +275,39 @@ class _BaseSequenceEstimator(
         self.n_threads = n_threads
         self.callbacks = callbacks
 
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator (scikit-learn's contract).
+
+        A nested parameter (``<name>__<key>``) of a parameter whose value is a
+        string such as ``'auto'`` (a rule resolved in ``fit``, not an object)
+        raises a ``ValueError`` that names the object to pass instead: the
+        string is stored untouched, as scikit-learn's ``clone`` requires.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator
+            This estimator.
+
+        Examples
+        --------
+        >>> from sklmn.estimators import LMNClassifier
+        >>> LMNClassifier().set_params(hidden_size=8).hidden_size
+        8
+        """
+        for key in params:
+            name, nested, _ = key.partition("__")
+            if not nested:
+                continue
+            value = params[name] if name in params else getattr(self, name, None)
+            if isinstance(value, str):
+                raise ValueError(_rule_parameter_message(self, name, value, key))
+        return super().set_params(**params)
 
     # ------------------------------------------------------------------ hooks
     def _build_module(self, input_size: int) -> torch.nn.Module:
