@@ -52,6 +52,7 @@ from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import Sequences, validate_sequences
 from ._checks import copy_callbacks
+from ._auto import auto_threads
 from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._prepare import _FitPreparationMixin
 
@@ -66,19 +67,38 @@ _TORCH_RNG_LOCK = threading.RLock()
 _TORCH_THREADS_LOCK = threading.RLock()
 
 
+def _resolved_threads(n_threads, module: torch.nn.Module, batch_size: int):
+    """The threads of a call with ``n_threads`` (``'auto'`` resolved for
+    ``module`` run on batches of ``batch_size``; None: as is)."""
+    if not isinstance(n_threads, str):
+        return n_threads
+    size = sum(p.numel() for p in module.parameters())
+    return auto_threads(batch_size * size, torch.get_num_threads())
+
+
 @contextlib.contextmanager
-def _torch_threads(n_threads):
-    """``torch.set_num_threads(n_threads)`` inside the block (None: as is)."""
-    if n_threads is None:
+def _torch_threads(n_threads, *, wait: bool = True):
+    """``torch.set_num_threads(n_threads)`` inside the block (None: as is).
+
+    With ``wait=False`` (``n_threads='auto'``) a call whose thread count
+    another thread of the process holds runs as is instead of waiting: fits
+    in threads (joblib's threading backend) stay concurrent.
+    """
+    if n_threads is None or machine_threads(n_threads) == torch.get_num_threads():
         yield
         return
-    with _TORCH_THREADS_LOCK:
+    if not _TORCH_THREADS_LOCK.acquire(blocking=wait):
+        yield
+        return
+    try:
         previous = torch.get_num_threads()
         torch.set_num_threads(machine_threads(n_threads))
         try:
             yield
         finally:
             torch.set_num_threads(previous)
+    finally:
+        _TORCH_THREADS_LOCK.release()
 
 
 @contextlib.contextmanager
@@ -224,7 +244,11 @@ class _BaseSequenceEstimator(
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "device": [str, torch.device],
-        "n_threads": [Interval(Integral, 1, MAX_THREADS, closed="both"), None],
+        "n_threads": [
+            Interval(Integral, 1, MAX_THREADS, closed="both"),
+            StrOptions({"auto"}),
+            None,
+        ],
         "callbacks": [None, list],
     }
 
@@ -250,7 +274,7 @@ class _BaseSequenceEstimator(
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
         callbacks=None,
     ):
         self.target = target
@@ -509,13 +533,18 @@ class _BaseSequenceEstimator(
         (``incremental=True``; the first call builds the model): prepare,
         build or copy the module, train, record."""
         prepared = self._prepare_fit(X, y, incremental=incremental, **data)
-        with _torch_threads(self.n_threads), _seeded_torch(prepared.torch_seed):
+        with _seeded_torch(prepared.torch_seed), contextlib.ExitStack() as stack:
             if prepared.warm:
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             else:
                 recurrent = self._build_module(prepared.sequences.n_features)
                 module = self._sequence_net(recurrent)
+            threads = _resolved_threads(self.n_threads, module, prepared.batch_size)
+            stack.enter_context(
+                _torch_threads(threads, wait=not isinstance(self.n_threads, str))
+            )
+            if not prepared.warm:
                 self._initialize_module(
                     module, prepared.context, prepared.sequences.n_samples
                 )
@@ -695,7 +724,9 @@ class _BaseSequenceEstimator(
             torch.from_numpy(seqs.lengths[order]),
             per_step=self.target == "timestep",
         )
-        with _torch_threads(getattr(self, "n_threads", None)):  # older pickles
+        n_threads = getattr(self, "n_threads", None)  # older pickles
+        threads = _resolved_threads(n_threads, self.net_.module_, len(dataset))
+        with _torch_threads(threads, wait=not isinstance(n_threads, str)):
             outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):

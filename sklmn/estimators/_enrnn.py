@@ -152,7 +152,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
         callbacks=None,
         class_weight=None,
         decoding="greedy",
@@ -262,7 +262,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
         callbacks=None,
     ):
         super().__init__(

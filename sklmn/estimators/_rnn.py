@@ -210,7 +210,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
         callbacks=None,
         pretrainer=None,
         class_weight=None,
@@ -324,7 +324,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
         callbacks=None,
         pretrainer=None,
     ):
