@@ -50,7 +50,7 @@ from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
-from ..utils.sequences import Sequences, validate_sequences
+from ..utils.sequences import INPUT_LAYOUTS, Sequences, validate_sequences
 from ._checks import copy_callbacks
 from ._auto import auto_threads
 from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
@@ -205,7 +205,7 @@ class _BaseSequenceEstimator(
     #: keep an older saved model's behaviour (read by ``__setstate__`` and
     #: :func:`sklmn.persistence.load`; subclasses add theirs, merged over the
     #: class hierarchy by :meth:`_added_parameters`)
-    _added_parameter_values: dict = {"n_threads": None}
+    _added_parameter_values: dict = {"n_threads": None, "input_layout": None}
 
     @classmethod
     def _added_parameters(cls) -> dict:
@@ -249,6 +249,7 @@ class _BaseSequenceEstimator(
             StrOptions({"auto"}),
             None,
         ],
+        "input_layout": [None, StrOptions(set(INPUT_LAYOUTS))],
         "callbacks": [None, list],
     }
 
@@ -275,6 +276,7 @@ class _BaseSequenceEstimator(
         random_state=None,
         device="cpu",
         n_threads="auto",
+        input_layout=None,
         callbacks=None,
     ):
         self.target = target
@@ -297,6 +299,7 @@ class _BaseSequenceEstimator(
         self.random_state = random_state
         self.device = device
         self.n_threads = n_threads
+        self.input_layout = input_layout
         self.callbacks = callbacks
 
 

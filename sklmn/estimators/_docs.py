@@ -133,6 +133,13 @@ TRAINING_PARAMETERS_DOC = """\
         setting. An int is bounded by the machine's cores. The setting is
         process-wide, so calls with an int run one at a time in a process
         (see docs/user_guide/fitting.md, threads).
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences (``fit``, the predictions, ``X_val``).
+        None: sklmn's ``(n_samples, n_timesteps, n_features)``, with a
+        warning when the data look channels-first; ``'batch_first'``: the
+        same without the check; ``'channels_first'``: ``(n_samples,
+        n_channels, n_timepoints)`` as sktime, aeon and pyts store it (lists
+        of ``(n_channels, T_i)`` arrays). See docs/user_guide/input.md.
     callbacks : list of skorch callbacks or (name, callback) tuples or None, \
             default=None
         Extra skorch callbacks (copied in ``fit``), run after the built-in

@@ -153,6 +153,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         n_threads="auto",
+        input_layout=None,
         callbacks=None,
         class_weight=None,
         decoding="greedy",
@@ -179,6 +180,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -263,6 +265,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         n_threads="auto",
+        input_layout=None,
         callbacks=None,
     ):
         super().__init__(
@@ -286,6 +289,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

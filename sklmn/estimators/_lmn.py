@@ -345,6 +345,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         random_state=None,
         device="cpu",
         n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
@@ -373,6 +374,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -476,6 +478,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         random_state=None,
         device="cpu",
         n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
@@ -501,6 +504,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
