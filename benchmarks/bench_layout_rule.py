@@ -53,6 +53,17 @@ def _suite():
         yield f"suite {name}", X
 
 
+def _reported():
+    """The aeon layout of a user report, (400, 3, 20): noisy sines of random
+    frequency and phase, stored here batch-first."""
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 1, 20)[None, :, None]
+    freq = rng.uniform(1, 3, size=(400, 1, 3))
+    phase = rng.uniform(0, 2 * np.pi, size=(400, 1, 3))
+    noise = 0.05 * rng.normal(size=(400, 20, 3))
+    yield "3 channels x 20 steps (sines)", np.sin(2 * np.pi * freq * t + phase) + noise
+
+
 def _check_data():
     rng = np.random.default_rng(0)
     yield "checks: normal (20, 5, 2)", rng.normal(size=(20, 5, 2))
@@ -109,7 +120,7 @@ def main():
     print("| data | read as | steps | features | time corr | feature corr "
           "| warns | former rule warns |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for source in (_bundled, _suite, _check_data, _panels):
+    for source in (_bundled, _suite, _reported, _check_data, _panels):
         for name, X in source():
             print(_row(name, "batch-first", X), flush=True)
             if not name.startswith("panel"):

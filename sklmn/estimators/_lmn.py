@@ -128,7 +128,9 @@ LMN_PARAMETERS_DOC = """\
         Bacciu, Carta & Sperduti 2019): an object with a method
         ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
-        reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
+        reach an object's parameters as ``pretrainer__<name>`` (with
+        ``'auto'``, pass the object in the grid: ``{'pretrainer':
+        [LAESInitializer()], 'pretrainer__alpha': [...]}``). ``'auto'``: LAES
         initialization ``LAESInitializer(alpha='gcv', readout='auto',
         random_state=random_state)`` (a logistic-regression readout for
         classifiers; for regressors a ridge readout whose penalty
