@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_layout_rule.py          # needs `bash dev.sh data` for the suite
+    python benchmarks/bench_layout_rule.py  # the suite needs `bash dev.sh data`
 
 For every bundled dataset (``sklmn.datasets``), every set of the time-series
 suite (``load_timeseries_dataset``, skipped when its wheels are missing),
@@ -68,7 +68,8 @@ def _check_data():
     rng = np.random.default_rng(0)
     yield "checks: normal (20, 5, 2)", rng.normal(size=(20, 5, 2))
     yield "checks: normal (30, 3, 4)", rng.normal(size=(30, 3, 4))
-    yield "checks: ragged list, 2 features", [rng.normal(size=(t, 2)) for t in range(3, 13)]
+    ragged = [rng.normal(size=(t, 2)) for t in range(3, 13)]
+    yield "checks: ragged list, 2 features", ragged
 
 
 def panel(n, steps, features, *, phi=0.8, factor=0.5, factor_phi=0.8, seed=0):
@@ -97,7 +98,9 @@ def _panels():
     yield "panel 12 quarters x 100", panel(300, 12, 100, seed=2)
     yield "panel 2 steps x 20", panel(300, 2, 20, seed=3)
     yield "panel 4 x 50, no factor", panel(300, 4, 50, factor=0.0, seed=4)
-    yield "panel 4 x 50, i.i.d. quarters", panel(300, 4, 50, phi=0.0, factor_phi=0.0, seed=5)
+    yield "panel 4 x 50, i.i.d. quarters", panel(
+        300, 4, 50, phi=0.0, factor_phi=0.0, seed=5
+    )
     yield "panel 4 x 50, strong i.i.d. factor", panel(
         300, 4, 50, phi=0.0, factor=0.9, factor_phi=0.0, seed=6)
 
@@ -106,7 +109,8 @@ def _row(name, layout, X):
     try:
         seqs = check_sequences(X)
     except ValueError as exc:
-        return f"| {name} | {layout} | - | - | - | - | ValueError: {str(exc)[:40]}... | - |"
+        message = str(exc)[:40]
+        return f"| {name} | {layout} | - | - | - | - | ValueError: {message}... | - |"
     if seqs.univariate:
         return f"| {name} | {layout} | {seqs.n_timesteps} | 1 | - | - | no | no |"
     s = layout_statistics(seqs)

@@ -18,7 +18,9 @@ def _data(n=24, T=6, seed=0):
 
 
 def _small(**params):
-    return LMNClassifier(hidden_size=3, memory_size=3, max_iter=2, random_state=0, n_threads=1, **params)
+    return LMNClassifier(
+        hidden_size=3, memory_size=3, max_iter=2, random_state=0, **params
+    )
 
 
 def test_grid_over_auto_pretrainer_says_what_to_pass():

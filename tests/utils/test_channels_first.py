@@ -59,7 +59,9 @@ def _panel(n, steps, features, seed=0):
     return (X + common) * rng.lognormal(size=features)
 
 
-@pytest.mark.parametrize("shape", [(300, 4, 50), (300, 2, 20), (50, 8, 30), (60, 12, 100)])
+@pytest.mark.parametrize(
+    "shape", [(300, 4, 50), (300, 2, 20), (50, 8, 30), (60, 12, 100)]
+)
 def test_no_warning_on_short_wide_panels(shape):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -79,7 +81,8 @@ def test_input_layout_batch_first_silences_the_check():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        validate_sequences(Explicit(), np.zeros((4, 1, 300)) + np.arange(300), reset=True)
+        X = np.zeros((4, 1, 300)) + np.arange(300)
+        validate_sequences(Explicit(), X, reset=True)
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ from sklmn.laes import LAESTransformer
 from sklmn.preprocessing import FlattenSequences, SequenceStandardScaler
 from sklmn.utils.sequences import (
     check_input_layout,
+    check_sequences,
     from_channels_first,
     layout_statistics,
     looks_channels_first,
-    check_sequences,
     to_channels_first,
 )
 
@@ -50,7 +50,9 @@ def test_regressor_reads_channels_first_lists_and_validation_data(data):
     ragged = [x[: 4 + i % 3] for i, x in enumerate(X)]
     ragged_cf = to_channels_first(ragged)
     params = dict(hidden_size=3, max_iter=2, random_state=0)
-    ref = RNNRegressor(**params).fit(ragged[:20], y[:20], X_val=ragged[20:], y_val=y[20:])
+    ref = RNNRegressor(**params).fit(
+        ragged[:20], y[:20], X_val=ragged[20:], y_val=y[20:]
+    )
     est = RNNRegressor(input_layout="channels_first", **params).fit(
         ragged_cf[:20], y[:20], X_val=ragged_cf[20:], y_val=y[20:]
     )
@@ -67,15 +69,21 @@ def test_scaler_returns_the_layout_it_reads(data):
     np.testing.assert_allclose(scaler.mean_, ref.mean_, rtol=1e-12)
     out = scaler.transform(X_cf)
     assert out.shape == X_cf.shape
-    np.testing.assert_allclose(from_channels_first(out), ref.transform(X), rtol=1e-12)
-    np.testing.assert_allclose(scaler.inverse_transform(out), X_cf, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        from_channels_first(out), ref.transform(X), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        scaler.inverse_transform(out), X_cf, rtol=1e-10, atol=1e-10
+    )
 
 
 def test_flatten_and_laes_read_channels_first(data):
     X, _ = data
     X_cf = to_channels_first(X)
     flat = FlattenSequences(input_layout="channels_first").fit(X_cf)
-    np.testing.assert_allclose(flat.transform(X_cf), FlattenSequences().fit_transform(X))
+    np.testing.assert_allclose(
+        flat.transform(X_cf), FlattenSequences().fit_transform(X)
+    )
     assert flat.inverse_transform(flat.transform(X_cf)).shape == X_cf.shape
     laes = LAESTransformer(n_components=2, input_layout="channels_first").fit(X_cf)
     ref = LAESTransformer(n_components=2).fit(X)
