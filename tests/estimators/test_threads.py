@@ -1,5 +1,5 @@
 """The thread policy of ``n_threads='auto'`` (its logic; timings are in
-benchmarks/bench_threads.py)."""
+python -m sklmn.benchmarks bench threads)."""
 
 import threading
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_layout_rule.py  # the suite needs `bash dev.sh data`
+    python -m sklmn.benchmarks bench layout-rule  # the suite needs `bash dev.sh data`
 
 For every bundled dataset (``sklmn.datasets``), every set of the time-series
 suite (``load_timeseries_dataset``, skipped when its wheels are missing),
@@ -120,7 +120,8 @@ def _row(name, layout, X):
             f"{s['time_corr']:.2f} | {s['feature_corr']:.2f} | {new} | {old} |")
 
 
-def main():
+def main(argv=None):
+    """Print the table (no options)."""
     print("| data | read as | steps | features | time corr | feature corr "
           "| warns | former rule warns |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -135,6 +136,3 @@ def main():
                     items = [np.asarray(x)[:, None] for x in items]
                 print(_row(name, "channels-first", to_channels_first(items)))
 
-
-if __name__ == "__main__":
-    main()

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python benchmarks/bench_threads.py                      # every case, 3 rounds
-    python benchmarks/bench_threads.py --cases digits --repeats 5
-    python benchmarks/bench_threads.py --cases sizes grid workers
-    taskset -c 0,1 python benchmarks/bench_threads.py      # as on 2 cores
+    python -m sklmn.benchmarks bench threads                      # every case, 3 rounds
+    python -m sklmn.benchmarks bench threads --cases digits --repeats 5
+    python -m sklmn.benchmarks bench threads --cases sizes grid workers
+    taskset -c 0,1 python -m sklmn.benchmarks bench threads      # as on 2 cores
 
 Cases (each timed interleaved round-robin over ``--repeats`` rounds after a
 warm-up fit, every setting with 0 and with ``--busy`` competing CPU-bound
@@ -219,6 +219,3 @@ def main(argv=None):
             print(f"| {t!r} | {c} | {statistics.median(x[0] for x in v):.2f} "
                   f"| {statistics.median(x[2] for x in v):.2f} |")
 
-
-if __name__ == "__main__":
-    main()
