@@ -24,7 +24,7 @@ import warnings
 import torch
 from skorch.callbacks import Callback
 
-from .nn._base import mask_from_lengths
+from .nn._padding import mask_from_lengths
 
 __all__ = ["DivergenceWarning", "RestoreOnDivergence", "SequenceCallback"]
 

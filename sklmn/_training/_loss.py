@@ -15,7 +15,7 @@ from sklearn.metrics import r2_score
 from torch import Tensor, nn
 
 from ..metrics import _frame_level_accuracy_counts
-from ..nn._base import mask_from_lengths
+from ..nn._padding import mask_from_lengths
 from ..utils.sequences import lengths_to_mask
 from ._ctc import edit_distance_counts, greedy_decode
 

@@ -8,7 +8,8 @@ import warnings
 import torch
 from torch import Tensor, nn
 
-from ..nn._base import forward_with_penalty, gather_last, legacy_penalty, zero_padded
+from ..nn._base import forward_with_penalty, legacy_penalty
+from ..nn._padding import gather_last, zero_padded
 
 __all__ = ["POOLINGS", "SequenceNet", "mean_valid"]
 

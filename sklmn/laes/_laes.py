@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from numbers import Integral
 
 import numpy as np
@@ -25,60 +24,23 @@ from ..utils.sequences import (
     restore_input_layout,
     check_sequence_weights,
     format_like_input,
-    lengths_to_mask,
     validate_sequences,
 )
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
-from ._xi import XiOperator, _single_threaded_blas, xi_frobenius_sq, xi_lag_moments
+from ._recursion import decode, encode, prefix_decoding_terms
+from ._statistics import (
+    _check_magnitude,
+    _rescaling,
+    _subtract_mean,
+    accumulate_gram,
+    centered_gram,
+)
+from ._xi import XiOperator, xi_frobenius_sq
 
 __all__ = ["LAESTransformer"]
 
 #: solver='auto' uses the Gram solver while L * a is at most this.
 GRAM_MAX_COLUMNS = 4096
-#: The Gram solver refuses Gram matrices with more columns than this (2 GiB).
-GRAM_LIMIT_COLUMNS = 16384
-
-
-def _check_magnitude(seqs) -> None:
-    """Reject sequences whose lag moments would overflow float64."""
-    if seqs.data.size == 0:
-        return
-    largest = float(np.max(np.abs(seqs.data)))
-    # every entry of ΞᵀΞ (and ||Ξ||²) sums at most n_steps * L * a squares of
-    # (centered: up to twice) the largest value
-    terms = 4.0 * max(seqs.n_steps_total, 1) * seqs.n_timesteps * seqs.n_features
-    limit = float(np.sqrt(np.finfo(np.float64).max / terms))
-    if largest > limit:
-        raise ValueError(
-            f"X has values too large for LAES: max |X| = {largest:.4g}, above "
-            f"{limit:.4g}, where the lag moments of these sequences overflow "
-            "float64. Rescale X (e.g. with SequenceStandardScaler)."
-        )
-
-
-#: magnitudes outside this range are rescaled (by an exact power of two)
-#: before the second moments are taken: their squares would underflow or
-#: overflow float64
-_TINY, _HUGE = 2.0**-200, 2.0**200
-
-
-def _rescaling(data: np.ndarray) -> float:
-    """1, or a power of two near ``max |data|`` when it is tiny or huge."""
-    largest = float(np.max(np.abs(data), initial=0.0))
-    if largest == 0 or (_TINY <= largest <= _HUGE) or not np.isfinite(largest):
-        return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # at most largest
-
-
-def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
-    """Subtract ``mean`` at valid steps only, in place (padding stays 0, not -mean)."""
-    data[lengths_to_mask(lengths, data.shape[1])] -= mean
-
-
-def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray:
-    """Number of sequences (longest first in ``order``) still running at step t."""
-    neg = -lengths[order]
-    return np.searchsorted(neg, -np.arange(T), side="left")
 
 
 class LAESTransformer(
@@ -458,85 +420,20 @@ class LAESTransformer(
         to the final mean. They are moments of ``X / scale`` (``"scale"``, a
         power of two; 1 unless the first batch is tiny or huge).
         """
-        state = getattr(self, "_gram_state", None)
-        if state is not None:
-            state = dict(state)  # the fitted state is never modified in place
-        data, lengths = seqs.data, seqs.lengths  # fresh copy
-        T, a = seqs.n_timesteps, seqs.n_features
-        n_columns = a * max(T, 0 if state is None else state["n_lags"])
-        if n_columns > GRAM_LIMIT_COLUMNS:
-            raise ValueError(
-                f"The Gram solver (used by partial_fit) would build ΞᵀΞ of size "
-                f"{n_columns} x {n_columns} (max_length * n_features), more than "
-                f"the limit of {GRAM_LIMIT_COLUMNS}; use fit with "
-                "solver='matrix_free' instead."
-            )
-        if state is None:
-            origin = data[seqs.mask].mean(axis=0) if self.center else np.zeros(a)
-            state = {"origin": origin, "n_lags": 0, "gram": None, "sum": np.zeros(a)}
-            state.update(s1=None, count=None, n_steps=0)
-            if scale != 1.0:
-                state["scale"] = float(scale)
-        if self.center:
-            _subtract_mean(data, lengths, state["origin"])
-        L = max(state["n_lags"], T)
-        mom = xi_lag_moments(
-            data,
-            lengths,
-            L,
-            with_sums=self.center,
-            weights=weights,
-            progress=bool(self.verbose),
+        return accumulate_gram(
+            getattr(self, "_gram_state", None),
+            seqs,
+            weights,
+            scale,
+            center=self.center,
+            verbose=self.verbose,
         )
-        if state["gram"] is not None:
-            Lo = state["n_lags"]
-            mom["gram"][:Lo, :, :Lo, :] += state["gram"]
-            if self.center:
-                mom["s1"][:Lo, :Lo] += state["s1"]
-                mom["count"][:Lo, :Lo] += state["count"]
-        state["gram"] = mom["gram"]
-        state["s1"] = mom.get("s1")
-        state["count"] = mom.get("count")
-        state["n_lags"] = L
-        step_weight = np.ones(seqs.n_steps_total)
-        if weights is not None:
-            step_weight = np.repeat(weights, lengths)
-        # weighted number of steps ("weight"; older states count steps)
-        state["weight"] = state.get("weight", state["n_steps"]) + step_weight.sum()
-        state["sum"] = state["sum"] + step_weight @ data[seqs.mask]
-        state["n_steps"] += seqs.n_steps_total
-        if not (
-            np.isfinite(state["gram"]).all()
-            and np.isfinite(state["sum"]).all()
-            and np.isfinite(state["weight"])
-        ):
-            raise ValueError(
-                "The accumulated statistics of X overflow float64 (the lag "
-                "moments of all the batches seen by partial_fit): the values of "
-                "X are too large for their number. Rescale X (e.g. with "
-                "SequenceStandardScaler)."
-            )
-        return state
 
     def _solve_from_gram(self, state=None) -> None:
         state = self._gram_state if state is None else state
         L, a = state["n_lags"], state["origin"].shape[0]
         n_components = self._check_n_components(state["n_steps"], L * a)
-        gram = state["gram"]
-        mean = state["origin"].copy()
-        if self.center:
-            # Gram of (z - delta) from moments of z = x - origin, see
-            # xi_lag_moments: G - s1 deltaᵀ - delta s1ᵀ + count delta deltaᵀ
-            delta = state["sum"] / state.get("weight", state["n_steps"])
-            s1, count = state["s1"], state["count"]
-            gram = (
-                gram
-                - np.einsum("ijc,d->icjd", s1, delta)
-                - np.einsum("c,jid->icjd", delta, s1)
-                + np.einsum("ij,c,d->icjd", count, delta, delta)
-            )
-            mean += delta
-        gram = gram.reshape(L * a, L * a)
+        gram, mean = centered_gram(state, center=self.center)
         norm_sq = float(np.trace(gram))
         s, comps = solve_gram(gram, n_components)
         self._set_solution(
@@ -626,21 +523,7 @@ class LAESTransformer(
         return final
 
     def _encode(self, data, lengths, return_sequences=False):
-        n, T, _ = data.shape
-        order = np.argsort(-lengths, kind="stable")
-        active = _active_counts(lengths, order, T)
-        At, Bt = self.A_.T, self.B_.T
-        m = np.zeros((n, self.n_components_))
-        states = np.zeros((n, T, self.n_components_)) if return_sequences else None
-        with _single_threaded_blas():  # one small GEMM per step
-            for t in range(T):
-                idx = order[: active[t]]
-                m[: active[t]] = data[idx, t] @ At + m[: active[t]] @ Bt  # eq. 1
-                if return_sequences:
-                    states[idx, t] = m[: active[t]]
-        final = np.empty_like(m)
-        final[order] = m
-        return final, states
+        return encode(data, lengths, self.A_, self.B_, return_sequences)
 
     def inverse_transform(self, Z, lengths=None):
         """Decode memory states back into sequences.
@@ -684,15 +567,7 @@ class LAESTransformer(
             )
         lengths = lengths.astype(np.int64)
         T = int(lengths.max())
-        out = np.zeros((n, T, self.A_.shape[1]))
-        m = Z.copy()
-        rows = np.arange(n)
-        with _single_threaded_blas(), np.errstate(over="ignore", invalid="ignore"):
-            for k in range(T):
-                pos = lengths - 1 - k
-                ok = pos >= 0
-                out[rows[ok], pos[ok]] = m[ok] @ self.A_  # x~_t = Aᵀ m_t
-                m = m @ self.B_  # m_{t-1} = Bᵀ m_t
+        out = decode(Z, lengths, self.A_, self.B_)
         with np.errstate(over="ignore", invalid="ignore"):
             out += self.mean_
         if not np.isfinite(out).all():
@@ -749,23 +624,7 @@ class LAESTransformer(
                 "The reconstruction error of X is not finite: the values of X are "
                 "too large for float64. Rescale X."
             )
-        n, T, _ = data.shape
-        order = np.argsort(-lengths, kind="stable")
-        active = _active_counts(lengths, order, T)
-        At, Bt = self.A_.T, self.B_.T
-        p = self.n_components_
-        m = np.zeros((n, p))
-        omega = At.copy()  # Ω_0 = Aᵀ, shape (a, p)
-        S = np.zeros((p, p))
-        cross = quad = 0.0
-        with _single_threaded_blas():  # small GEMMs per step
-            for t in range(T):
-                k = active[t]
-                m[:k] = data[order[:k], t] @ At + m[:k] @ Bt
-                S += omega.T @ omega  # S_{t+1}: lags 0..t
-                omega = omega @ Bt
-                cross += float(np.einsum("ij,ij->", m[:k], m[:k]))
-                quad += float(np.einsum("ij,ij->", m[:k] @ S, m[:k]))
+        cross, quad = prefix_decoding_terms(data, lengths, self.A_, self.B_)
         if norm_sq == 0:
             return 0.0
         error = max(norm_sq - 2 * cross + quad, 0.0) / norm_sq

@@ -19,8 +19,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ._base import (
-    RecurrentModule,
+from ._base import RecurrentModule
+from ._checks import (
     check_bool,
     check_choice,
     check_dropout,

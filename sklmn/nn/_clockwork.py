@@ -15,16 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._base import (
-    RecurrentModule,
-    check_bool,
-    check_input,
-    check_positive_int,
-    check_step_input,
-    gather_last,
-    reverse_padded,
-    zero_padded,
-)
+from ._base import RecurrentModule
+from ._checks import check_bool, check_input, check_positive_int, check_step_input
 from ._clock import (
     active_modules,
     active_prefix_counts,
@@ -36,6 +28,7 @@ from ._clock import (
     is_nested,
     uniform_start,
 )
+from ._padding import gather_last, reverse_padded, zero_padded
 
 __all__ = ["ClockworkRNN"]
 

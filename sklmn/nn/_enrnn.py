@@ -7,17 +7,16 @@ import numbers
 import torch
 from torch import Tensor, nn
 
-from ._base import (
-    RecurrentModule,
+from ._base import RecurrentModule
+from ._checks import (
     check_bool,
     check_choice,
     check_input,
     check_nonnegative_float,
     check_positive_int,
     check_step_input,
-    mask_from_lengths,
-    zero_padded,
 )
+from ._padding import mask_from_lengths, zero_padded
 from .parametrizations import (
     PicklableParametrizationsMixin,
     cayley_orthogonal,

@@ -31,18 +31,20 @@ from torch.nn.utils import parametrize
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
+    check_init_radius,
+    stabilize_memory_,
+)
+from ._checks import (
     check_bool,
     check_choice,
     check_dropout,
-    check_init_radius,
     check_input,
     check_nonnegative_float,
     check_positive_int,
     check_step_input,
-    reverse_padded,
-    stabilize_memory_,
 )
 from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
+from ._padding import reverse_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
 from .parametrizations import (

@@ -13,7 +13,6 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ._base import reverse_padded
 from ._laes_weights import (
     as_numpy,
     check_components,
@@ -24,6 +23,7 @@ from ._laes_weights import (
     resolve_layer,
     restore_free_memory_,
 )
+from ._padding import reverse_padded
 from ._unrolled import init_lmn_from_unrolled_
 
 __all__ = ["LMNLAESMixin", "LMNLayerLAESMixin", "MultiScaleLAESMixin"]

@@ -35,18 +35,16 @@ from torch import Tensor, nn
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
+    check_init_radius,
+    stabilize_memory_,
+)
+from ._checks import (
     check_bool,
     check_choice,
-    check_init_radius,
     check_input,
     check_nonnegative_float,
     check_positive_int,
     check_step_input,
-    gather_last,
-    mask_from_lengths,
-    reverse_padded,
-    stabilize_memory_,
-    zero_padded,
 )
 from ._clock import (
     active_modules,
@@ -58,6 +56,7 @@ from ._clock import (
     default_periods,
     uniform_start,
 )
+from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padded
 
 # Pickles written when ClockworkRNN was defined in this module name it
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.

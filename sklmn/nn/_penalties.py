@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._base import check_nonnegative_float, mask_from_lengths
+from ._checks import check_nonnegative_float
+from ._padding import mask_from_lengths
 
 __all__ = ["norm_stabilizer_penalty", "orthogonality_penalty"]
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._base import active_batch_sizes, sort_by_length
+from ._padding import active_batch_sizes, sort_by_length
 
 __all__ = ["SortedBatch", "lmn_scan", "multiscale_scan", "set_cuda_graphs"]
 
@@ -56,7 +56,7 @@ class SortedBatch:
         The lengths in decreasing order (on the device of the given lengths).
     batch_sizes : list of int of length T, or None
         Number of sequences still running at each step (see
-        :func:`sklmn.nn._base.active_batch_sizes`).
+        :func:`sklmn.nn._padding.active_batch_sizes`).
 
     Examples
     --------
@@ -489,8 +489,8 @@ def lmn_scan(
     bias_m : Tensor of shape (M,), optional
     batch_sizes : sequence of int of length T, optional
         Number of sequences still running at each step; the batch must be
-        sorted by decreasing length (see :func:`sklmn.nn._base.sort_by_length`
-        and :func:`sklmn.nn._base.active_batch_sizes`).
+        sorted by decreasing length (see :func:`sklmn.nn._padding.sort_by_length`
+        and :func:`sklmn.nn._padding.active_batch_sizes`).
         ``None``: all sequences have length ``T``.
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2).

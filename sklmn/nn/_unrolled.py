@@ -24,15 +24,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
-from ._base import (
-    RecurrentModule,
-    check_bool,
-    check_input,
-    check_positive_int,
-    check_step_input,
-    reverse_padded,
-    zero_padded,
-)
+from ._base import RecurrentModule
+from ._checks import check_bool, check_input, check_positive_int, check_step_input
+from ._padding import reverse_padded, zero_padded
 
 __all__ = ["TapeReadout", "UnrolledRNN", "init_lmn_from_unrolled_"]
 

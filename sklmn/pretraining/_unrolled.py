@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from .._training import FitContext, SequenceDataset, make_sequence_net
 from ..nn import TapeReadout, UnrolledRNN
-from ..nn._base import gather_last
+from ..nn._padding import gather_last
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (

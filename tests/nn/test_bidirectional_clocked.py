@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from sklmn.nn import ClockworkRNN, MultiScaleLMN, UnrolledRNN
-from sklmn.nn._base import reverse_padded
+from sklmn.nn._padding import reverse_padded
 
 # float64 and a few steps: sums in another order differ by ~1e-15
 ATOL = 1e-10

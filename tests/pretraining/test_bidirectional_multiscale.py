@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklmn._training import SequenceNet
 from sklmn.estimators import MultiScaleLMNClassifier
 from sklmn.nn import MultiScaleLMN
-from sklmn.nn._base import reverse_padded
+from sklmn.nn._padding import reverse_padded
 from sklmn.pretraining import IncrementalTraining, LAESInitializer, grow_multiscale_
 from sklmn.utils.sequences import check_sequences
 from tests._contexts import fit_context
