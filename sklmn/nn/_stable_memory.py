@@ -45,9 +45,9 @@ __all__ = [
     "real_schur",
 ]
 
-#: Largest eigenvalue modulus of the memory matrix (``1 - 2**-11``, exact in
+#: Largest eigenvalue modulus of the memory matrix (``1 - 2**-16``, exact in
 #: float32 and float64).
-R_MAX = 1.0 - 2.0**-11
+R_MAX = 1.0 - 2.0**-16
 
 #: ``nu`` and ``kappa`` are clamped to these ranges inside the map (beyond
 #: them the map is flat to working precision; the clamp keeps ``exp`` finite

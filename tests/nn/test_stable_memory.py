@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from sklmn.datasets import load_timeseries_dataset
 from sklmn.laes import LAESTransformer
-from sklmn.nn._scan import lmn_scan, multiscale_scan
+from sklmn.nn._scan import SortedBatch, lmn_scan, multiscale_scan
 from sklmn.nn._stable_memory import (
     R_MAX,
     SchurMemory,
@@ -16,6 +17,7 @@ from sklmn.nn._stable_memory import (
     quasi_triangular_radius,
     real_schur,
 )
+from sklmn.utils.sequences import check_sequences
 
 
 @pytest.fixture
@@ -231,35 +233,38 @@ def test_radius_below_one_after_200_adam_steps(
 # The LAES start in Schur coordinates
 # --------------------------------------------------------------------------- #
 def _laes_states_check(X, p):
-    p = min(p, X.shape[1] * X.shape[2])
+    """The memory states of the LAES start (a linear hidden layer, the
+    limit ``s -> 0`` of ``tanh(s z) / s``) with ``W_mm = B`` and with the
+    Schur memory after absorbing ``Q``: equal to 1e-8 (relative, float64)."""
+    seqs = check_sequences(X)
+    p = min(p, int(seqs.lengths.max()) * seqs.n_features, int(seqs.lengths.sum()))
     laes = LAESTransformer(n_components=p).fit(X)
     A, B = laes.A_, laes.B_
     p = A.shape[0]
-    x = torch.as_tensor(np.asarray(X), dtype=torch.float64)
-    x = x - torch.as_tensor(laes.mean_)
-    x_tm = x.transpose(0, 1)
+    lengths = torch.as_tensor(seqs.lengths)
+    batch = SortedBatch(lengths, seqs.data.shape[1], "cpu")
+    x = torch.as_tensor(seqs.data) - torch.as_tensor(laes.mean_)
+    x_tm = batch.time_major(x * 1e-4)
     n = x.shape[0]
     W_xh = torch.as_tensor(A)
-    zeros_b = torch.zeros(p, dtype=torch.float64)
-    eye = torch.eye(p, dtype=torch.float64)
+    zero_b = torch.zeros(p, dtype=torch.float64)
+    W_hm = torch.eye(p, dtype=torch.float64) * 1e4
     W_mh = torch.zeros(p, p, dtype=torch.float64)
     m0 = torch.zeros(n, p, dtype=torch.float64)
-    # the layer of the LAES start with a linear hidden layer (tanh(s z) / s
-    # with s -> 0): compare the memory recurrences, the hidden part is shared
-    _, ms, _, _ = lmn_scan(
-        x_tm * 1e-4, m0, W_xh, zeros_b, W_mh, eye * 1e4, torch.as_tensor(B),
-        None, None, False,
-    )
-    mem = SchurMemory(p, dtype=torch.float64)
-    Q, info = mem.set_dense_(B)
-    _, ms2, _, _ = lmn_scan(
-        x_tm * 1e-4, m0, W_xh, zeros_b, W_mh @ Q, Q.T @ (eye * 1e4), mem(),
-        None, None, False,
-    )
-    states = ms2 @ Q.T
-    scale = ms.abs().max()
+    with torch.no_grad():
+        _, ms, _, _ = lmn_scan(
+            x_tm, m0, W_xh, zero_b, W_mh, W_hm, torch.as_tensor(B), None,
+            batch.batch_sizes, False,
+        )
+        mem = SchurMemory(p, dtype=torch.float64)
+        Q, info = mem.set_dense_(B)
+        _, ms2, _, _ = lmn_scan(
+            x_tm, m0, W_xh, zero_b, W_mh @ Q, Q.T @ W_hm, mem(), None,
+            batch.batch_sizes, False,
+        )
     assert info["clamped"] == 0
-    assert float((states - ms).abs().max().detach() / scale.detach()) < 1e-8
+    error = (ms2 @ Q.T - ms).abs().max() / ms.abs().max()
+    assert float(error) < 1e-8
 
 
 def test_laes_start_reproduced_synthetic():
@@ -268,12 +273,14 @@ def test_laes_start_reproduced_synthetic():
     _laes_states_check(X, 16)
 
 
-@pytest.mark.parametrize("name", ["ItalyPowerDemand", "ArrowHead", "BasicMotions"])
+@pytest.mark.parametrize(
+    "name",
+    ["ArrowHead", "BasicMotions", "ItalyPowerDemand", "OSULeaf", "PLAID", "ACSF1"],
+)
 def test_laes_start_reproduced_on_suite_data(name):
-    datasets = pytest.importorskip("sklmn.datasets")
     try:
-        X, _ = datasets.load_timeseries_dataset(name)
+        X, _ = load_timeseries_dataset(name)
     except Exception as exc:  # data not downloaded
         pytest.skip(f"{name} not available: {exc}")
-    X = np.asarray(X, dtype=np.float64)
+    # the first 40 training sequences, the suite's default 32 components
     _laes_states_check(X[:40], 32)
