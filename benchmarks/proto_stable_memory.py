@@ -378,6 +378,12 @@ VARIANTS = {
     "lmn_bounded_lr0.1": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.1,))(random_state=s),
     "lmn_bounded_lr0.01": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.01,))(random_state=s),
     "mslmn_bounded_lr0.01": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,))(random_state=s),
+    "mslmn_none_bounded": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded")(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
+    "lmn_none_free_nonorm": lambda s: stable_estimator(LMNClassifier, normalize=False)(pretrainer=None, random_state=s),
+    "mslmn_none_free_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
+    "lmn_free_lr0.01_both": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.01, True))(random_state=s),
+    "mslmn_free_lr0.01_both": lambda s: stable_estimator(MultiScaleLMNClassifier, memory_lr=(0.01, True))(random_state=s),
     "lstm": lambda s: RNNClassifier(cell="lstm", random_state=s),
     "gru": lambda s: RNNClassifier(cell="gru", random_state=s),
 }

@@ -417,6 +417,13 @@ class SchurMemory(nn.Module):
         Returns
         -------
         self : SchurMemory
+
+        Examples
+        --------
+        >>> mem = SchurMemory(4).reset_ring_(0.5, 0.9)
+        >>> bool(((mem.eigenvalue_moduli() >= 0.5 - 1e-6)
+        ...       & (mem.eigenvalue_moduli() <= 0.9 + 1e-6)).all())
+        True
         """
         hi = 0.99 * self.r_max if r_max is None else float(r_max)
         lo = float(r_min)
@@ -473,6 +480,14 @@ class SchurMemory(nn.Module):
         info : dict
             ``'clamped'``: number of eigenvalues moved to the bound;
             ``'excess'``: the largest modulus removed from one.
+
+        Examples
+        --------
+        >>> B = torch.tensor([[0.5, -0.8], [0.6, 0.1]], dtype=torch.float64)
+        >>> mem = SchurMemory(2, dtype=torch.float64)
+        >>> Q, info = mem.set_dense_(B)
+        >>> torch.allclose(Q @ mem() @ Q.T, B), info["clamped"]
+        (True, 0)
         """
         B_np = B.detach().cpu().double().numpy() if isinstance(B, Tensor) else B
         B_np = np.asarray(B_np, dtype=np.float64)
@@ -509,6 +524,17 @@ class SchurMemory(nn.Module):
         -------
         info : dict
             As for :meth:`set_dense_`.
+
+        Examples
+        --------
+        >>> mem = SchurMemory(3, dtype=torch.float64)
+        >>> mem.kind.tolist()
+        [1, 2, 0]
+        >>> T = torch.tensor([[0.1, -0.4, 2.0], [0.3, 0.1, 1.0], [0.0, 0.0, -0.5]],
+        ...                  dtype=torch.float64)
+        >>> info = mem.set_quasi_triangular_(T)
+        >>> torch.allclose(mem(), T)
+        True
         """
         T_np = T.detach().cpu().double().numpy() if isinstance(T, Tensor) else T
         T_np = np.asarray(T_np, dtype=np.float64)
@@ -527,7 +553,15 @@ class SchurMemory(nn.Module):
         return info
 
     def eigenvalue_moduli(self) -> Tensor:
-        """Modulus of the eigenvalue(s) of each coordinate's block, shape (M,)."""
+        """Modulus of the eigenvalue(s) of each coordinate's block, shape (M,).
+
+        Examples
+        --------
+        >>> mem = SchurMemory(1, dtype=torch.float64)
+        >>> _ = mem.set_dense_(torch.tensor([[-0.25]], dtype=torch.float64))
+        >>> mem.eigenvalue_moduli()
+        tensor([0.2500], dtype=torch.float64)
+        """
         with torch.no_grad():
             W = self()
             kind = self.kind

@@ -14,6 +14,7 @@ from sklmn.nn._stable_memory import (
     R_MAX,
     SchurMemory,
     feedback_gain,
+    _standardize_2x2,
     quasi_triangular_radius,
     real_schur,
 )
@@ -68,6 +69,26 @@ def test_real_schur_reconstructs_with_standard_blocks(M, module_size):
             block = Q[k : k + module_size]
             outside = np.delete(block, np.s_[k : k + module_size], axis=1)
             assert np.abs(outside).max(initial=0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    "A",
+    [
+        [[0.3, 2.0], [-0.5, 0.1]],  # complex pair, unequal diagonal
+        [[0.3, 2.0], [0.5, 0.1]],  # real pair
+        [[0.5, 0.0], [1.0, -0.2]],  # lower triangular
+    ],
+)
+def test_standardize_2x2(A):
+    A = np.array(A)
+    R, S = _standardize_2x2(A)
+    np.testing.assert_allclose(R.T @ R, np.eye(2), atol=1e-14)
+    np.testing.assert_allclose(R @ S @ R.T, A, atol=1e-14)
+    if np.iscomplex(np.linalg.eigvals(A)).any():
+        assert S[0, 0] == pytest.approx(S[1, 1], abs=1e-14)
+        assert S[0, 1] * S[1, 0] < 0
+    else:
+        assert S[1, 0] == pytest.approx(0.0, abs=1e-14)
 
 
 def test_real_schur_nearly_nilpotent():
