@@ -384,6 +384,8 @@ VARIANTS = {
     "mslmn_none_free_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
     "lmn_free_lr0.01_both": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.01, True))(random_state=s),
     "mslmn_free_lr0.01_both": lambda s: stable_estimator(MultiScaleLMNClassifier, memory_lr=(0.01, True))(random_state=s),
+    "lmn_none_bounded_ring2": lambda s: stable_estimator(LMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
+    "mslmn_none_bounded_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
     "lstm": lambda s: RNNClassifier(cell="lstm", random_state=s),
     "gru": lambda s: RNNClassifier(cell="gru", random_state=s),
 }

@@ -10,7 +10,45 @@ from collections import defaultdict
 import numpy as np
 
 
+def compact(rows, variants):
+    """One row per variant: per set 'start → final (spikes; epochs; fit s)',
+    the mean final accuracy and the largest radii over all sets."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["dataset"], r["variant"])].append(r)
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    head = " | ".join(datasets)
+    print(f"| variant | {head} | mean final | max ρ(W_mm) | max ρ(J(I)) "
+          "| max ρ(J(D)) |")
+    print("|---" * (len(datasets) + 5) + "|")
+    for v in variants:
+        cells, finals, radii = [], [], []
+        for ds in datasets:
+            g = groups.get((ds, v))
+            if not g:
+                cells.append("")
+                continue
+            f = lambda k: np.mean([r[k] for r in g])  # noqa: E731
+            cells.append(
+                f"{f('start'):.3f} → {f('final'):.3f} "
+                f"({sum(r['spikes'] for r in g)}; {f('epochs'):.0f}; "
+                f"{f('fit_time'):.0f} s)"
+            )
+            finals.append(f("final"))
+            radii += [r for r in g if "rho_mm_max" in r]
+        mean = f"{np.mean(finals):.3f}" if len(finals) == len(datasets) else ""
+        rad = [
+            f"{max(r[k] for r in radii):.4f}" if radii else ""
+            for k in ("rho_mm_max", "rho_I_max", "rho_D_max")
+        ]
+        print(f"| {v} | {' | '.join(cells)} | {mean} | {' | '.join(rad)} |")
+
+
 def main():
+    if sys.argv[1] == "--compact":
+        path, *variants = sys.argv[2:]
+        rows = [json.loads(line) for line in open(path)]
+        return compact(rows, variants or list(dict.fromkeys(r["variant"] for r in rows)))
     path, *variants = sys.argv[1:]
     rows = [json.loads(line) for line in open(path)]
     groups = defaultdict(list)
