@@ -357,37 +357,38 @@ class SchurMemory(nn.Module):
         return s + f", r_max={self.r_max}"
 
     # ------------------------------------------------------------------ #
+    def _layout(self) -> tuple[Tensor, ...]:
+        """Index tensors and upper mask of the structure ``kind``, cached
+        until ``kind`` changes (in place, or replaced by ``to``/loading)."""
+        kind = self.kind
+        key = (id(kind), kind._version, kind.device, self.upper.dtype)
+        cached = getattr(self, "_layout_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        M = self.size
+        one = torch.nonzero(kind == ONE).flatten()
+        first = torch.nonzero(kind == FIRST).flatten()
+        second = first + 1
+        rows = torch.cat([one, first, second, first, second])
+        cols = torch.cat([one, first, second, second, first])
+        mask = torch.triu(torch.ones(M, M, device=kind.device), 1)
+        mask[first, second] = 0.0
+        layout = (one, first, first // 2, rows, cols, mask.to(self.upper.dtype))
+        self._layout_cache = (key, layout)
+        return layout
+
     def forward(self) -> Tensor:
         """The dense memory matrix ``T`` of shape (M, M)."""
-        M = self.size
-        kind = self.kind
-        is_one, is_first, is_second = kind == ONE, kind == FIRST, kind == SECOND
-        zero = torch.zeros((), dtype=self.eigen.dtype, device=self.eigen.device)
+        one, first, pair, rows, cols, mask = self._layout()
         eigen = self.eigen
-        lam = self.r_max * torch.tanh(torch.where(is_one, eigen, zero))
-        nu = torch.where(is_first, eigen, zero).clamp(*_NU_RANGE)
-        theta = torch.where(is_first, eigen.roll(-1), zero)
-        kappa = self.skew.repeat_interleave(2)
-        if kappa.shape[0] < M:
-            kappa = torch.cat([kappa, kappa.new_zeros(M - kappa.shape[0])])
-        kappa = torch.where(is_first, kappa, zero).clamp(*_KAPPA_RANGE)
+        lam = self.r_max * torch.tanh(eigen[one])
+        nu = eigen[first].clamp(*_NU_RANGE)
+        theta = eigen[first + 1]
+        k = torch.exp(self.skew[pair].clamp(*_KAPPA_RANGE))
         r = self.r_max * torch.exp(-torch.exp(nu))
         rc, rs = r * torch.cos(theta), r * torch.sin(theta)
-        k = torch.exp(kappa)
-        d = (
-            torch.where(is_one, lam, zero)
-            + torch.where(is_first, rc, zero)
-            + torch.where(is_second, rc.roll(1), zero)
-        )
-        sup = torch.where(is_first, -rs * k, zero)[:-1]
-        sub = torch.where(is_first, rs / k, zero)[:-1]
-        mask = torch.triu(torch.ones(M, M, dtype=eigen.dtype, device=eigen.device), 1)
-        if M > 1:
-            mask = mask - torch.diag(is_first[:-1].to(eigen.dtype), 1)
-        W = self.upper * mask + torch.diag(d)
-        if M > 1:
-            W = W + torch.diag(sup, 1) + torch.diag(sub, -1)
-        return W
+        values = torch.cat([lam, rc, rc, -rs * k, rs / k])
+        return (self.upper * mask).index_put((rows, cols), values)
 
     # ------------------------------------------------------------------ #
     @torch.no_grad()
