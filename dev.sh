@@ -40,7 +40,8 @@ refresh_env() {
 
 # A second environment with the lower bounds of pyproject.toml pinned
 # (constraints-oldest.txt); the test extra resolves to releases compatible
-# with them. On a stock PyPI index torch 2.2 is the CUDA build (large).
+# with them. On a stock PyPI index the oldest torch (constraints-oldest.txt)
+# is the CUDA build (large).
 refresh_oldest_env() {
     if [ ! -x "$OLDEST_VENV/bin/python" ]; then
         echo "[dev] creating virtual environment in $OLDEST_VENV"

@@ -37,6 +37,8 @@ DOCS = Path(__file__).resolve().parent
 #: pages opened in the browser: (name, path in the build, text the DOM must hold)
 BROWSER_PAGES = [
     ("index", "index.html", "Linear Memory Networks"),
+    ("getting-started", "getting_started.html", "Installation"),
+    ("api-index", "api/index.html", "API reference"),
     ("api", "api/generated/sklmn.estimators.LMNClassifier.html", "LMNClassifier"),
     ("gallery", "auto_examples/index.html", "Examples"),
 ]

@@ -1,8 +1,9 @@
 """Sphinx configuration of the sklmn documentation site.
 
 Build it with ``bash dev.sh docs`` (offline, warnings as errors); the HTML
-lands in ``docs/_build/html``. The API reference (``api/index.rst``) is
-generated here from the ``__all__`` of every public module, so that a new
+lands in ``docs/_build/html``. The API reference (``api/index.rst`` and one
+page per group of modules, ``API_GROUPS``) is generated here from the
+``__all__`` of every public module, so that a new
 public name is documented without editing this file; the gallery runs the
 scripts of ``examples/`` in their quick mode.
 """
@@ -107,28 +108,57 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"changelog": [], "references": []}
+html_sidebars = {
+    "changelog": [],
+    "references": [],
+    "getting_started": [],
+    "results": [],
+}
 html_show_sourcelink = False
 html_copy_source = False
 
 # -- the API reference, generated from __all__ --------------------------------
-#: (module, title) in the order of the API page
-API_MODULES = [
-    ("sklmn.estimators", "Estimators"),
-    ("sklmn.laes", "Linear autoencoder for sequences (LAES)"),
-    ("sklmn.pretraining", "Pretraining and incremental training"),
-    ("sklmn.preprocessing", "Preprocessing and the flat layout"),
-    ("sklmn.metrics", "Metrics and scorers"),
-    ("sklmn.datasets", "Datasets"),
-    ("sklmn.persistence", "Saving and loading"),
-    ("sklmn.callbacks", "Training callbacks"),
-    ("sklmn.training", "The plug-in protocol"),
-    ("sklmn.nn", "PyTorch modules"),
-    ("sklmn.nn.parametrizations", "Weight parametrizations"),
-    ("sklmn.utils.sequences", "The sequence input contract"),
-    ("sklmn.utils.estimator_checks", "Estimator checks"),
-    ("sklmn.benchmarks", "Experiments"),
+#: (page, title, summary, [(module, title), ...]) in the order of the API
+#: index: one page per group, one section per module, so that the sidebar
+#: shows the groups and, under each, the module's classes and functions
+API_GROUPS = [
+    ("estimators", "Estimators",
+     "The scikit-learn estimators: classifiers and regressors over sequences.",
+     [("sklmn.estimators", "Estimators")]),
+    ("transformers", "Transformers",
+     "The linear autoencoder for sequences, standardization and the flat "
+     "layout for 2-D-only tools.",
+     [("sklmn.laes", "Linear autoencoder for sequences (LAES)"),
+      ("sklmn.preprocessing", "Preprocessing and the flat layout")]),
+    ("pretraining", "Pretraining",
+     "The papers' memory training as objects passed to the estimators, the "
+     "callbacks of a training run and the plug-in protocol.",
+     [("sklmn.pretraining", "Pretraining and incremental training"),
+      ("sklmn.callbacks", "Training callbacks"),
+      ("sklmn.training", "The plug-in protocol")]),
+    ("nn", "PyTorch modules",
+     "The recurrent networks behind the estimators, usable on their own.",
+     [("sklmn.nn", "PyTorch modules"),
+      ("sklmn.nn.parametrizations", "Weight parametrizations")]),
+    ("datasets", "Datasets",
+     "Offline loaders and generators of sequence data.",
+     [("sklmn.datasets", "Datasets")]),
+    ("metrics", "Metrics",
+     "The papers' metrics and scorers for per-step and transcription targets.",
+     [("sklmn.metrics", "Metrics and scorers")]),
+    ("persistence", "Persistence",
+     "Saving and loading fitted models without pickle.",
+     [("sklmn.persistence", "Saving and loading")]),
+    ("utils", "Utilities",
+     "The sequence input contract and the estimator checks.",
+     [("sklmn.utils.sequences", "The sequence input contract"),
+      ("sklmn.utils.estimator_checks", "Estimator checks")]),
+    ("benchmarks", "Experiments",
+     "The runner of the papers' experiments and of the time-series suite.",
+     [("sklmn.benchmarks", "Experiments")]),
 ]
+#: every documented module, in the order of the API pages
+API_MODULES = [mod for *_, modules in API_GROUPS for mod in modules]
 
 
 def _documentable(module, name):
@@ -137,9 +167,61 @@ def _documentable(module, name):
     return inspect.isclass(obj) or inspect.isfunction(obj) or callable(obj)
 
 
-def write_api_index() -> None:
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:  # keep mtime: no rebuild
+        path.write_text(text)
+
+
+def _module_section(modname: str, title: str) -> list[str]:
+    """The reST of one module: its docstring and its names, by kind."""
+    try:
+        module = importlib.import_module(modname)
+    except ImportError:  # an optional module that is not there
+        return []
+    names = [n for n in getattr(module, "__all__", []) if _documentable(module, n)]
+    if not names:
+        return []
+    classes = [n for n in names if inspect.isclass(getattr(module, n))]
+    functions = [n for n in names if n not in classes]
+    heading = f"``{modname}``: {title}"
     lines = [
-        ".. This file is generated by docs/conf.py from the modules' __all__.",
+        f".. _api-{modname}:",
+        "",
+        heading,
+        "-" * len(heading),
+        "",
+        f".. automodule:: {modname}",
+        "   :no-members:",
+        "   :no-inherited-members:",
+        "",
+    ]
+    for kind, group, template in (
+        ("Classes", classes, "class"),
+        ("Functions", functions, "function"),
+    ):
+        if not group:
+            continue
+        lines += [
+            f".. rubric:: {kind}",
+            "",
+            f".. currentmodule:: {modname}",
+            "",
+            ".. autosummary::",
+            "   :toctree: generated/",
+            f"   :template: {template}",
+            "   :nosignatures:",
+            "",
+            *[f"   {name}" for name in sorted(group)],
+            "",
+        ]
+    return lines
+
+
+def write_api_index() -> None:
+    api = DOCS / "api"
+    api.mkdir(exist_ok=True)
+    index = [
+        ".. This file is generated by docs/conf.py from API_GROUPS.",
         "",
         ".. _api:",
         "",
@@ -147,57 +229,43 @@ def write_api_index() -> None:
         "API reference",
         "=============",
         "",
-        "Every public class and function, by module. The estimators,",
-        "``LAESTransformer``, the pretrainers and ``SequenceStandardScaler``",
-        "are also importable from the top-level ``sklmn`` package.",
+        "Every public class and function, grouped by what it is for and, within",
+        "a group, by module. The estimators, ``LAESTransformer``, the",
+        "pretrainers and ``SequenceStandardScaler`` are also importable from",
+        "the top-level ``sklmn`` package.",
+        "",
+        ".. list-table::",
+        "   :widths: 25 75",
         "",
     ]
-    for modname, title in API_MODULES:
-        try:
-            module = importlib.import_module(modname)
-        except ImportError:  # an optional module that is not there
+    pages = []
+    for page, title, summary, modules in API_GROUPS:
+        body = []
+        for modname, modtitle in modules:
+            body += _module_section(modname, modtitle)
+        if not body:
             continue
-        names = [n for n in getattr(module, "__all__", []) if _documentable(module, n)]
-        if not names:
-            continue
-        classes = [n for n in names if inspect.isclass(getattr(module, n))]
-        functions = [n for n in names if n not in classes]
-        lines += [
-            f".. _api-{modname}:",
-            "",
-            f"``{modname}``: {title}",
-            "-" * (len(modname) + len(title) + 6),
-            "",
-            f".. automodule:: {modname}",
-            "   :no-members:",
-            "   :no-inherited-members:",
-            "",
-        ]
-        for kind, group, template in (
-            ("Classes", classes, "class"),
-            ("Functions", functions, "function"),
-        ):
-            if not group:
-                continue
-            lines += [
-                f".. rubric:: {kind}",
-                "",
-                f".. currentmodule:: {modname}",
-                "",
-                ".. autosummary::",
-                "   :toctree: generated/",
-                f"   :template: {template}",
-                "   :nosignatures:",
-                "",
-                *[f"   {name}" for name in sorted(group)],
-                "",
-            ]
-    api = DOCS / "api"
-    api.mkdir(exist_ok=True)
-    text = "\n".join(lines)
-    index = api / "index.rst"
-    if not index.exists() or index.read_text() != text:  # keep mtime: no rebuild
-        index.write_text(text)
+        pages.append(page)
+        index += [f"   * - :doc:`{title} <{page}>`", f"     - {summary}"]
+        _write_if_changed(
+            api / f"{page}.rst",
+            "\n".join(
+                [
+                    ".. This file is generated by docs/conf.py from API_GROUPS.",
+                    "",
+                    "=" * len(title),
+                    title,
+                    "=" * len(title),
+                    "",
+                    summary,
+                    "",
+                    *body,
+                ]
+            ),
+        )
+    index += ["", ".. toctree::", "   :hidden:", "   :maxdepth: 2", ""]
+    index += [f"   {page}" for page in pages] + [""]
+    _write_if_changed(api / "index.rst", "\n".join(index))
 
 
 write_api_index()
@@ -207,7 +275,14 @@ write_api_index()
 #: notes shown first, in this order; any other top-level Markdown file of
 #: docs/ follows alphabetically
 NOTES_FIRST = ["design", "training", "architecture"]
-NOT_NOTES = {"index", "changelog", "references", "design_notes"}
+NOT_NOTES = {
+    "index",
+    "changelog",
+    "references",
+    "design_notes",
+    "getting_started",
+    "results",
+}
 
 
 def write_design_notes() -> None:

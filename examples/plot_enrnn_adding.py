@@ -28,6 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import MaxNLocator
 from sklearn.exceptions import ConvergenceWarning
 
 from sklmn.datasets import make_adding_problem
@@ -68,10 +69,16 @@ print(f"ENRNN test MSE after {enrnn.n_iter_} epochs: {mse:.4f}")
 # %%
 # Learning curve against the baseline
 # -----------------------------------
+# The regressor standardizes its targets (``standardize=True``), so
+# ``loss_curve_`` is the mean squared error in standardized units; times the
+# targets' variance (``target_scale_ ** 2``) it is in the units of ``y``, those
+# of the baseline and of the test error.
+train_mse = np.asarray(enrnn.loss_curve_) * float(enrnn.target_scale_[0]) ** 2
 fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.plot(np.arange(1, enrnn.n_iter_ + 1), enrnn.loss_curve_, label="ENRNN (train)")
+ax.plot(np.arange(1, enrnn.n_iter_ + 1), train_mse, label="ENRNN (train)")
 ax.axhline(baseline, color="0.5", ls="--", label="predict 1 (test)")
 ax.axhline(mse, color="C3", ls=":", label=f"ENRNN (test) {mse:.3f}")
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_xlabel("epoch")
 ax.set_ylabel("mean squared error")
 ax.set_title(f"Adding problem, T = {T}")

@@ -1,5 +1,9 @@
 """skorch callbacks for the ``callbacks=`` parameter of sklmn estimators.
 
+* :class:`SequenceCallback`: the base class of callbacks that answer the
+  events of :class:`~sklmn.training.SequenceNeuralNet` beyond skorch's own
+  (``on_divergence``, ``restart``, ``restore_best``), with no-op defaults.
+
 * :class:`RestoreOnDivergence`: when training diverges (a non-finite loss,
   non-finite parameters, a loss that explodes far above the lowest so far, or
   a recurrent matrix that cannot be computed), restore the best (or last)
@@ -22,7 +26,7 @@ from skorch.callbacks import Callback
 
 from .nn._base import mask_from_lengths
 
-__all__ = ["DivergenceWarning", "RestoreOnDivergence"]
+__all__ = ["DivergenceWarning", "RestoreOnDivergence", "SequenceCallback"]
 
 
 class DivergenceWarning(UserWarning):
@@ -36,7 +40,53 @@ class DivergenceWarning(UserWarning):
     """
 
 
-class RestoreOnDivergence(Callback):
+class SequenceCallback(Callback):
+    """A skorch callback that may answer the events of sklmn's training net.
+
+    :class:`~sklmn.training.SequenceNeuralNet` sends three events beyond
+    skorch's own, to every callback that implements them (a callback that
+    does not derive from this class may define them too):
+
+    * ``on_divergence(net, message)``: training diverged (``message`` names
+      the cause); a callback may restore finite weights and stop training by
+      raising ``KeyboardInterrupt``, otherwise the net raises
+      :class:`FloatingPointError`;
+    * ``restart(net)``: another callback replaced the module's parameters
+      (``net.restart_monitoring()``, e.g. the growth of a multi-scale
+      memory); forget what was saved about the old ones;
+    * ``restore_best(net)``: load the best weights kept into the module and
+      return their epoch (``net.restore_best_weights()`` returns the answer
+      of the last callback that implements it).
+
+    The defaults do nothing; an override of the base's no-op counts as
+    implementing the event. Unlike skorch's ``notify``, the net collects the
+    return values (see ``restore_best``).
+
+    Examples
+    --------
+    >>> from sklmn.callbacks import SequenceCallback
+    >>> class CountDivergences(SequenceCallback):
+    ...     def initialize(self):
+    ...         self.count_ = 0
+    ...         return self
+    ...     def on_divergence(self, net, message):
+    ...         self.count_ += 1
+    >>> CountDivergences().initialize().count_
+    0
+    """
+
+    def on_divergence(self, net, message: str) -> None:
+        """Training diverged with ``message`` (no-op)."""
+
+    def restart(self, net) -> None:
+        """The module's parameters were replaced (no-op)."""
+
+    def restore_best(self, net) -> int | None:
+        """Load the best weights kept and return their epoch (no-op)."""
+        return None
+
+
+class RestoreOnDivergence(SequenceCallback):
     """Recover from a diverging training instead of failing.
 
     The estimators' ``fit`` adds ``RestoreOnDivergence('best')`` unless

@@ -12,17 +12,26 @@ without executing code from the file:
   ``state_dict`` (read with ``torch.load(weights_only=True,
   map_location='cpu')``);
 * on load, every class named in the manifest must be in an allow-list: the
-  public estimators of :mod:`sklmn` (:data:`SAFE_CLASSES`) plus the fully
-  qualified names passed explicitly in ``trusted=``. Any other name raises
-  :class:`UntrustedTypeError` before anything is imported;
-* the torch module is rebuilt by the estimator itself (``_build_module`` from
-  the saved parameters) and the saved weights are loaded into it, so no
-  module code is read from the file;
-* nothing is allocated before the sizes are checked: the uncompressed size
-  of every member (``max_bytes`` of :func:`load` in all), every ``.npy``
-  header against its data, the sizes a network is rebuilt from against the
-  saved weights; only the fitted attributes a class lists (with their types)
-  can be set, and every failure raises :class:`ModelFileError`.
+  public estimators of :mod:`sklmn` (:data:`SAFE_CLASSES`, registered by
+  their packages in :mod:`sklmn.utils._registry` when imported; this module
+  imports none of them) plus the fully qualified names passed explicitly in
+  ``trusted=``. Any other name raises :class:`UntrustedTypeError` before
+  anything is imported;
+* a sequence estimator describes and rebuilds its network through one hook
+  pair (``_sklmn_state_()`` / ``_sklmn_restore_(state)``, see
+  ``sklmn/estimators/_persist.py``): the torch module is rebuilt from the
+  saved parameters and the saved weights are loaded into it, so no module
+  code is read from the file;
+* nothing is allocated before the sizes are checked: the manifest's size,
+  and the nesting and number of its JSON values, before it is parsed; the
+  uncompressed size of every member (``max_bytes`` of :func:`load` in all);
+  every ``.npy`` header (dtype, itemsize, shape: the shape the model's
+  integers fix, when they fix one) before the member is inflated; the sizes
+  a network is rebuilt from against the saved weights. Only the fitted
+  attributes a class lists (with their types) can be set, parameters and
+  fitted values must be finite (scales positive) except the losses and
+  scores that are NaN by design (tagged ``nonfinite`` by :func:`save`), and
+  every failure raises :class:`ModelFileError`.
 
 Only parameters and attributes made of JSON values (None, bool, int, float,
 str), lists, tuples, dicts with string keys, numpy arrays of numbers, bools
@@ -50,6 +59,7 @@ from sklearn.base import BaseEstimator
 
 from ._version import __version__
 from .utils._compat import TorchDispatchMode, tree_flatten
+from .utils._registry import registered_safe_classes
 
 __all__ = [
     "FORMAT_VERSION",
@@ -111,35 +121,16 @@ class UntrustedTypeError(ModelFileError):
     """
 
 
-def _public_classes() -> dict[str, type]:
-    """Public name (``'sklmn.estimators.LMNClassifier'``) -> class."""
-    classes = {}
-    for module_name in (
-        "sklmn.estimators",
-        "sklmn.laes",
-        "sklmn.pretraining",
-        "sklmn.preprocessing",
-    ):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:  # pragma: no cover - optional subpackage
-            continue
-        for name in getattr(module, "__all__", []):
-            obj = getattr(module, name, None)
-            if isinstance(obj, type) and issubclass(obj, BaseEstimator):
-                classes[f"{module_name}.{name}"] = obj
-    return classes
-
-
 #: Public names of the classes :func:`load` accepts without ``trusted=`` (the
-#: estimators, transformers and pretrainers of sklmn).
-SAFE_CLASSES: frozenset[str] = frozenset(_public_classes())
+#: estimators, transformers and pretrainers of sklmn, registered by their
+#: packages when :mod:`sklmn` is imported).
+SAFE_CLASSES: frozenset[str] = frozenset(registered_safe_classes())
 
 
 def _qualified_name(obj: Any) -> str:
-    """Public name of an sklmn class, else ``module.qualname``."""
+    """Public name of a registered sklmn class, else ``module.qualname``."""
     cls = type(obj)
-    for name, public in _public_classes().items():
+    for name, public in registered_safe_classes().items():
         if public is cls:
             return name
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -228,12 +219,12 @@ class _Writer:
                 k: self.value(v, f"{where}.{k} (parameter)") for k, v in params.items()
             },
         }
-        attributes, net = {}, None
+        attributes, net, nonfinite = {}, None, []
         for key, value in vars(est).items():
             if key in params:
                 continue
             if key == "net_":
-                net = self.net(est, value, where)
+                net = self.net(est, where)
                 continue
             if "." in where and isinstance(value, torch.nn.Module):
                 # a nested estimator's diagnostic network (the trained
@@ -246,21 +237,28 @@ class _Writer:
                 if not self.skip_unsupported:
                     raise
                 self.skipped.append(f"{where}.{key}")
+                continue
+            if _first_nonfinite(value) is not None:
+                nonfinite.append(key)  # NaN by design (a diverged epoch...)
         node["attributes"] = attributes
         node["net"] = net
+        node["nonfinite"] = nonfinite
         return node
 
-    def net(self, est: BaseEstimator, net: Any, where: str) -> dict:
-        module = net.module_
-        state = {k: v.detach().to("cpu") for k, v in module.state_dict().items()}
+    def net(self, est: BaseEstimator, where: str) -> dict:
+        if not hasattr(est, "_sklmn_state_"):
+            raise TypeError(
+                f"Cannot save {where}.net_: {type(est).__name__} does not "
+                "describe its network (no _sklmn_state_ hook)."
+            )
+        state = est._sklmn_state_()
         buffer = io.BytesIO()
-        torch.save(state, buffer)
-        recurrent = getattr(module, "recurrent", None)
+        torch.save(state["weights"], buffer)
         return {
             "state_dict": self._add("weights", ".pt", buffer.getvalue()),
-            "device": str(getattr(net, "device", "cpu")),
+            "device": state.get("device", "cpu"),
             # modules grown during training (incremental multi-scale LMN)
-            "n_modules": getattr(recurrent, "n_modules", None),
+            "n_modules": state.get("n_modules"),
         }
 
 
@@ -410,7 +408,7 @@ _KINDS = {
     "estimator": lambda v: isinstance(v, BaseEstimator),
 }
 
-_NODE_KEYS = {"class", "params", "attributes", "net"}
+_NODE_KEYS = {"class", "params", "attributes", "net", "nonfinite"}
 _NET_KEYS = {"state_dict", "device", "n_modules"}
 _FITTED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*_")
 
@@ -438,16 +436,17 @@ class _Reader:
         self.budget = max_bytes
         self.max_bytes = max_bytes
 
-    def member(self, name: Any) -> bytes:
+    def info(self, name: Any) -> zipfile.ZipInfo:
+        """The entry of member ``name``, its declared size within the budget."""
         if not isinstance(name, str):
             raise ModelFileError(
-                f"Corrupt archive: member name {name!r} is not a string"
+                f"Corrupt archive: member name {name!r:.200} is not a string"
             )
         try:
             info = self.archive.getinfo(name)
         except KeyError:
             raise ModelFileError(
-                f"Corrupt archive: member {name!r} is missing"
+                f"Corrupt archive: member {name!r:.200} is missing"
             ) from None
         if info.file_size > self.budget:
             raise ModelFileError(
@@ -456,37 +455,63 @@ class _Reader:
                 f"{self.max_bytes} (pass a larger max_bytes to load bigger "
                 "models you trust)."
             )
+        return info
+
+    def member(self, name: Any) -> bytes:
+        info = self.info(name)
         with self.archive.open(info) as handle:
-            data = handle.read(info.file_size + 1)
-        if len(data) != info.file_size:
-            raise ModelFileError(f"Corrupt archive: member {name!r} has a wrong size")
+            data = _read_exactly(handle, info.file_size, name)
         self.budget -= len(data)
         return data
 
-    def array(self, name: Any) -> np.ndarray:
-        data = self.member(name)
-        buffer = io.BytesIO(data)
-        version = np.lib.format.read_magic(buffer)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(buffer)
-        elif version == (2, 0):
-            shape, _, dtype = np.lib.format.read_array_header_2_0(buffer)
-        else:
-            raise ModelFileError(
-                f"Corrupt archive: {name!r} has .npy version {version}"
-            )
-        if dtype.hasobject or dtype.kind not in "biufcUS?":
-            raise ModelFileError(f"Corrupt archive: {name!r} has dtype {dtype}")
-        expected = math.prod(shape) * dtype.itemsize
-        if expected != len(data) - buffer.tell():
-            raise ModelFileError(
-                f"Corrupt archive: {name!r} declares shape {shape} of {dtype} "
-                f"({expected} bytes) but holds {len(data) - buffer.tell()} bytes"
-            )
-        buffer.seek(0)
-        return np.load(buffer, allow_pickle=False)
+    def array(self, name: Any, where: str, expected: tuple | None = None):
+        """Read an ``.npy`` member: its header is checked (version, dtype,
+        itemsize, shape, and ``expected`` shape when the model's parameters
+        fix it) against the member's declared size before the data are
+        inflated."""
+        info = self.info(name)
+        with self.archive.open(info) as handle:
+            try:
+                version = np.lib.format.read_magic(handle)
+                if version == (1, 0):
+                    header = np.lib.format.read_array_header_1_0(handle)
+                elif version == (2, 0):
+                    header = np.lib.format.read_array_header_2_0(handle)
+                else:
+                    raise ValueError(f".npy version {version}")
+            except (ValueError, TypeError, SyntaxError, EOFError, OSError) as exc:
+                raise ModelFileError(
+                    f"Corrupt archive: member {name!r} ({where}) has no valid .npy "
+                    f"header ({str(exc)[:200]})"
+                ) from None
+            shape, fortran, dtype = header
+            start = handle.tell()
+            if dtype.hasobject or dtype.kind not in "biufcUS?" or dtype.itemsize < 1:
+                raise ModelFileError(
+                    f"Corrupt archive: member {name!r} ({where}) has dtype "
+                    f"{dtype.str!r}: only numbers, bools and non-empty strings "
+                    "are stored"
+                )
+            if expected is not None and tuple(shape) != expected:
+                raise ModelFileError(
+                    f"Corrupt archive: member {name!r} ({where}) declares shape "
+                    f"{shape!r:.200}, the model needs {expected}"
+                )
+            nbytes = math.prod(shape) * dtype.itemsize
+            if start + nbytes != info.file_size:
+                raise ModelFileError(
+                    f"Corrupt archive: member {name!r} ({where}) declares shape "
+                    f"{shape!r:.200} of {dtype.str} ({nbytes} bytes) but holds "
+                    f"{info.file_size - start} bytes"
+                )
+            data = _read_exactly(handle, nbytes, name)
+        self.budget -= info.file_size
+        arr = np.frombuffer(data, dtype=dtype) if nbytes else np.empty(0, dtype)
+        return arr.reshape(shape, order="F" if fortran else "C").copy(order="K")
 
-    def value(self, value: Any, depth: int = 0) -> Any:
+    def value(
+        self, value: Any, depth: int = 0, where: str = "?", expected=None
+    ) -> Any:
         if depth > _MAX_DEPTH:
             raise ModelFileError(
                 f"Corrupt archive: values nested deeper than {_MAX_DEPTH}"
@@ -494,32 +519,40 @@ class _Reader:
         if value is None or isinstance(value, bool | int | float | str):
             return value
         if isinstance(value, list):
-            return [self.value(v, depth + 1) for v in value]
+            return [
+                self.value(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(value)
+            ]
         if not isinstance(value, dict) or len(value) != 1:
             raise ModelFileError(
-                f"Corrupt archive: unexpected JSON value {value!r:.200}"
+                f"Corrupt archive: unexpected JSON value in {where}: {value!r:.200}"
             )
         ((tag, content),) = value.items()
         if tag == "__float__":
             if content not in ("nan", "inf", "-inf"):
-                raise ModelFileError(f"Corrupt archive: bad float {content!r:.200}")
+                raise ModelFileError(
+                    f"Corrupt archive: bad float in {where}: {content!r:.200}"
+                )
             return float(content)
         if tag == "__ndarray__":
-            return self.array(content)
+            return self.array(content, where, expected)
         if tag == "__npscalar__":
-            arr = self.array(content)
-            if arr.shape != ():
-                raise ModelFileError(f"Corrupt archive: {content!r} is not a scalar")
-            return arr[()]
+            return self.array(content, where, ())[()]
         if tag == "__torch_device__":
             return _device(content)
         if tag == "__tuple__" and isinstance(content, list):
-            return tuple(self.value(v, depth + 1) for v in content)
+            return tuple(
+                self.value(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(content)
+            )
         if tag == "__dict__" and isinstance(content, dict):
-            return {k: self.value(v, depth + 1) for k, v in content.items()}
+            return {
+                k: self.value(v, depth + 1, f"{where}[{k!r:.50}]")
+                for k, v in content.items()
+            }
         if tag == "__estimator__":
-            return self.estimator(content, depth + 1)
-        raise ModelFileError(f"Corrupt archive: unknown or malformed tag {tag!r:.200}")
+            return self.estimator(content, depth + 1, where)
+        raise ModelFileError(
+            f"Corrupt archive: unknown or malformed tag in {where}: {tag!r:.200}"
+        )
 
     def resolve(self, name: Any) -> type:
         if not isinstance(name, str) or name not in self.allowed:
@@ -529,58 +562,73 @@ class _Reader:
                 "estimators). If you trust the file, pass "
                 f"trusted=[{name!r:.200}]."
             )
-        module_name, _, qualname = name.rpartition(".")
-        try:
-            obj = importlib.import_module(module_name)
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError):
-            raise ModelFileError(
-                f"Cannot import the class {name!r} named by the file"
-            ) from None
+        obj = registered_safe_classes().get(name)
+        if obj is None:  # a class the caller trusts: import its module
+            module_name, _, qualname = name.rpartition(".")
+            try:
+                obj = importlib.import_module(module_name)
+                for part in qualname.split("."):
+                    obj = getattr(obj, part)
+            except (ImportError, AttributeError, ValueError):
+                raise ModelFileError(
+                    f"Cannot import the class {name!r} named by the file"
+                ) from None
         if not (isinstance(obj, type) and issubclass(obj, BaseEstimator)):
             raise UntrustedTypeError(f"{name!r} is not a scikit-learn estimator class")
         return obj
 
-    def estimator(self, node: Any, depth: int = 0) -> BaseEstimator:
+    def estimator(self, node: Any, depth: int = 0, where: str = "") -> BaseEstimator:
         if not isinstance(node, dict) or "class" not in node or set(node) - _NODE_KEYS:
-            raise ModelFileError("Corrupt archive: malformed estimator node")
+            raise ModelFileError(f"Corrupt archive: malformed estimator node {where}")
         cls = self.resolve(node["class"])
+        where = f"{where}.{cls.__name__}" if where else cls.__name__
         params, attributes = node.get("params", {}), node.get("attributes", {})
-        if not isinstance(params, dict) or not isinstance(attributes, dict):
-            raise ModelFileError("Corrupt archive: malformed estimator node")
+        tagged = node.get("nonfinite")
+        if (
+            not isinstance(params, dict)
+            or not isinstance(attributes, dict)
+            or not (tagged is None or isinstance(tagged, list))
+        ):
+            raise ModelFileError(f"Corrupt archive: malformed estimator node {where}")
         unknown = set(params) - set(cls._get_param_names())
         if unknown:
             raise ModelFileError(
                 f"Corrupt archive: {cls.__name__} has no parameter "
                 f"{sorted(unknown)[0]!r:.200}"
             )
-        kwargs = {k: self.value(v, depth + 1) for k, v in params.items()}
-        # parameters added after the file was written: the values that keep
-        # the saved model's behaviour, not today's defaults
-        if hasattr(cls, "_added_parameters"):
-            for key, value in cls._added_parameters().items():
-                kwargs.setdefault(key, value)
+        kwargs = {
+            k: self.value(v, depth + 1, f"{where}.{k} (parameter)")
+            for k, v in params.items()
+        }
+        _check_parameters(cls, kwargs, where)
         est = cls(**kwargs)
         if getattr(cls, "_parameter_constraints", None) is not None:
             try:
                 est._validate_params()
             except ValueError as exc:  # InvalidParameterError
-                raise ModelFileError(f"Corrupt archive: {exc}") from None
+                raise ModelFileError(f"Corrupt archive: {where}: {exc}") from None
         if isinstance(getattr(est, "device", None), str):
             _device(est.device)
         listed = _listed_attributes(cls)
-        for key, raw in attributes.items():
-            self.set_attribute(est, cls, listed, key, raw, depth)
+        # the scalars first: the shapes of the arrays depend on them
+        order = sorted(attributes, key=lambda k: _is_array_node(attributes[k]))
+        for key in order:
+            self.set_attribute(est, cls, listed, key, attributes[key], depth, where)
+        _check_finite_attributes(est, attributes, tagged, where)
+        restore = getattr(est, "_sklmn_restore_", None)
         if node.get("net") is not None:
-            self.net(est, node["net"])
-        if hasattr(est, "_build_module"):
+            if restore is None:
+                raise ModelFileError("Corrupt archive: malformed network node")
+            self.net(est, node["net"], set(params), where)
+        elif restore is not None:
+            restore({"params": set(params)})
+        if restore is not None:
             _check_sequence_estimator(est, has_net=node.get("net") is not None)
         elif hasattr(est, "A_") and hasattr(est, "_encode"):
             _check_laes(est)
         return est
 
-    def set_attribute(self, est, cls, listed, key, raw, depth) -> None:
+    def set_attribute(self, est, cls, listed, key, raw, depth, where) -> None:
         if listed is None:  # a trusted class that lists none: the convention
             allowed = (
                 isinstance(key, str)
@@ -597,7 +645,7 @@ class _Reader:
                 f"Corrupt archive: {key!r:.200} is not a fitted attribute of "
                 f"{cls.__name__}"
             )
-        value = self.value(raw, depth + 1)
+        value = self.value(raw, depth + 1, f"{where}.{key}", _expected_shape(est, key))
         if kind is not None:
             optional = kind.endswith("?")
             if not ((optional and value is None) or _KINDS[kind.rstrip("?")](value)):
@@ -641,32 +689,29 @@ class _Reader:
                     f"Corrupt archive: the tensors of {name!r} declare more bytes "
                     "than it holds"
                 )
+        for key, tensor in state.items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise ModelFileError(
+                    f"Corrupt archive: member {name!r}: the weights {key!r:.200} "
+                    "hold non-finite values (NaN or infinity)"
+                )
         return state, sum(v.numel() for v in state.values())
 
-    def net(self, est: BaseEstimator, spec: Any) -> None:
-        if (
-            not hasattr(est, "_build_module")
-            or not isinstance(spec, dict)
-            or set(spec) - _NET_KEYS
-        ):
+    def net(self, est: BaseEstimator, spec: Any, params: set, where: str) -> None:
+        if not isinstance(spec, dict) or set(spec) - _NET_KEYS:
             raise ModelFileError("Corrupt archive: malformed network node")
         state, n_elements = self.weights(spec.get("state_dict"))
         # every size the network is built from is bounded by the saved weights
         # (a network of size k has at least k weights), so a tampered manifest
         # cannot ask for a huge network before the shapes are compared
         limit = max(n_elements, _MIN_SIZE_LIMIT)
-        sizes = {
-            f"parameter {name}": getattr(est, name)
-            for name in est._model_parameter_names()
-            if _is_int(getattr(est, name))
-        }
+        sizes = dict(est._sklmn_state_()["sizes"])
         for name in ("n_features_in_", "n_outputs_"):
-            value = getattr(est, name, None)
+            value = sizes.get(name)
             if not _is_int(value):
                 raise ModelFileError(
                     f"Corrupt archive: {name} must be an int, got {value!r:.100}"
                 )
-            sizes[name] = value
         n_modules = spec.get("n_modules")
         if n_modules is not None:
             if not _is_int(n_modules):
@@ -684,59 +729,211 @@ class _Reader:
             raise ModelFileError(
                 "Corrupt archive: n_features_in_ and n_outputs_ must be >= 1"
             )
-        saved_shapes = {k: tuple(v.shape) for k, v in state.items()}
+
+        def guard():
+            return _AllocationBudget(
+                elements=_BUDGET_FACTOR * n_elements + _BUDGET_ELEMENTS,
+                ops=_OPS_FACTOR * len(state) + _BUDGET_OPS,
+            )
+
         try:
-            with (
-                torch.random.fork_rng(devices=[]),
-                _AllocationBudget(
-                    elements=_BUDGET_FACTOR * n_elements + _BUDGET_ELEMENTS,
-                    ops=_OPS_FACTOR * len(state) + _BUDGET_OPS,
-                ),
-            ):
-                torch.manual_seed(0)  # the values are overwritten by the state
-                recurrent = est._build_module(int(est.n_features_in_))
-                built = getattr(recurrent, "n_modules", None)
-                if n_modules is not None and built is not None and n_modules > built:
-                    recurrent.grow_(int(n_modules) - int(built))
-                module = est._sequence_net(recurrent)
+            est._sklmn_restore_(
+                {
+                    "params": params,
+                    "weights": state,
+                    "device": _device(spec.get("device", "cpu")),
+                    "n_modules": n_modules,
+                    "guard": guard,
+                }
+            )
         except _BudgetExceeded:
             raise ModelFileError(
                 f"Corrupt archive: the {type(est).__name__} described by the saved "
                 "parameters is much larger than the saved weights"
             ) from None
-        expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
-        if expected != saved_shapes:
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise ModelFileError(f"{where}: {str(exc)[:300]}") from None
+
+
+def _read_exactly(handle, size: int, name: str) -> bytes:
+    """``size`` bytes of an archive member, read in bounded chunks."""
+    parts, left = [], size
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    if left or handle.read(1):
+        raise ModelFileError(f"Corrupt archive: member {name!r} has a wrong size")
+    return b"".join(parts) if len(parts) != 1 else parts[0]
+
+
+def _is_array_node(raw: Any) -> bool:
+    return isinstance(raw, dict) and "__ndarray__" in raw
+
+
+#: shapes of fitted arrays fixed by fitted integers (names, or tuples of names
+#: whose product is the size); checked against each ``.npy`` header before
+#: the member is inflated
+_ARRAY_SHAPES: dict[str, tuple] = {
+    "feature_names_in_": ("n_features_in_",),
+    "input_mean_": ("n_features_in_",),
+    "input_scale_": ("n_features_in_",),
+    "target_mean_": ("n_outputs_",),
+    "target_scale_": ("n_outputs_",),
+    "mean_": ("n_features_in_",),
+    "var_": ("n_features_in_",),
+    "scale_": ("n_features_in_",),
+    "A_": ("n_components_", "n_features_in_"),
+    "B_": ("n_components_", "n_components_"),
+    "singular_values_": ("n_components_",),
+    "explained_variance_ratio_": ("n_components_",),
+    "components_": ("n_components_", ("max_length_", "n_features_in_")),
+}
+
+
+def _expected_shape(est, key: str) -> tuple | None:
+    """The shape the already-read integers of ``est`` fix for ``key``."""
+    rule = _ARRAY_SHAPES.get(key)
+    if rule is None:
+        return None
+    shape = []
+    for dim in rule:
+        names = dim if isinstance(dim, tuple) else (dim,)
+        values = [getattr(est, n, None) for n in names]
+        if not all(_is_int(v) and v >= 0 for v in values):
+            return None  # checked after loading, when the integers are known
+        shape.append(math.prod(int(v) for v in values))
+    return tuple(shape)
+
+
+#: integer parameters bounded by the saved weights or not sizes at all
+_UNBOUNDED_INT_PARAMETERS = {"random_state", "verbose"}
+#: largest integer parameter (counts: iterations, beams, batch sizes...)
+_MAX_COUNT = 2**31 - 1
+
+
+def _check_parameters(cls: type, kwargs: dict, where: str) -> None:
+    """Float parameters are finite and counts bounded (before construction)."""
+    for key, value in kwargs.items():
+        if isinstance(value, float | np.floating) and not math.isfinite(value):
             raise ModelFileError(
-                f"The saved weights do not fit the {type(est).__name__} rebuilt "
-                "from the saved parameters (tensor names or shapes differ)"
+                f"Corrupt archive: {where}.{key} (parameter) is {value!r}, "
+                "not a finite number"
             )
-        module.load_state_dict(state)
-        device = "cpu"
-        saved = _device(spec.get("device", "cpu"))
-        if saved.type == "cuda" and torch.cuda.is_available():
-            device = str(saved)
-        net = est._make_net(
-            module.to(device),
-            None,
-            device=torch.device(device),
-            batch_size=1,
-            lr=est._step_settings(1)[1],
-            valid_dataset=None,
-            shuffle_seed=0,
-        )
-        net.initialize()
-        est.net_ = net
+        if (
+            _is_int(value)
+            and key not in _UNBOUNDED_INT_PARAMETERS
+            and not -_MAX_COUNT <= value <= _MAX_COUNT
+        ):
+            raise ModelFileError(
+                f"Corrupt archive: {where}.{key} (parameter) = {value} is out of "
+                "range"
+            )
+
+
+#: fitted attributes that may hold NaN or infinity by design (the losses and
+#: scores of diverged or degenerate fits); files written by this version tag
+#: the ones that do (``"nonfinite"``), older files are read by these names
+_NAN_BY_DESIGN = frozenset(
+    {
+        "loss_curve_",
+        "validation_loss_curve_",
+        "validation_scores_",
+        "best_loss_",
+        "best_validation_score_",
+        "readout_cv_score_",
+        "readout_loo_r2_",
+        "readout_alpha_",
+        "linear_score_",
+        "pooling_scores_",
+        "module_history_",
+        "notes_",
+        "history_",
+        "_fitted_params",
+    }
+)
+#: fitted statistics that must be positive
+_POSITIVE = frozenset({"input_scale_", "target_scale_", "scale_"})
+_NON_NEGATIVE = frozenset({"var_", "singular_values_", "explained_variance_ratio_"})
+
+
+def _first_nonfinite(value: Any, depth: int = 0):
+    """A non-finite number in ``value`` (lists, tuples, dicts, arrays), or
+    None; nested estimators are checked on their own."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, float | np.floating | complex | np.complexfloating):
+        return None if np.isfinite(value) else value
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc" and value.size:
+            bad = ~np.isfinite(value)
+            if bad.any():
+                return value.reshape(-1)[np.argmax(bad.reshape(-1))]
+        return None
+    if isinstance(value, list | tuple):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return None
+    for item in items:
+        found = _first_nonfinite(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_finite_attributes(est, attributes: dict, tagged, where: str) -> None:
+    """Fitted floating values are finite (scales positive) unless NaN by
+    design and tagged so by the file (or, in files written before the tags,
+    named as such)."""
+    allowed = _NAN_BY_DESIGN if tagged is None else _NAN_BY_DESIGN & set(tagged)
+    for key, raw in attributes.items():
+        value = getattr(est, key, None)
+        shown = f"{where}.{key}"
+        if _is_array_node(raw):
+            shown += f" (member {raw['__ndarray__']!r:.100})"
+        if key not in allowed:
+            bad = _first_nonfinite(value)
+            if bad is not None:
+                raise ModelFileError(
+                    f"Corrupt archive: {shown} holds the non-finite value "
+                    f"{_shown_number(bad)}"
+                )
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            flat = value.reshape(-1)
+            if key in _POSITIVE and not (flat > 0).all():
+                raise ModelFileError(
+                    f"Corrupt archive: {shown} holds "
+                    f"{_shown_number(flat[np.argmin(flat > 0)])}; scales must be "
+                    "positive"
+                )
+            if key in _NON_NEGATIVE and not (flat >= 0).all():
+                raise ModelFileError(
+                    f"Corrupt archive: {shown} holds "
+                    f"{_shown_number(flat[np.argmin(flat >= 0)])}; it must be "
+                    "non-negative"
+                )
+
+
+def _shown_number(value) -> str:
+    return str(complex(value) if np.iscomplexobj(value) else float(value))
 
 
 def _device(value: Any) -> torch.device:
     if not isinstance(value, str):
         raise ModelFileError(f"Corrupt archive: bad torch device {value!r:.100}")
     try:
-        return torch.device(value)
+        device = torch.device(value)
     except (RuntimeError, TypeError, ValueError):
         raise ModelFileError(
             f"Corrupt archive: bad torch device {value!r:.100}"
         ) from None
+    if device.type == "meta":
+        raise ModelFileError(f"Corrupt archive: bad torch device {value!r:.100}")
+    return device
 
 
 def _check_sequence_estimator(est: BaseEstimator, *, has_net: bool) -> None:
@@ -816,11 +1013,18 @@ def _check_laes(est: BaseEstimator) -> None:
     if state is not None:
         keys = {"origin", "n_lags", "gram", "sum", "s1", "count", "n_steps"}
         # "weight": the weighted number of steps (absent in older archives)
-        if not isinstance(state, dict) or not keys <= set(state) <= keys | {"weight"}:
+        # "scale": the power of two X was divided by (absent: 1)
+        optional = {"weight", "scale"}
+        if not isinstance(state, dict) or not keys <= set(state) <= keys | optional:
             raise ModelFileError("Corrupt archive: bad _gram_state")
-        weight = state.get("weight", 1.0)
-        if not isinstance(weight, float | int) or not np.isfinite(weight):
-            raise ModelFileError("Corrupt archive: bad _gram_state")
+        for name in ("weight", "scale"):
+            value = state.get(name, 1.0)
+            if not _KINDS["float"](value) or not np.isfinite(value):
+                raise ModelFileError(
+                    f"Corrupt archive: bad _gram_state[{name!r}] {value!r:.100}"
+                )
+        if not state.get("scale", 1.0) > 0:
+            raise ModelFileError("Corrupt archive: bad _gram_state['scale']")
         lags = state["n_lags"]
         if not _is_int(lags) or lags < 0:
             raise ModelFileError("Corrupt archive: bad _gram_state")
@@ -905,7 +1109,7 @@ def load(
         raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
     if trusted is not None and isinstance(trusted, str):
         trusted = [trusted]
-    allowed = set(SAFE_CLASSES | frozenset(_public_classes()))
+    allowed = set(SAFE_CLASSES | frozenset(registered_safe_classes()))
     for name in trusted or ():
         allowed.add(name)
         # also accept the defining module's name of a public alias
@@ -934,6 +1138,72 @@ def _reject_constant(name: str):
     raise ModelFileError(f"Corrupt archive: JSON constant {name} in the manifest")
 
 
+#: most bytes the manifest may hold, and most bytes its parse may allocate
+_MAX_MANIFEST_BYTES = 64 << 20
+_MAX_MANIFEST_COST = 256 << 20
+_MIN_MANIFEST_COST = 1 << 20
+#: deepest nesting of JSON containers in the manifest (an estimator node
+#: nests a few levels per nested estimator, a value one per level)
+_MAX_JSON_DEPTH = 4 * _MAX_DEPTH
+_JSON_TOKEN = re.compile(rb'["{}\[\],:]')
+# an upper bound of the memory each JSON token costs once parsed (objects,
+# their slots in the containers holding them, dict entries)
+_TOKEN_COST = {
+    ord("{"): 256,
+    ord("["): 96,
+    ord(","): 48,
+    ord(":"): 64,
+}
+
+
+def _check_manifest(data: bytes, budget: int) -> None:
+    """Refuse a manifest whose parse would nest deeper than
+    ``_MAX_JSON_DEPTH`` or allocate more than ``budget`` bytes, by a
+    scan that allocates nothing per token; stops at the first excess."""
+    cost, depth, pos = len(data), 0, 0
+    search = _JSON_TOKEN.search
+    while True:
+        match = search(data, pos)
+        if match is None:
+            break
+        start = match.start()
+        char = data[start]
+        if char == 34:  # '"': skip to the closing quote
+            end = start + 1
+            while True:
+                end = data.find(b'"', end)
+                if end < 0:
+                    raise ModelFileError(
+                        f"{_MANIFEST} is not valid JSON (unterminated string)"
+                    )
+                back = end - 1
+                while data[back] == 92:  # backslashes escaping the quote
+                    back -= 1
+                if (end - 1 - back) % 2 == 0:
+                    break
+                end += 1
+            cost += 96 + 4 * (end - start)  # a str of up to 4 bytes a char
+            pos = end + 1
+        else:
+            if char in (123, 91):
+                depth += 1
+                if depth > _MAX_JSON_DEPTH:
+                    raise ModelFileError(
+                        f"{_MANIFEST} nests JSON values deeper than "
+                        f"{_MAX_JSON_DEPTH} levels"
+                    )
+            elif char in (125, 93):
+                depth -= 1
+            cost += _TOKEN_COST.get(char, 0)
+            pos = start + 1
+        if cost > budget:
+            raise ModelFileError(
+                f"{_MANIFEST} holds more JSON values than a model file needs "
+                f"(parsing it would take more than {budget} bytes at offset "
+                f"{start}; pass a larger max_bytes for files you trust)"
+            )
+
+
 def _load(handle, shown: str, allowed: set[str], max_bytes: int) -> BaseEstimator:
     try:
         archive = zipfile.ZipFile(handle, "r")
@@ -946,19 +1216,32 @@ def _load(handle, shown: str, allowed: set[str], max_bytes: int) -> BaseEstimato
             raise ModelFileError(f"{shown!r} has too many members")
         reader = _Reader(archive, allowed, max_bytes)
         try:
+            size = reader.info(_MANIFEST).file_size
+            if size > _MAX_MANIFEST_BYTES:
+                raise ModelFileError(
+                    f"member {_MANIFEST!r} declares {size} bytes, more than "
+                    f"{_MAX_MANIFEST_BYTES}"
+                )
             text = reader.member(_MANIFEST)
         except ModelFileError as exc:
             raise ModelFileError(
                 f"{shown!r} has no valid {_MANIFEST}; it was not written by "
                 f"sklmn.persistence.save ({exc})"
             ) from None
+        cost = min(max(max_bytes, _MIN_MANIFEST_COST), _MAX_MANIFEST_COST)
         try:
+            _check_manifest(text, cost)
+        except ModelFileError as exc:
+            raise ModelFileError(f"{shown!r}: {exc}") from None
+        try:
+            text = text.decode("utf-8")  # the bytes are freed
             manifest = json.loads(text, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise ModelFileError(
                 f"{shown!r} has no valid {_MANIFEST}; it was not written "
                 "by sklmn.persistence.save"
             ) from None
+        del text
         if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT_NAME:
             raise ModelFileError(f"{shown!r} is not an sklmn estimator archive")
         version = manifest.get("format_version")

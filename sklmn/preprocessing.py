@@ -33,6 +33,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._registry import register_safe_classes
+from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import Sequences, lengths_to_mask, validate_sequences
 
 __all__ = [
@@ -113,9 +115,32 @@ def _sequence_moments(
     if count == 0:
         raise ValueError("Cannot compute moments: there is no valid time step.")
     valid = valid.astype(np.float64, copy=False)
-    mean = valid.mean(axis=0)
-    var = np.mean((valid - mean) ** 2, axis=0)
+    largest = np.max(np.abs(valid), axis=0)
+    tiny, huge = 2.0**-480, 2.0**480
+    if ((largest <= huge) & ((largest >= tiny) | (largest == 0))).all():
+        mean = valid.mean(axis=0)
+        var = np.mean((valid - mean) ** 2, axis=0)
+        return mean, var, count
+    # tiny or huge values: each feature scaled by a power of two near its
+    # largest magnitude (exact), so that the squares neither underflow nor
+    # overflow; a variance beyond float64 stays infinite (callers check)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = _power_of_two(largest)
+        mean = (valid / scale).mean(axis=0) * scale
+        deviation = valid - mean
+        spread = _power_of_two(np.max(np.abs(deviation), axis=0))
+        std = np.sqrt(np.mean((deviation / spread) ** 2, axis=0)) * spread
+        var = std**2
     return mean, var, count
+
+
+def _power_of_two(values: np.ndarray) -> np.ndarray:
+    """A power of two of the magnitude of each value (1 for 0, inf, NaN)."""
+    values = np.asarray(values, dtype=np.float64)
+    ok = np.isfinite(values) & (values > 0)
+    out = np.ones_like(values)
+    out[ok] = np.ldexp(1.0, np.frexp(values[ok])[1] - 1)  # at most the value
+    return out
 
 
 def _combine_moments(
@@ -185,6 +210,7 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
 
 class SequenceStandardScaler(
     _DocLinkMixin,
+    _SequenceInputTagsMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
     BaseEstimator,
@@ -304,12 +330,6 @@ class SequenceStandardScaler(
         self.with_mean = with_mean
         self.with_std = with_std
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
-
     def _reset(self) -> None:
         for attr in ("mean_", "var_", "scale_", "n_samples_seen_"):
             if hasattr(self, attr):
@@ -361,8 +381,28 @@ class SequenceStandardScaler(
         seqs = validate_sequences(self, X, reset=first)
         mean, var, count = _sequence_moments(seqs.data, seqs.lengths)
         if not first:
-            mean, var, count = _combine_moments(
-                self.mean_, self.var_, self.n_samples_seen_, mean, var, count
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean, var, count = _combine_moments(
+                    self.mean_, self.var_, self.n_samples_seen_, mean, var, count
+                )
+        if not (np.isfinite(mean).all() and np.isfinite(var).all()):
+            bad = int(np.flatnonzero(~(np.isfinite(mean) & np.isfinite(var)))[0])
+            raise ValueError(
+                f"X has values too large for SequenceStandardScaler: the variance "
+                f"of feature {bad} overflows float64 (max |X| = "
+                f"{float(np.max(np.abs(seqs.data[seqs.mask][:, bad]))):.4g}). "
+                "Rescale X (for example divide it by a constant)."
+            )
+        valid = seqs.data[seqs.mask]
+        spread = np.ptp(valid, axis=0) if valid.size else np.zeros_like(var)
+        lost = (var < np.finfo(np.float64).tiny) & (spread > 1e-6 * np.abs(mean))
+        if self.with_std and lost.any():
+            bad = int(np.flatnonzero(lost)[0])
+            raise ValueError(
+                f"X has values too small for SequenceStandardScaler: the variance "
+                f"of feature {bad} underflows float64 (its values span "
+                f"{float(spread[bad]):.4g}). Rescale X (for example multiply it "
+                "by a constant)."
             )
         self.mean_, self.var_, self.n_samples_seen_ = mean, var, int(count)
         self.scale_ = _scale_from_var(var, mean, count) if self.with_std else None
@@ -373,16 +413,27 @@ class SequenceStandardScaler(
         seqs = validate_sequences(self, X, reset=False)
         original = _timesteps_per_item(X, seqs)
         values = seqs.data  # a fresh float64 copy: safe to modify in place
-        if inverse:
-            if self.with_std:
-                values *= self.scale_
-            if self.with_mean:
-                values += self.mean_
-        else:
-            if self.with_mean:
-                values -= self.mean_
-            if self.with_std:
-                values /= self.scale_
+        largest = float(np.max(np.abs(values[seqs.mask]), initial=0.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if inverse:
+                if self.with_std:
+                    values *= self.scale_
+                if self.with_mean:
+                    values += self.mean_
+            else:
+                if self.with_mean:
+                    values -= self.mean_
+                if self.with_std:
+                    values /= self.scale_
+            bad = ~np.isfinite(values[seqs.mask])
+        if bad.any():
+            what = "X * scale_ + mean_" if inverse else "(X - mean_) / scale_"
+            name = "inverse_transform" if inverse else "transform"
+            raise FloatingPointError(
+                f"{name} of X gives {int(bad.sum())} non-finite values: {what} "
+                f"overflows float64 (max |X| = {largest:.4g}). The values of X "
+                "are too large for this scaler."
+            )
         return _format_output(values, seqs, original)
 
     def transform(self, X):
@@ -423,7 +474,11 @@ class SequenceStandardScaler(
 
 
 class FlattenSequences(
-    _DocLinkMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
+    _DocLinkMixin,
+    _SequenceInputTagsMixin,
+    TransformerMixin,
+    BaseEstimator,
+    auto_wrap_output_keys=None,
 ):
     """Turn sequences into the flat 2-D layout ``(n, n_timesteps * n_features)``.
 
@@ -488,12 +543,6 @@ class FlattenSequences(
 
     def __init__(self, *, n_timesteps=None):
         self.n_timesteps = n_timesteps
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -577,13 +626,9 @@ class FlattenSequences(
 def flatten_sequences(X, *, n_timesteps=None):
     """Return sequences in the flat layout ``(n_samples, n_timesteps * n_features)``.
 
-    Shorthand for ``FlattenSequences(n_timesteps=n_timesteps).fit_transform(X)``.
-
-    The flat layout is ``X_flat = X.reshape(n_samples, n_timesteps *
-    n_features)`` (C order, time major): column ``t * n_features + j`` holds
-    feature ``j`` at time step ``t``. Sequences shorter than ``n_timesteps``
-    are padded with NaN after their end, so that reshaping back gives
-    trailing all-NaN steps, which every sklmn estimator reads as padding.
+    Shorthand for ``FlattenSequences(n_timesteps=n_timesteps).fit_transform(X)``,
+    in the layout described there (column ``t * n_features + j`` holds feature
+    ``j`` at time step ``t``; shorter sequences are padded with NaN).
 
     Parameters
     ----------
@@ -855,3 +900,7 @@ class SequenceReshaper(
         static[has_valid] = X[has_valid, first[has_valid], d:]
         parts = [static, flat] if self.static_columns == "first" else [flat, static]
         return np.hstack(parts)
+
+
+# accepted by name by sklmn.persistence.load
+register_safe_classes(__name__, globals(), __all__)

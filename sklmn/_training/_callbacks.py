@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from skorch.callbacks import Callback
 from torch import nn
 
+from ..callbacks import SequenceCallback
 from ._data import collate_batch
 from ._loss import ctc_entries, score_outputs, score_valid_entries, valid_entries
 from ._net import TrainingConverged
@@ -135,7 +136,7 @@ class ProgressLogger(Callback):
         self.sink(", ".join(parts) + f" ({row.get('dur', 0.0):.2f}s)")
 
 
-class ConvergenceMonitor(Callback):
+class ConvergenceMonitor(SequenceCallback):
     """Stopping rule, best-weights restore and learning-rate schedule.
 
     At the end of every epoch the monitored loss is measured **on the weights

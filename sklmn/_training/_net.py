@@ -17,6 +17,7 @@ from skorch.helper import predefined_split
 from skorch.utils import to_tensor
 from torch import Tensor
 
+from ..callbacks import SequenceCallback
 from ..nn._base import forward_with_penalty
 from ..utils._compat import tensor_version
 from ._data import LengthBucketBatchSampler, SequenceDataset, collate_batch
@@ -75,6 +76,9 @@ class SequenceNeuralNet(NeuralNet):
       from during the last training (None otherwise), ``interrupted_``
       whether a ``KeyboardInterrupt`` ended it and ``converged_`` whether a
       stopping rule did (by raising :class:`TrainingConverged`);
+    * :meth:`send_event` sends the events of
+      :class:`sklmn.callbacks.SequenceCallback` (``on_divergence``,
+      ``restart``, ``restore_best``) and collects the answers;
     * :meth:`restart_monitoring` is the event a callback that replaces the
       module (new parameter shapes) sends to the others.
 
@@ -190,10 +194,7 @@ class SequenceNeuralNet(NeuralNet):
         forgets its saved state and measures the current weights as its new
         start.
         """
-        for _, callback in self.callbacks_:
-            restart = getattr(callback, "restart", None)
-            if restart is not None:
-                restart(self)
+        self.send_event("restart")
 
     def infer(self, x, **fit_params):
         """Module outputs for a batch (no penalty; see :meth:`infer_with_penalty`)."""
@@ -383,10 +384,7 @@ class SequenceNeuralNet(NeuralNet):
         The message is kept as ``divergence_``.
         """
         self.divergence_ = message
-        for _, callback in self.callbacks_:
-            handler = getattr(callback, "on_divergence", None)
-            if handler is not None:
-                handler(self, message)
+        self.send_event("on_divergence", message)
         raise FloatingPointError(message)
 
     def restore_best_weights(self) -> int | None:
@@ -401,12 +399,27 @@ class SequenceNeuralNet(NeuralNet):
             Epoch of the restored weights (0: the starting weights), or None
             when no callback keeps best weights.
         """
-        epoch = None
+        answers = self.send_event("restore_best")
+        return answers[-1] if answers else None
+
+    def send_event(self, event: str, *args) -> list:
+        """Call ``event(net, *args)`` on every callback that implements it,
+        in order, and return their answers.
+
+        The events of :class:`sklmn.callbacks.SequenceCallback`
+        (``on_divergence``, ``restart``, ``restore_best``): a callback
+        implements one when it defines the method and it is not the base
+        class's no-op. skorch's ``notify`` does not fit them: it calls the
+        net's own handler too and discards the answers.
+        """
+        default = getattr(SequenceCallback, event)
+        answers = []
         for _, callback in self.callbacks_:
-            restore = getattr(callback, "restore_best", None)
-            if restore is not None:
-                epoch = restore(self)
-        return epoch
+            handler = getattr(callback, event, None)
+            if handler is None or getattr(type(callback), event, None) is default:
+                continue
+            answers.append(handler(self, *args))
+        return answers
 
     def predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
         """Raw module outputs for a whole dataset, as a float64 array.

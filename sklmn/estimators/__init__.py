@@ -16,6 +16,7 @@ from ._enrnn import ENRNNClassifier, ENRNNRegressor
 from ._lmn import LMNClassifier, LMNRegressor
 from ._multiscale import MultiScaleLMNClassifier, MultiScaleLMNRegressor
 from ._rnn import RNNClassifier, RNNRegressor
+from ..utils._registry import register_safe_classes
 
 __all__ = [
     "ENRNNClassifier",
@@ -27,3 +28,6 @@ __all__ = [
     "RNNClassifier",
     "RNNRegressor",
 ]
+
+# accepted by name by sklmn.persistence.load
+register_safe_classes(__name__, globals(), __all__)

@@ -6,12 +6,12 @@ from numbers import Integral, Real
 
 from ..nn import ENRNN
 from ..utils._compat import Interval, StrOptions
-from ._base import (
+from ._base import _BaseSequenceEstimator
+from ._docs import fill_doc
+from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
-    _BaseSequenceEstimator,
     _BaseSequenceRegressor,
-    fill_doc,
 )
 
 __all__ = ["ENRNNClassifier", "ENRNNRegressor"]

@@ -11,13 +11,14 @@ from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ._base import (
+from ._base import _BaseSequenceEstimator
+from ._docs import fill_doc
+from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
-    _BaseSequenceEstimator,
     _BaseSequenceRegressor,
-    fill_doc,
 )
+from ._start import _PretrainedStartMixin
 
 __all__ = ["LMNClassifier", "LMNRegressor"]
 
@@ -26,7 +27,7 @@ __all__ = ["LMNClassifier", "LMNRegressor"]
 _AUTO_PRETRAINING_MAX = 1000
 #: Ridge penalty of the LAES readout chosen for ``pretrainer='auto'`` (used
 #: by regressors; classifiers get the logistic readout): by generalized
-#: cross-validation, CardanoSentiment RMSE 0.306 against 0.328 with 0.1.
+#: cross-validation (docs/training.md, "The regressors' readout penalty").
 _AUTO_LAES_ALPHA = "gcv"
 
 _LMN_CONSTRAINTS = {
@@ -91,13 +92,9 @@ LMN_PARAMETERS_DOC = """\
         switched off), as after a pretrainer that does not choose. Without
         a start (no pretrainer, more than 1000 sequences, or a regressor's
         rejected start) training starts from both blocks, the mean's at
-        scale 1 and zero weights. The choice is ``pooling_``. Measured (see
-        ``docs/training.md``): on the tuning datasets BasicMotions 0.812 ->
-        0.925 with ``'auto'`` and with ``'last+mean'``, ArrowHead 0.806 with
-        ``'auto'``, 0.783 with ``'last+mean'``; on the suite's ACSF1 0.670
-        with ``'auto'``, 0.590 with ``'last+mean'``; without a start, the
-        adding problem's RMSE 0.0093 -> 0.0083 with both blocks, the
-        tuning datasets (start switched off) 0.713 -> 0.736. Ignored for
+        scale 1 and zero weights. The choice is ``pooling_`` (measurements:
+        ``docs/training.md``, "The start decides: pooled readout and anchor
+        by cross-validation" and "Large training sets"). Ignored for
         per-step targets (``target='timestep'`` or ``'ctc'``), whose
         readout reads every step. With ``UnrolledPretrainer`` the mean
         block starts at zero weights.
@@ -115,12 +112,10 @@ LMN_PARAMETERS_DOC = """\
         Weight ``β`` of the norm stabilizer
         ``β·mean_t(‖m_t‖ − ‖m_{t−1}‖)²`` added to the loss (Carta et al.
         2020b §2.1; included in ``loss_curve_`` and the validation loss).
-        Measured (``docs/training.md``, "The norm stabilizer"): 0.1 lifts
-        the test accuracy on 2000 generated handwriting sequences from
-        0.956 to 0.990 (the LSTM's 0.994), where the unpenalized memory
-        overfits, but costs a task that must keep its first input (0.818
-        -> 0.689 with 40 training sequences; the first difference is taken
-        from the zero initial state), so it is an option, not a default.
+        An option, not a default: it helps where the unpenalized memory
+        overfits and costs a task that must keep its first input (the first
+        difference is taken from the zero initial state; measurements:
+        ``docs/training.md``, "The norm stabilizer").
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t−1}`` (Carta et al. 2020b §2.1).
     dropout : float, default=0.0
@@ -160,12 +155,10 @@ LMN_PARAMETERS_DOC = """\
         held-out training sequences well, its
         ``pretrainer_.readout_cv_score_`` (cross-validated accuracy, or a
         regressor's leave-one-out R²) at least 0.9, and 0 otherwise; the
-        strength used is ``pretrained_alpha_``. Measured (see
-        ``docs/training.md``): fine-tuning a strong start freely drifts away
-        from it once the training loss is spent (ItalyPowerDemand 0.931
-        free, 0.962 with ``'auto'``), while an anchor holds a weak start
-        back on a task it cannot represent (a first-step memory task: 0.717
-        at 10, 0.818 with ``'auto'``, which leaves it free).""",
+        strength used is ``pretrained_alpha_``. Fine-tuning a strong start
+        freely drifts away from it once the training loss is spent, while an
+        anchor holds a weak start back (measurements: ``docs/training.md``,
+        "Fine-tuning anchored to the start").""",
     kind="float or 'auto'",
 )
 
@@ -186,14 +179,8 @@ _REGRESSOR_MEMORY_SIZE_DOC = """\
         start passes the inputs through the hidden ``tanh`` at
         ``input_scale=0.1``, in its linear range, so that the initialized
         network predicts like its least-squares readout of the linear LAES
-        states. Measured on generated regression tasks (``docs/training.md``,
-        "The regressor's memory": 300 training sequences of 50 steps and 3
-        features, target linear in the history): test RMSE 3.09 -> 2.39
-        when the target is linear in the whole history and 2.32 -> 1.61
-        when it is linear in the first 10 steps (``RidgeCV`` on the
-        flattened series: 1.00, 0.74); the suite's regression sets do not
-        move beyond the seed spread. ``memory_size=128`` came to 1.18 and
-        1.15 there, at about twice the fit time.
+        states (measurements: ``docs/training.md``, "The regressor's
+        memory").
 """
 
 
@@ -229,7 +216,7 @@ def resolve_pretrainer(estimator, n_samples: int, context=None):
     )
 
 
-class _LMNMixin:
+class _LMNMixin(_PretrainedStartMixin):
     """Model parameters and module of the LMN estimators."""
 
     _fitted_attributes = {

@@ -9,13 +9,14 @@ from sklearn.base import clone
 from .._training._module import POOLINGS
 from ..nn import MultiScaleLMN
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ._base import (
+from ._base import _BaseSequenceEstimator
+from ._docs import fill_doc
+from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
-    _BaseSequenceEstimator,
     _BaseSequenceRegressor,
-    fill_doc,
 )
+from ._start import _PretrainedStartMixin
 from ._lmn import pretrained_alpha_doc, resolve_pretrainer
 
 __all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]
@@ -40,9 +41,9 @@ MULTISCALE_PARAMETERS_DOC = """\
         mean's weights at zero), as for the LMN estimators; the choice is
         ``pooling_``. With ``incremental`` the readout
         reads the last step (a growth stage reshapes that readout):
-        ``'auto'`` resolves to ``'last'``, ``'last+mean'`` is an error.
-        Measured on the tuning datasets (``docs/training.md``): BasicMotions
-        0.913 -> 0.930 with ``'auto'`` (10 seeds), the others unchanged.
+        ``'auto'`` resolves to ``'last'``, ``'last+mean'`` is an error
+        (measurements: ``docs/training.md``, "The start decides: pooled
+        readout and anchor by cross-validation").
     bidirectional : bool, default=False
         Add a reverse direction (a second multi-scale LMN reading each
         sequence backwards; outputs concatenated). With ``incremental`` both
@@ -57,9 +58,8 @@ MULTISCALE_PARAMETERS_DOC = """\
         Weight of the norm stabilizer on the memory added to the loss
         (Carta et al. 2020b §2.1). It counts against the memory a growth
         stage of ``incremental`` training adds, which then refuses new
-        modules; without ``incremental``, 0.1 lifted the test accuracy on
-        2000 generated handwriting sequences from 0.932 to 0.959 (4 seeds;
-        ``docs/training.md``, "The norm stabilizer").
+        modules (measurements: ``docs/training.md``, "The norm
+        stabilizer").
     truncate_gradient : bool, default=False
         Cut the gradient from ``h_t`` to ``m_{t-1}`` (Carta et al. 2020b §2.1).
     incremental : object or None, default=None
@@ -111,12 +111,8 @@ _CLASSIFIER_SIZES_DOC = """\
     memory_size : int, default=12
         Linear memory units per module. With the default 4 modules the
         memory has 48 units and the LAES start gives each module its own
-        hidden units. Measured on the tuning datasets (``docs/training.md``,
-        "The multi-scale classifier's sizes", 10 seeds): 4 modules of 12
-        (``hidden_size=48``) against 4 of 8 (``hidden_size=32``) 0.876 vs
-        0.857 (ArrowHead 0.751 vs 0.680, BasicMotions 0.915 vs 0.930,
-        ItalyPowerDemand 0.964 vs 0.962), and the same on a task that must
-        keep the first input (0.882 vs 0.886).
+        hidden units (measurements: ``docs/training.md``, "The multi-scale
+        classifier's sizes").
 """
 
 #: the regressor's
@@ -124,14 +120,13 @@ _REGRESSOR_SIZES_DOC = """\
     hidden_size : int, default=32
         Hidden (functional, nonlinear) units.
     memory_size : int, default=8
-        Linear memory units per module. 4 modules of 12 (``hidden_size=48``,
-        the classifier's sizes) gave the same RMSE on the adding problem
-        (0.008) and 0.313 against 0.299 on CardanoSentiment (3 seeds,
-        ``docs/training.md``, "The multi-scale classifier's sizes").
+        Linear memory units per module; the classifier's larger sizes gave
+        no better regressor (measurements: ``docs/training.md``, "The
+        multi-scale classifier's sizes").
 """
 
 
-class _MultiScaleLMNMixin:
+class _MultiScaleLMNMixin(_PretrainedStartMixin):
     """Model parameters and module of the multi-scale LMN estimators."""
 
     _fitted_attributes = {
@@ -198,6 +193,14 @@ class _MultiScaleLMNMixin:
             "(a growth stage reshapes the last-step readout); use "
             "pooling='last' or 'auto', which reads the last step there"
         )
+
+    def _check_partial_fit_parameters(self) -> None:
+        super()._check_partial_fit_parameters()
+        if self.incremental is not None:
+            raise ValueError(
+                "partial_fit does not support growth schedules, got "
+                f"incremental={self.incremental!r}; use fit, or incremental=None."
+            )
 
     def _plugin_callbacks(self, context) -> list:
         if self.incremental is None or context.warm_start:

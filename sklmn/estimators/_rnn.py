@@ -16,13 +16,14 @@ import torch
 
 from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ._base import (
+from ._base import _BaseSequenceEstimator
+from ._docs import fill_doc
+from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
-    _BaseSequenceEstimator,
     _BaseSequenceRegressor,
-    fill_doc,
 )
+from ._start import _PretrainerMixin
 
 __all__ = ["RNNClassifier", "RNNRegressor"]
 
@@ -64,7 +65,7 @@ RNN_PARAMETERS_DOC = """\
         ``fit`` into ``pretrainer_`` (not on warm starts)."""
 
 
-class _RNNMixin:
+class _RNNMixin(_PretrainerMixin):
     """Model parameters and module of the baseline estimators."""
 
     _fitted_attributes = {"pretrainer_": "estimator?"}

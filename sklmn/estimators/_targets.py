@@ -269,9 +269,9 @@ def encode_labels(
         Known classes (warm start / prediction); None to learn them.
     input_name : str, default="y"
         Name used in error messages.
-    context : {None, 'partial_fit'}, default=None
+    context : {None, 'partial_fit', 'y_val'}, default=None
         Caller named in the error for labels not in ``classes`` (None: a warm
-        start).
+        start; 'y_val': the validation target of ``fit``).
 
     Returns
     -------
@@ -293,11 +293,18 @@ def encode_labels(
             )
     else:
         unknown = np.setdiff1d(learned, classes)
+        if unknown.size and context == "y_val":
+            raise ValueError(
+                f"y_val contains classes {unknown.tolist()!r} that are not in y "
+                f"(the training classes {classes.tolist()!r}); the validation "
+                "data can only hold classes the model is trained on."
+            )
         if unknown.size and context == "partial_fit":
             raise ValueError(
                 f"{input_name} contains labels {unknown.tolist()!r} that are not in "
-                f"the classes {classes.tolist()!r} given on the first call to "
-                "partial_fit."
+                f"the classes {classes.tolist()!r} of the model (those of fit, or "
+                "given on the first call to partial_fit); partial_fit cannot add "
+                "classes."
             )
         if unknown.size:
             raise ValueError(

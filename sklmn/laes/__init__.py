@@ -7,6 +7,7 @@ modules for recurrent neural networks", §2.3); notation in :mod:`sklmn.laes._xi
 from ._laes import LAESTransformer
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._xi import XiOperator, build_xi, xi_frobenius_sq, xi_lag_moments
+from ..utils._registry import register_safe_classes
 
 __all__ = [
     "LAESTransformer",
@@ -18,3 +19,6 @@ __all__ = [
     "solve_dense",
     "solve_gram",
 ]
+
+# accepted by name by sklmn.persistence.load
+register_safe_classes(__name__, globals(), __all__)

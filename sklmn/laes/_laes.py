@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from numbers import Integral
 
 import numpy as np
@@ -17,6 +19,7 @@ from ..utils._compat import (
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
+from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
     check_sequence_weights,
     format_like_input,
@@ -51,6 +54,20 @@ def _check_magnitude(seqs) -> None:
         )
 
 
+#: magnitudes outside this range are rescaled (by an exact power of two)
+#: before the second moments are taken: their squares would underflow or
+#: overflow float64
+_TINY, _HUGE = 2.0**-200, 2.0**200
+
+
+def _rescaling(data: np.ndarray) -> float:
+    """1, or a power of two near ``max |data|`` when it is tiny or huge."""
+    largest = float(np.max(np.abs(data), initial=0.0))
+    if largest == 0 or (_TINY <= largest <= _HUGE) or not np.isfinite(largest):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # at most largest
+
+
 def _subtract_mean(data: np.ndarray, lengths: np.ndarray, mean: np.ndarray) -> None:
     """Subtract ``mean`` at valid steps only, in place (padding stays 0, not -mean)."""
     data[lengths_to_mask(lengths, data.shape[1])] -= mean
@@ -62,7 +79,9 @@ def _active_counts(lengths: np.ndarray, order: np.ndarray, T: int) -> np.ndarray
     return np.searchsorted(neg, -np.arange(T), side="left")
 
 
-class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
+class LAESTransformer(
+    _DocLinkMixin, _SequenceInputTagsMixin, TransformerMixin, BaseEstimator
+):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
     Encodes every sequence into a memory state with the linear recursion
@@ -233,12 +252,6 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.input_tags.three_d_array = True
-        return tags
-
     # -- fitting ------------------------------------------------------------
     _check_weights = staticmethod(check_sequence_weights)
 
@@ -280,17 +293,29 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
                 delattr(self, attr)
         seqs = validate_sequences(self, X, reset=True)
         weights = self._check_weights(sample_weight, seqs)
+        # tiny or huge values: fitted on X / scale (exact), the singular
+        # values and the mean scaled back
+        scale = _rescaling(seqs.data)
+        if scale != 1.0:
+            np.divide(seqs.data, scale, out=seqs.data)  # a fresh copy
         _check_magnitude(seqs)
         L, a = seqs.n_timesteps, seqs.n_features
         solver = self.solver
         if solver == "auto":
             solver = "gram" if L * a <= GRAM_MAX_COLUMNS else "matrix_free"
         if solver == "gram":
-            self._accumulate_gram(seqs, weights)
+            self._gram_state = self._accumulate_gram(seqs, weights, scale=scale)
             self._solve_from_gram()
             self.n_samples_seen_ = seqs.n_samples
             return self
         n_components = self._check_n_components(seqs.n_steps_total, L * a)
+        state = None
+        if L * a <= GRAM_MAX_COLUMNS:
+            # the statistics partial_fit continues (a copy: the solvers below
+            # modify the data in place)
+            state = self._accumulate_gram(
+                dataclasses.replace(seqs, data=seqs.data.copy()), weights, scale
+            )
         data, lengths = seqs.data, seqs.lengths  # fresh copy: safe to modify
         mean = np.zeros(a)
         if self.center:
@@ -318,9 +343,13 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
                 random_state=self.random_state,
                 progress=bool(self.verbose),
             )
-        self._set_solution(s, comps, mean, norm_sq, L, a, int(lengths.sum()))
+        self._set_solution(
+            s, comps, mean, norm_sq, L, a, int(lengths.sum()), scale=scale
+        )
         self.solver_ = solver
         self.n_samples_seen_ = len(lengths)
+        if state is not None:
+            self._gram_state = state
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -360,12 +389,31 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         >>> laes.n_samples_seen_
         6
         """
+        return self._partial_fit(X, sample_weight)
+
+    @atomic_fit
+    def _partial_fit(self, X, sample_weight):
+        # all or nothing: the new statistics are a new dict, swapped in by
+        # _solve_from_gram's caller only once they are solved
         first = not hasattr(self, "_gram_state")
+        if first and hasattr(self, "components_"):
+            raise ValueError(
+                f"partial_fit cannot continue this fit (solver="
+                f"{getattr(self, 'solver_', self.solver)!r}, max_length_ * "
+                f"n_features_in_ = {self.max_length_ * self.n_features_in_} > "
+                f"{GRAM_MAX_COLUMNS}): it did not keep the Gram statistics that "
+                "batches add to. Fit with solver='gram', or call fit on all "
+                "the data."
+            )
         seqs = validate_sequences(self, X, reset=first)
         weights = self._check_weights(sample_weight, seqs)
+        scale = _rescaling(seqs.data) if first else self._gram_state.get("scale", 1.0)
+        if scale != 1.0:
+            np.divide(seqs.data, scale, out=seqs.data)  # a fresh copy
         _check_magnitude(seqs)
-        self._accumulate_gram(seqs, weights)
-        self._solve_from_gram()
+        state = self._accumulate_gram(seqs, weights, scale=scale)
+        self._solve_from_gram(state)
+        self._gram_state = state
         seen = 0 if first else self.n_samples_seen_
         self.n_samples_seen_ = seen + seqs.n_samples
         return self
@@ -382,14 +430,18 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
             )
         return int(self.n_components)
 
-    def _accumulate_gram(self, seqs, weights=None) -> None:
-        """Add the (weighted) lag moments of a batch to ``self._gram_state``.
+    def _accumulate_gram(self, seqs, weights=None, scale=1.0) -> dict:
+        """``self._gram_state`` (untouched) plus the (weighted) lag moments of
+        a batch: a new dict.
 
         Moments are taken about a fixed ``origin`` (the first batch's mean when
         centering, for numerical accuracy); :meth:`_solve_from_gram` shifts them
-        to the final mean.
+        to the final mean. They are moments of ``X / scale`` (``"scale"``, a
+        power of two; 1 unless the first batch is tiny or huge).
         """
         state = getattr(self, "_gram_state", None)
+        if state is not None:
+            state = dict(state)  # the fitted state is never modified in place
         data, lengths = seqs.data, seqs.lengths  # fresh copy
         T, a = seqs.n_timesteps, seqs.n_features
         n_columns = a * max(T, 0 if state is None else state["n_lags"])
@@ -404,6 +456,8 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
             origin = data[seqs.mask].mean(axis=0) if self.center else np.zeros(a)
             state = {"origin": origin, "n_lags": 0, "gram": None, "sum": np.zeros(a)}
             state.update(s1=None, count=None, n_steps=0)
+            if scale != 1.0:
+                state["scale"] = float(scale)
         if self.center:
             _subtract_mean(data, lengths, state["origin"])
         L = max(state["n_lags"], T)
@@ -432,10 +486,21 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         state["weight"] = state.get("weight", state["n_steps"]) + step_weight.sum()
         state["sum"] = state["sum"] + step_weight @ data[seqs.mask]
         state["n_steps"] += seqs.n_steps_total
-        self._gram_state = state
+        if not (
+            np.isfinite(state["gram"]).all()
+            and np.isfinite(state["sum"]).all()
+            and np.isfinite(state["weight"])
+        ):
+            raise ValueError(
+                "The accumulated statistics of X overflow float64 (the lag "
+                "moments of all the batches seen by partial_fit): the values of "
+                "X are too large for their number. Rescale X (e.g. with "
+                "SequenceStandardScaler)."
+            )
+        return state
 
-    def _solve_from_gram(self) -> None:
-        state = self._gram_state
+    def _solve_from_gram(self, state=None) -> None:
+        state = self._gram_state if state is None else state
         L, a = state["n_lags"], state["origin"].shape[0]
         n_components = self._check_n_components(state["n_steps"], L * a)
         gram = state["gram"]
@@ -455,15 +520,33 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         gram = gram.reshape(L * a, L * a)
         norm_sq = float(np.trace(gram))
         s, comps = solve_gram(gram, n_components)
-        self._set_solution(s, comps, mean, norm_sq, L, a, state["n_steps"])
+        self._set_solution(
+            s,
+            comps,
+            mean,
+            norm_sq,
+            L,
+            a,
+            state["n_steps"],
+            scale=state.get("scale", 1.0),
+        )
         self.solver_ = "gram"
 
-    def _set_solution(self, s, comps, mean, norm_sq, L, a, n_steps) -> None:
+    def _set_solution(self, s, comps, mean, norm_sq, L, a, n_steps, scale=1.0) -> None:
+        """The fitted attributes from the SVD of ``Ξ / scale``."""
+        with np.errstate(over="ignore"):
+            finite = np.isfinite(s * scale).all() and np.isfinite(mean * scale).all()
+        if not (finite and np.isfinite(s).all() and np.isfinite(comps).all()):
+            raise FloatingPointError(
+                "The SVD of the LAES statistics of X is not finite: the values of "
+                "X are too large or too small. Rescale X (e.g. with "
+                "SequenceStandardScaler)."
+            )
         self.components_ = comps
-        self.singular_values_ = s
+        self.singular_values_ = s * scale
         self.explained_variance_ratio_ = s**2 / norm_sq if norm_sq > 0 else s * 0.0
         self.n_components_ = comps.shape[0]
-        self.mean_ = mean
+        self.mean_ = mean * scale
         self.max_length_ = int(L)
         self.n_steps_total_ = int(n_steps)
         # A = UᵀP (lag-0 block), B = UᵀRU with R shifting lag blocks by one
@@ -585,13 +668,20 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         out = np.zeros((n, T, self.A_.shape[1]))
         m = Z.copy()
         rows = np.arange(n)
-        with _single_threaded_blas():  # one small GEMM per step
+        with _single_threaded_blas(), np.errstate(over="ignore", invalid="ignore"):
             for k in range(T):
                 pos = lengths - 1 - k
                 ok = pos >= 0
                 out[rows[ok], pos[ok]] = m[ok] @ self.A_  # x~_t = Aᵀ m_t
                 m = m @ self.B_  # m_{t-1} = Bᵀ m_t
-        out += self.mean_
+        with np.errstate(over="ignore", invalid="ignore"):
+            out += self.mean_
+        if not np.isfinite(out).all():
+            raise FloatingPointError(
+                "inverse_transform of Z gives non-finite values: the codes of Z "
+                f"(max |Z| = {float(np.max(np.abs(Z))):.4g}) are too large to "
+                "decode in float64."
+            )
         if (lengths == T).all():
             return out
         return [out[i, : lengths[i]] for i in range(n)]
@@ -629,7 +719,17 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         seqs = self._validated(X)
         data, lengths = seqs.data, seqs.lengths
+        # the error is a ratio of squares: computed on X / scale (exact) when
+        # the squares of X would underflow or overflow
+        scale = _rescaling(data)
+        if scale != 1.0:
+            data /= scale
         norm_sq = xi_frobenius_sq(data, lengths)
+        if not np.isfinite(norm_sq):
+            raise FloatingPointError(
+                "The reconstruction error of X is not finite: the values of X are "
+                "too large for float64. Rescale X."
+            )
         n, T, _ = data.shape
         order = np.argsort(-lengths, kind="stable")
         active = _active_counts(lengths, order, T)
@@ -649,7 +749,13 @@ class LAESTransformer(_DocLinkMixin, TransformerMixin, BaseEstimator):
                 quad += float(np.einsum("ij,ij->", m[:k] @ S, m[:k]))
         if norm_sq == 0:
             return 0.0
-        return max(norm_sq - 2 * cross + quad, 0.0) / norm_sq
+        error = max(norm_sq - 2 * cross + quad, 0.0) / norm_sq
+        if not np.isfinite(error):
+            raise FloatingPointError(
+                "The reconstruction error of X is not finite: its encoded states "
+                "overflow float64. Rescale X."
+            )
+        return error
 
     def score(self, X, y=None) -> float:
         """Fraction of the prefix energy reconstructed: ``1 - reconstruction_error``.

@@ -45,8 +45,9 @@ def _single_threaded_blas() -> threadpool_limits:
     """Context with one BLAS thread.
 
     The FFT products are thousands of small GEMMs (one per frequency); threaded
-    BLAS spends its time synchronizing threads on them (measured 30x slower on
-    2 busy cores). Parallelism comes from the FFT ``workers`` instead.
+    BLAS spends its time synchronizing threads on them (measurement:
+    ``docs/training.md``, "One BLAS thread for the LAES's frequency
+    products"). Parallelism comes from the FFT ``workers`` instead.
     """
     return threadpool_limits(limits=1, user_api="blas")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -26,6 +27,13 @@ from ._base import (
     check_input,
     check_positive_int,
     check_step_input,
+)
+from ._laes_weights import (
+    as_numpy,
+    check_components,
+    check_scale,
+    elman_layer_from_laes_,
+    resolve_layer,
 )
 
 __all__ = ["GRU", "LSTM", "ElmanRNN"]
@@ -208,23 +216,108 @@ class ElmanRNN(_TorchRecurrent):
         )
         self.nonlinearity = nonlinearity
 
+    def check_laes_init(self, caller: str = "init_from_laes_") -> None:
+        """Raise a ValueError if the network cannot hold a LAES start (the
+        construction needs the tanh nonlinearity).
+
+        Examples
+        --------
+        >>> ElmanRNN(2, 3, nonlinearity="relu").check_laes_init("my pretrainer")
+        Traceback (most recent call last):
+        ...
+        ValueError: my pretrainer needs an Elman RNN with nonlinearity='tanh', ...
+        """
+        if self.rnn.nonlinearity != "tanh":
+            raise ValueError(
+                f"{caller} needs an Elman RNN with nonlinearity='tanh', got "
+                f"nonlinearity={self.rnn.nonlinearity!r}"
+            )
+
+    def laes_capacity(self, n_features: int) -> list[tuple[int, str]]:
+        """Bounds on the LAES components of one layer, ``(bound, reason)``:
+        the network's ``hidden_size``.
+
+        Examples
+        --------
+        >>> ElmanRNN(2, 3).laes_capacity(2)
+        [(3, 'the network has hidden_size=3')]
+        """
+        H = self.hidden_size
+        return [(H, f"the network has hidden_size={H}")]
+
+    def laes_output_scale(self, input_scale: float) -> float:
+        """Ratio of a LAES-initialized unit's output to the LAES state while
+        the tanh stays linear: the input scale (``W_ih = s A``).
+
+        Examples
+        --------
+        >>> ElmanRNN(2, 3).laes_output_scale(0.1)
+        0.1
+        """
+        return float(input_scale)
+
+    @torch.no_grad()
+    def layer_outputs(self, i: int, x: Tensor, lengths: Tensor | None) -> Tensor:
+        """Output sequences of layer ``i`` (both directions, concatenated)
+        for its input sequences ``x`` (batch-first): the input of layer
+        ``i + 1``, zero on padded steps.
+
+        Examples
+        --------
+        >>> rnn = ElmanRNN(2, 3, num_layers=2, bidirectional=True)
+        >>> rnn.layer_outputs(1, torch.randn(4, 5, 6), None).shape
+        torch.Size([4, 5, 6])
+        """
+        resolve_layer(self, i, 0)
+        like = getattr(self.rnn, f"weight_ih_l{i}")
+        with torch.random.fork_rng(devices=[]):  # leave the seeded stream alone
+            single = ElmanRNN(
+                like.shape[1], self.hidden_size, bidirectional=self.bidirectional
+            )
+        single = single.to(dtype=like.dtype, device=like.device)
+        for name, param in single.rnn.named_parameters():
+            param.copy_(getattr(self.rnn, name.replace("_l0", f"_l{i}")))
+        return single(x.to(like.dtype), lengths)[0]
+
     def init_from_laes_(
-        self, A: object, B: object, mean: object | None = None
+        self,
+        A: object,
+        B: object,
+        mean: object | None = None,
+        *,
+        layer: int | None = None,
+        direction: int = 0,
+        input_scale: float = 1.0,
+        partial: bool = False,
     ) -> ElmanRNN:
         """Initialize from a linear autoencoder for sequences.
 
-        Pasa & Sperduti (2014), Carta et al. 2020b §3.2 eq. 3: ``W_ih = A``,
-        ``W_hh = B``, ``b_ih = -A mean`` (zero when ``mean`` is None),
-        ``b_hh = 0``, so ``h_t = tanh(A (x_t - mean) + B h_{t-1})``.
+        Pasa & Sperduti (2014), Carta et al. 2020b §3.2 eq. 3: with ``p``
+        components and input scale ``s``, the first ``p`` units of the layer
+        get ``W_ih = s A``, ``W_hh = B`` (they read no other unit),
+        ``b_ih = -s A mean`` (zero when ``mean`` is None) and ``b_hh = 0``, so
+        ``h_t = tanh(s A (x_t - mean) + B h_{t-1})``: ``s`` times the LAES
+        state while the tanh stays linear (:meth:`laes_output_scale`).
 
         Parameters
         ----------
-        A : array-like of shape (hidden_size, input_size)
+        A : array-like of shape (p, layer input size)
             LAES input matrix.
-        B : array-like of shape (hidden_size, hidden_size)
+        B : array-like of shape (p, p)
             LAES state matrix.
-        mean : array-like of shape (input_size,), optional
+        mean : array-like of shape (layer input size,), optional
             Feature mean used to center the LAES input.
+        layer : int, optional
+            The layer to set (0-based); None: the network must have a single
+            unidirectional layer.
+        direction : {0, 1}, default=0
+            0: the forward direction; 1: the reverse one of a bidirectional
+            network.
+        input_scale : float, default=1.0
+            ``s`` above (``> 0``).
+        partial : bool, default=False
+            False: ``p == hidden_size`` (every unit). True: ``p <=
+            hidden_size``; the other units keep their random rows.
 
         Returns
         -------
@@ -236,35 +329,28 @@ class ElmanRNN(_TorchRecurrent):
         >>> rnn.rnn.weight_hh_l0.diagonal()
         tensor([1., 1., 1.], grad_fn=<DiagonalBackward0>)
         """
-        if self.num_layers != 1 or self.bidirectional:
-            raise ValueError(
-                "init_from_laes_ needs a single unidirectional layer, got "
-                f"num_layers={self.num_layers}, bidirectional={self.bidirectional}"
-            )
-        like = self.rnn.weight_ih_l0
-        H, d = self.hidden_size, self.input_size
-        A_t = torch.as_tensor(A, dtype=like.dtype, device=like.device)
-        B_t = torch.as_tensor(B, dtype=like.dtype, device=like.device)
-        if tuple(A_t.shape) != (H, d):
-            raise ValueError(
-                f"A must have shape (hidden_size, input_size) = {(H, d)}, got "
-                f"{tuple(A_t.shape)}"
-            )
-        if tuple(B_t.shape) != (H, H):
-            raise ValueError(f"B must have shape {(H, H)}, got {tuple(B_t.shape)}")
-        with torch.no_grad():
-            self.rnn.weight_ih_l0.copy_(A_t)
-            self.rnn.weight_hh_l0.copy_(B_t)
-            self.rnn.bias_hh_l0.zero_()
-            if mean is None:
-                self.rnn.bias_ih_l0.zero_()
-            else:
-                mu = torch.as_tensor(mean, dtype=like.dtype, device=like.device)
-                if tuple(mu.shape) != (d,):
-                    raise ValueError(
-                        f"mean must have shape {(d,)}, got {tuple(mu.shape)}"
-                    )
-                self.rnn.bias_ih_l0.copy_(-(A_t @ mu))
+        layer = resolve_layer(self, layer, direction)
+        self.check_laes_init()
+        H = self.hidden_size
+        d = self.input_size if layer == 0 else H * self.num_directions
+        a_shape = tuple(np.shape(A.detach() if isinstance(A, Tensor) else A))
+        p = a_shape[0] if len(a_shape) == 2 and partial else H
+        if partial:
+            A_np = as_numpy(A, "A", (p, d))
+            check_components(p, H, "hidden_size")
+        else:
+            try:
+                A_np = as_numpy(A, "A", (H, d))
+            except ValueError:
+                raise ValueError(
+                    f"A must have shape (hidden_size, input_size) = {(H, d)}, got "
+                    f"{a_shape}"
+                ) from None
+        B_np = as_numpy(B, "B", (p, p))
+        mu = np.zeros(d) if mean is None else as_numpy(mean, "mean", (d,))
+        elman_layer_from_laes_(
+            self.rnn, layer, direction, A_np, B_np, mu, check_scale(input_scale)
+        )
         return self
 
 

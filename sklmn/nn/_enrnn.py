@@ -6,7 +6,6 @@ import numbers
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils import parametrize
 
 from ._base import (
     RecurrentModule,
@@ -179,16 +178,19 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
 
     Notes
     -----
-    ``forward`` evaluates the recurrent matrix once (inside
-    :func:`torch.nn.utils.parametrize.cached`): one Cayley solve and one
-    eigendecomposition per call, then one ``(N, n) x (n, n)`` product per
-    step with the block matrix :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
+    ``forward`` evaluates the recurrent matrix once and passes it to its
+    time loop: one Cayley solve and one eigendecomposition per call, then
+    one ``(N, n) x (n, n)`` product per step with the block matrix
+    :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
     The input projection is computed once for all steps. The state is a
     tensor ``(N, hidden_size + short_size)``; the initial state defaults to
     zero (Helfrich & Ye 2020 §4). The biases start at zero, so with modReLU the
     recurrence is linear at initialization until the biases move. ``step`` re-evaluates
-    the matrix at every call unless the caller wraps the loop in
-    ``parametrize.cached()``.
+    the matrix at every call unless the caller passes it
+    (``step(x_t, state, recurrent_matrix=W)`` with ``W =
+    rnn.recurrent_matrix()`` computed once). No process-wide cache
+    (:func:`torch.nn.utils.parametrize.cached`, shared by every thread) is
+    used, so models can be trained and used from different threads.
 
     Examples
     --------
@@ -372,24 +374,31 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         """
         lengths, n_steps = check_input(x, lengths, self.input_size)
         h = self._initial_state(state, x.shape[0], x)
-        with parametrize.cached():
-            w_t = self.recurrent_matrix().mT
-            # unbind (not proj[:, t]): its backward stacks the per-step
-            # gradients once instead of scattering each into a full-size zero.
-            proj = self._project(x).unbind(1)
-            valid = None
-            if lengths is not None:
-                valid = mask_from_lengths(lengths, n_steps, device=x.device)
-                valid = valid.unsqueeze(-1).unbind(1)
-            outputs = []
-            for t in range(n_steps):
-                h_new = self._activate(torch.addmm(proj[t], h, w_t))
-                h = h_new if valid is None else torch.where(valid[t], h_new, h)
-                outputs.append(h_new)
+        # the parametrized matrices are evaluated once, here (no process-wide
+        # parametrize.cached(): it is shared by every thread)
+        w_t = self.recurrent_matrix().mT
+        # unbind (not proj[:, t]): its backward stacks the per-step
+        # gradients once instead of scattering each into a full-size zero.
+        proj = self._project(x).unbind(1)
+        valid = None
+        if lengths is not None:
+            valid = mask_from_lengths(lengths, n_steps, device=x.device)
+            valid = valid.unsqueeze(-1).unbind(1)
+        outputs = []
+        for t in range(n_steps):
+            h_new = self._activate(torch.addmm(proj[t], h, w_t))
+            h = h_new if valid is None else torch.where(valid[t], h_new, h)
+            outputs.append(h_new)
         output = zero_padded(torch.stack(outputs, dim=1), lengths)
         return self._forward_result(output, h, None, return_penalty)
 
-    def step(self, x_t: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def step(
+        self,
+        x_t: Tensor,
+        state: Tensor | None = None,
+        *,
+        recurrent_matrix: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
         """One time step (streaming inference); iterating it equals ``forward``.
 
         Parameters
@@ -398,6 +407,10 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             Input at the current step.
         state : Tensor of shape (N, output_size), optional
             Previous state (default zero).
+        recurrent_matrix : Tensor of shape (output_size, output_size), optional
+            The value of :meth:`recurrent_matrix`, computed once by the caller
+            for a loop of steps; default: evaluated at this call (one Cayley
+            solve and one eigendecomposition).
 
         Returns
         -------
@@ -416,10 +429,32 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         ...     y, state = rnn.step(x[:, t], state)
         >>> torch.allclose(y, rnn(x)[0][:, -1], atol=1e-5)
         True
+        >>> W = rnn.recurrent_matrix()  # once for the whole loop
+        >>> state = None
+        >>> for t in range(6):
+        ...     y, state = rnn.step(x[:, t], state, recurrent_matrix=W)
+        >>> torch.allclose(y, rnn(x)[0][:, -1], atol=1e-5)
+        True
         """
         check_step_input(x_t, self.input_size)
         h = self._initial_state(state, x_t.shape[0], x_t)
-        w = self.recurrent_matrix()
+        n = self.output_size
+        if recurrent_matrix is None:
+            w = self.recurrent_matrix()
+        elif (
+            not isinstance(recurrent_matrix, Tensor)
+            or tuple(recurrent_matrix.shape) != (n, n)
+        ):
+            got = (
+                tuple(recurrent_matrix.shape)
+                if isinstance(recurrent_matrix, Tensor)
+                else type(recurrent_matrix).__name__
+            )
+            raise ValueError(
+                f"recurrent_matrix must be a tensor of shape ({n}, {n}), got {got}"
+            )
+        else:
+            w = recurrent_matrix.to(dtype=x_t.dtype)
         h = self._activate(torch.addmm(self._project(x_t), h, w.mT))
         return h, h
 

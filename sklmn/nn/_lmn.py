@@ -42,6 +42,7 @@ from ._base import (
     reverse_padded,
     stabilize_memory_,
 )
+from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
 from .parametrizations import (
@@ -55,20 +56,10 @@ _OUTPUTS = ("memory", "hidden")
 _MEMORY_MATRICES = ("free", "orthogonal", "spectral")
 
 
-def _as_matrix(
-    value: object, name: str, shape: tuple[int, ...], like: Tensor
-) -> Tensor:
-    """Convert ``value`` to a tensor of ``shape`` with ``like``'s dtype/device."""
-    tensor = torch.as_tensor(value, dtype=like.dtype, device=like.device)
-    if tuple(tensor.shape) != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {tuple(tensor.shape)}")
-    return tensor
-
-
 # --------------------------------------------------------------------------- #
 # One layer
 # --------------------------------------------------------------------------- #
-class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
+class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModule):
     """One unidirectional Linear Memory Network layer (Carta et al. 2021 §3.1).
 
     ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)``,
@@ -206,33 +197,58 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         return s
 
     # -- internal API shared with LMN ------------------------------------- #
-    def _scan(
-        self, x_tm: Tensor, m0: Tensor, batch_sizes: list[int] | None
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """Recurrence on time-major sorted input ``x_tm`` (T, N, d).
+    def _weights(self) -> tuple[Tensor, ...]:
+        """The effective weights ``(W_xh, b_h, W_mh, W_hm, W_mm, b_m)``.
 
-        Call inside ``parametrize.cached()``. Returns time-major ``hs``, ``ms``
-        and the final states (see :func:`lmn_scan`).
+        A parametrized ``W_mm`` (``'orthogonal'``, ``'spectral'``) is
+        evaluated here, once: a forward pass calls this once per layer and
+        passes the tuple down to :meth:`_scan` / :meth:`_cell`, so no
+        process-wide cache (``parametrize.cached()``, shared by every thread)
+        is needed.
         """
-        return lmn_scan(
-            x_tm,
-            m0,
+        return (
             self.weight_xh,
             self.bias_h,
             self.weight_mh,
             self.weight_hm,
             self.weight_mm,
             self.bias_m,
+        )
+
+    def _scan(
+        self,
+        x_tm: Tensor,
+        m0: Tensor,
+        batch_sizes: list[int] | None,
+        weights: tuple[Tensor, ...],
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Recurrence on time-major sorted input ``x_tm`` (T, N, d) with the
+        effective ``weights`` of :meth:`_weights`. Returns time-major ``hs``,
+        ``ms`` and the final states (see :func:`lmn_scan`).
+        """
+        W_xh, b_h, W_mh, W_hm, W_mm, b_m = weights
+        return lmn_scan(
+            x_tm,
+            m0,
+            W_xh,
+            b_h,
+            W_mh,
+            W_hm,
+            W_mm,
+            b_m,
             batch_sizes,
             self.truncate_gradient,
         )
 
-    def _cell(self, x_t: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
-        """One step ``(x_t, m_{t-1}) -> (h_t, m_t)`` with plain autograd ops."""
-        h = torch.tanh(
-            F.linear(x_t, self.weight_xh, self.bias_h) + F.linear(m, self.weight_mh)
-        )
-        m = F.linear(h, self.weight_hm, self.bias_m) + F.linear(m, self.weight_mm)
+    @staticmethod
+    def _cell(
+        x_t: Tensor, m: Tensor, weights: tuple[Tensor, ...]
+    ) -> tuple[Tensor, Tensor]:
+        """One step ``(x_t, m_{t-1}) -> (h_t, m_t)`` with plain autograd ops
+        and the effective ``weights`` of :meth:`_weights`."""
+        W_xh, b_h, W_mh, W_hm, W_mm, b_m = weights
+        h = torch.tanh(F.linear(x_t, W_xh, b_h) + F.linear(m, W_mh))
+        m = F.linear(h, W_hm, b_m) + F.linear(m, W_mm)
         return h, m
 
     def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor:
@@ -283,10 +299,9 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         n = x.shape[0]
         m0 = self._initial_memory(state, n, x)
         batch = SortedBatch(lengths, T, x.device)
-        with parametrize.cached():
-            hs, ms, h_n, m_n = self._scan(
-                batch.time_major(x), batch.sort(m0), batch.batch_sizes
-            )
+        hs, ms, h_n, m_n = self._scan(
+            batch.time_major(x), batch.sort(m0), batch.batch_sizes, self._weights()
+        )
         out = (ms if self.output == "memory" else hs).transpose(0, 1)
         out, h_n, m_n = batch.unsort(out), batch.unsort(h_n), batch.unsort(m_n)
         # padded steps of hs / ms are exactly zero (see lmn_scan)
@@ -310,87 +325,17 @@ class LMNLayer(PicklableParametrizationsMixin, RecurrentModule):
         """
         check_step_input(x_t, self.input_size)
         m = self._initial_memory(state, x_t.shape[0], x_t)
-        with parametrize.cached():
-            h, m = self._cell(x_t, m)
+        h, m = self._cell(x_t, m, self._weights())
         return (m if self.output == "memory" else h), (h, m)
 
     # -- weight setting ---------------------------------------------------- #
-    def init_from_laes_(
-        self, A: object, B: object, mean: object | None = None
-    ) -> LMNLayer:
-        """Initialize from a linear autoencoder for sequences (Carta et al. 2020b §3.2).
-
-        Sets ``W_xh = A``, ``W_mh = 0``, ``W_hm = I``, ``W_mm = B``,
-        ``b_h = -A mean`` (zero when ``mean`` is None) and ``b_m = 0``, so that
-        ``m_t = tanh(A (x_t - mean)) + B m_{t-1}``, the LAES encoding with the
-        nonlinearity on the input only.
-
-        Parameters
-        ----------
-        A : array-like of shape (p, input_size)
-            LAES input matrix.
-        B : array-like of shape (p, p)
-            LAES state matrix.
-        mean : array-like of shape (input_size,), optional
-            Feature mean used to center the LAES input.
-
-        Returns
-        -------
-        self : LMNLayer
-
-        Raises
-        ------
-        ValueError
-            If ``hidden_size``, ``memory_size`` and ``p`` differ, or shapes
-            mismatch.
-
-        Examples
-        --------
-        >>> layer = LMNLayer(2, 3, 3).init_from_laes_(torch.ones(3, 2), torch.eye(3))
-        >>> layer.weight_hm
-        Parameter containing:
-        tensor([[1., 0., 0.],
-                [0., 1., 0.],
-                [0., 0., 1.]], requires_grad=True)
-        """
-        like = self.weight_xh
-        p = torch.as_tensor(A).shape[0] if torch.as_tensor(A).dim() == 2 else -1
-        if not (self.hidden_size == self.memory_size == p):
-            raise ValueError(
-                f"LAES initialization needs hidden_size == memory_size == "
-                f"A.shape[0], got hidden_size={self.hidden_size}, "
-                f"memory_size={self.memory_size}, A of shape "
-                f"{tuple(torch.as_tensor(A).shape)}"
-            )
-        A_t = _as_matrix(A, "A", (p, self.input_size), like)
-        B_t = _as_matrix(B, "B", (p, p), like)
-        if self.memory_matrix == "orthogonal":
-            raise ValueError(
-                "init_from_laes_ cannot set an orthogonal memory_matrix to the "
-                "LAES matrix B; use memory_matrix='free' or 'spectral'"
-            )
-        with torch.no_grad():
-            self.weight_xh.copy_(A_t)
-            self.weight_mh.zero_()
-            self.weight_hm.copy_(torch.eye(p, dtype=like.dtype, device=like.device))
-            if mean is None:
-                self.bias_h.zero_()
-            else:
-                mu = _as_matrix(mean, "mean", (self.input_size,), like)
-                self.bias_h.copy_(-(A_t @ mu))
-            if self.bias_m is not None:
-                self.bias_m.zero_()
-            if parametrize.is_parametrized(self, "weight_mm"):
-                self.weight_mm = B_t
-            else:
-                self.weight_mm.copy_(B_t)
-        return self
+    # (the LAES initialization: :class:`~sklmn.nn._lmn_laes.LMNLayerLAESMixin`)
 
 
 # --------------------------------------------------------------------------- #
 # Stacked / bidirectional LMN
 # --------------------------------------------------------------------------- #
-class LMN(RecurrentModule):
+class LMN(LMNLAESMixin, RecurrentModule):
     """Stacked, optionally bidirectional Linear Memory Network (Carta et al. 2021 §3.1).
 
     Each layer computes ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)`` and
@@ -548,13 +493,19 @@ class LMN(RecurrentModule):
             raise ValueError(f"initial memory must have shape {shape}, got {got}")
         return m0.to(like.dtype)
 
-    def _penalty(self, memories: list[tuple[Tensor, Tensor]], lengths) -> Tensor | None:
+    def _penalty(
+        self,
+        memories: list[tuple[Tensor, Tensor]],
+        lengths,
+        memory_matrices: list[Tensor],
+    ) -> Tensor | None:
+        """The penalties of a forward pass; ``memory_matrices`` are the
+        effective ``W_mm`` of the layers in state order, as evaluated by
+        that forward pass."""
         total = None
         if self.orthogonality_penalty > 0:
-            for layer in self._all_layers():
-                term = orthogonality_penalty(
-                    layer.weight_mm, scale=self.orthogonality_penalty
-                )
+            for W_mm in memory_matrices:
+                term = orthogonality_penalty(W_mm, scale=self.orthogonality_penalty)
                 total = term if total is None else total + term
         if self.norm_penalty > 0:
             for ms, m0 in memories:
@@ -611,31 +562,33 @@ class LMN(RecurrentModule):
         m0_all = batch.sort(m0_all, dim=1)
         inp = batch.time_major(x)  # time-major (T, N, d), sorted
         h_last, m_last, memories = [], [], []
-        with parametrize.cached():
-            for i in range(self.num_layers):
-                directions = [self.layers[i]]
-                if self.layers_reverse is not None:
-                    directions.append(self.layers_reverse[i])
-                outs = []
-                for j, layer in enumerate(directions):
-                    k = i * self.num_directions + j
-                    if m0_all is None:
-                        m0 = inp.new_zeros(n, self.memory_size)
-                    else:
-                        m0 = m0_all[k]
-                    seq = inp if j == 0 else _reverse_tm(inp, sorted_lengths)
-                    hs, ms, h_n, m_n = layer._scan(seq, m0, batch_sizes)
-                    out = ms if self.output == "memory" else hs
-                    if j == 1:
-                        out = _reverse_tm(out, sorted_lengths)
-                    outs.append(out)
-                    h_last.append(h_n)
-                    m_last.append(m_n)
-                    memories.append((ms, m0))
-                inp = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
-                if self.dropout > 0 and i < self.num_layers - 1:
-                    inp = F.dropout(inp, self.dropout, self.training)
-            penalty = self._penalty(memories, sorted_lengths)
+        memory_matrices = []  # the effective W_mm, evaluated once per layer
+        for i in range(self.num_layers):
+            directions = [self.layers[i]]
+            if self.layers_reverse is not None:
+                directions.append(self.layers_reverse[i])
+            outs = []
+            for j, layer in enumerate(directions):
+                k = i * self.num_directions + j
+                if m0_all is None:
+                    m0 = inp.new_zeros(n, self.memory_size)
+                else:
+                    m0 = m0_all[k]
+                seq = inp if j == 0 else _reverse_tm(inp, sorted_lengths)
+                weights = layer._weights()
+                memory_matrices.append(weights[4])
+                hs, ms, h_n, m_n = layer._scan(seq, m0, batch_sizes, weights)
+                out = ms if self.output == "memory" else hs
+                if j == 1:
+                    out = _reverse_tm(out, sorted_lengths)
+                outs.append(out)
+                h_last.append(h_n)
+                m_last.append(m_n)
+                memories.append((ms, m0))
+            inp = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
+            if self.dropout > 0 and i < self.num_layers - 1:
+                inp = F.dropout(inp, self.dropout, self.training)
+        penalty = self._penalty(memories, sorted_lengths, memory_matrices)
         out = inp.transpose(0, 1)
         h_n, m_n = torch.stack(h_last), torch.stack(m_last)
         out = batch.unsort(out)
@@ -680,18 +633,17 @@ class LMN(RecurrentModule):
         m_all = self._initial_memory(state, x_t.shape[0], x_t)
         hs, ms = [], []
         inp = x_t
-        with parametrize.cached():
-            for i, layer in enumerate(self.layers):
-                if m_all is None:
-                    m = x_t.new_zeros(x_t.shape[0], self.memory_size)
-                else:
-                    m = m_all[i]
-                h, m = layer._cell(inp, m)
-                hs.append(h)
-                ms.append(m)
-                inp = m if self.output == "memory" else h
-                if self.dropout > 0 and i < self.num_layers - 1:
-                    inp = F.dropout(inp, self.dropout, self.training)
+        for i, layer in enumerate(self.layers):
+            if m_all is None:
+                m = x_t.new_zeros(x_t.shape[0], self.memory_size)
+            else:
+                m = m_all[i]
+            h, m = layer._cell(inp, m, layer._weights())
+            hs.append(h)
+            ms.append(m)
+            inp = m if self.output == "memory" else h
+            if self.dropout > 0 and i < self.num_layers - 1:
+                inp = F.dropout(inp, self.dropout, self.training)
         return inp, (torch.stack(hs), torch.stack(ms))
 
     # -- weight setting ---------------------------------------------------- #
@@ -761,36 +713,7 @@ class LMN(RecurrentModule):
                     layer.weight_hm.copy_(eye)
                     layer.weight_mm.zero_()
         return lmn
-
-    def init_from_laes_(self, A: object, B: object, mean: object | None = None) -> LMN:
-        """Initialize a one-layer, one-way LMN from a LAES (Carta et al. 2020b §3.2).
-
-        See :meth:`LMNLayer.init_from_laes_`.
-
-        Parameters
-        ----------
-        A : array-like of shape (p, input_size)
-        B : array-like of shape (p, p)
-        mean : array-like of shape (input_size,), optional
-
-        Returns
-        -------
-        self : LMN
-
-        Examples
-        --------
-        >>> lmn = LMN(2, 3, 3).init_from_laes_(torch.ones(3, 2), torch.zeros(3, 3))
-        >>> lmn.layers[0].weight_mh.abs().sum().item()
-        0.0
-        """
-        if self.num_layers != 1 or self.bidirectional:
-            raise ValueError(
-                "init_from_laes_ needs a single unidirectional layer, got "
-                f"num_layers={self.num_layers}, bidirectional={self.bidirectional}; "
-                "use layers[i].init_from_laes_ for a specific layer"
-            )
-        self.layers[0].init_from_laes_(A, B, mean)
-        return self
+    # (the LAES and unrolled starts: :class:`~sklmn.nn._lmn_laes.LMNLAESMixin`)
 
 
 def _reverse_tm(x_tm: Tensor, lengths: Tensor | None) -> Tensor:

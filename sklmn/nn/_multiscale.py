@@ -62,6 +62,7 @@ from ._clock import (
 # Pickles written when ClockworkRNN was defined in this module name it
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
 from ._clockwork import ClockworkRNN as ClockworkRNN
+from ._lmn_laes import MultiScaleLAESMixin
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, multiscale_scan
 from .parametrizations import SpectralRadiusNormalization
@@ -72,7 +73,7 @@ __all__ = ["MultiScaleLMN"]
 # --------------------------------------------------------------------------- #
 # Multi-scale LMN
 # --------------------------------------------------------------------------- #
-class MultiScaleLMN(RecurrentModule):
+class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
     r"""Multi-scale Linear Memory Network (Carta et al. 2021 §3.2, 2020a §3).
 
     A tanh functional layer reads the input and all memory modules; the linear

@@ -271,8 +271,10 @@ def spectral_radius_normalization(
     Notes
     -----
     Every evaluation of the weight costs one eigendecomposition of ``T``
-    (:math:`O(n^3)`); evaluate it once per forward with
-    :func:`torch.nn.utils.parametrize.cached`. Proposition 3.2 as printed in
+    (:math:`O(n^3)`); read ``module.<name>`` once per forward and pass the
+    value on, as sklmn's modules do (:func:`torch.nn.utils.parametrize.cached`
+    is a process-wide cache shared by every thread: one model's cached
+    weight can then be read by another thread's forward). Proposition 3.2 as printed in
     Helfrich & Ye 2020 write :math:`1/\tilde\rho(T)` for the factor that is
     :math:`1/\rho(T)` in the exact derivative (the two agree for the paper's
     :math:`\epsilon = 0`); autograd here gives the exact derivative.

@@ -22,6 +22,7 @@ fitted pretrainer's ``notes_``.
 from ._incremental import IncrementalTraining, grow_multiscale_
 from ._laes_init import LAESInitializer
 from ._unrolled import UnrolledPretrainer
+from ..utils._registry import register_safe_classes
 
 __all__ = [
     "IncrementalTraining",
@@ -29,3 +30,6 @@ __all__ = [
     "UnrolledPretrainer",
     "grow_multiscale_",
 ]
+
+# accepted by name by sklmn.persistence.load
+register_safe_classes(__name__, globals(), __all__)

@@ -16,7 +16,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
-from torch.nn.utils import parametrize
 
 from .._training._loss import rows_score
 from .._training._module import mean_valid
@@ -624,19 +623,3 @@ def spectral_radius(M: np.ndarray) -> float:
     if M.size == 0:
         return 0.0
     return float(np.abs(np.linalg.eigvals(M)).max())
-
-
-@torch.no_grad()
-def set_weight_mm_(layer: nn.Module, W: np.ndarray) -> None:
-    """Set an LMN layer's ``weight_mm`` (plain or parametrized) to ``W``."""
-    like = layer.weight_mm
-    value = torch.as_tensor(W, dtype=like.dtype, device=like.device)
-    if parametrize.is_parametrized(layer, "weight_mm"):
-        layer.weight_mm = value
-    else:
-        layer.weight_mm.copy_(value)
-
-
-def numpy_weight(tensor: Tensor) -> np.ndarray:
-    """A float64 numpy copy of a weight."""
-    return tensor.detach().to("cpu", torch.float64).numpy().copy()

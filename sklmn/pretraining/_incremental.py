@@ -18,7 +18,6 @@ from torch import Tensor, nn
 
 from .._training import FitContext, TrainingConverged, ctc_terms
 from .._training._loss import rows_loss, valid_weights
-from ..nn import MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (
@@ -206,14 +205,17 @@ def grow_multiscale_(
     if ctc:
         per_step = True  # the CTC outputs are per step
     rec = module.recurrent
-    if not isinstance(rec, MultiScaleLMN):
+    if not (
+        callable(getattr(rec, "grow_", None))
+        and callable(getattr(rec, "init_module_from_laes_", None))
+    ):
         raise ValueError(
             f"incremental training needs a MultiScaleLMN, got {type(rec).__name__}"
         )
     readout_mode = readout
     was_training = module.training
     module.eval()
-    like = rec.weight_xh
+    like = next(rec.parameters())
     X = X.to(device=like.device, dtype=like.dtype)
     n_out = module.readout.out_features
     lengths_np = lengths.cpu().numpy()
@@ -267,14 +269,12 @@ def grow_multiscale_(
         q = min(N_m if n_components is None else int(n_components), N_m, bound)
         laes = make_laes(q, solver, sub_lengths, H)
         fit_laes(laes, padded_sequences(sub, sub_lengths))
-        A = np.zeros((N_m, H))
-        B = np.zeros((N_m, N_m))
-        A[:q], B[:q, :q] = laes.A_, laes.B_
-        blocks.append((A, B))
+        blocks.append((laes.A_, laes.B_))
 
     rec.grow_(1)
     for j, (A, B) in enumerate(blocks):
-        rec.set_module_(g, weight_hm=A, weight_mm=B, direction=j)
+        # the network maps the LAES to the new module's weights
+        rec.init_module_from_laes_(g, A, B, direction=j)
     # memory output [forward modules, reverse modules]: direction j's old
     # columns and its new module's columns in the grown output
     M_old, M_new = g * N_m, (g + 1) * N_m

@@ -11,19 +11,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from .._training import FitContext
 from .._training._loss import rows_score
-from ..laes import XiOperator, randomized_svd_operator, xi_frobenius_sq
-from ..nn import LMN, ElmanRNN, MultiScaleLMN
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (
-    MATRIX_FREE_N_ITER,
     choose_pooling_,
     cv_logistic_score,
     data_limit,
@@ -33,7 +28,6 @@ from ._common import (
     make_laes,
     module_sequences,
     network_states,
-    numpy_weight,
     padded_sequences,
     readout_problem,
     readout_rows,
@@ -44,11 +38,8 @@ from ._common import (
     ridge_readout,
     rows,
     set_linear_,
-    set_weight_mm_,
-    spectral_radius,
-    subsample_clock,
-    valid_mask,
 )
+from ._laes_multiscale import initialize_multiscale
 
 __all__ = ["LAESInitializer"]
 
@@ -245,7 +236,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
 
     Notes
     -----
-    Supported networks: :class:`~sklmn.nn.LMN` with ``output='memory'`` and
+    The network maps the autoencoders to its weights (its
+    ``init_from_laes_``; the protocol of ``docs/extending.md``): this class
+    fits them, hands them over and fits the readout. Supported networks:
+    :class:`~sklmn.nn.LMN` with ``output='memory'`` and
     ``memory_matrix`` ``'free'`` or ``'spectral'`` (an orthogonal ``W_mm``
     cannot hold ``B``), any number of layers, uni- or bidirectional; and
     :class:`~sklmn.nn.ElmanRNN` with the tanh nonlinearity, any number of
@@ -370,39 +364,19 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
 
     @staticmethod
     def _check_network(recurrent: torch.nn.Module) -> None:
-        if isinstance(recurrent, LMN):
-            if recurrent.output != "memory":
-                raise ValueError(
-                    "LAESInitializer needs an LMN with output='memory' (the "
-                    f"readout reads the LAES memory), got output={recurrent.output!r}"
-                )
-            if recurrent.memory_matrix == "orthogonal":
-                raise ValueError(
-                    "LAESInitializer cannot set an orthogonal memory matrix to "
-                    "the LAES matrix B: use memory_matrix='free' or 'spectral', "
-                    "got memory_matrix='orthogonal'"
-                )
-            return
-        if isinstance(recurrent, MultiScaleLMN):
-            if recurrent.output != "memory":
-                raise ValueError(
-                    "LAESInitializer needs a multi-scale LMN with output='memory' "
-                    f"(the readout reads the LAES memory), got "
-                    f"output={recurrent.output!r}"
-                )
-            return
-        if isinstance(recurrent, ElmanRNN):
-            if recurrent.rnn.nonlinearity != "tanh":
-                raise ValueError(
-                    "LAESInitializer needs an Elman RNN with nonlinearity='tanh', "
-                    f"got nonlinearity={recurrent.rnn.nonlinearity!r}"
-                )
-            return
-        raise ValueError(
-            "LAESInitializer initializes an LMN, a multi-scale LMN or an Elman "
-            "RNN, got "
-            f"{type(recurrent).__name__}"
-        )
+        """The network must follow the LAES protocol of the recurrent
+        modules (``init_from_laes_`` and ``check_laes_init``; see
+        ``docs/extending.md``) and accept a LAES start."""
+        if not (
+            callable(getattr(recurrent, "init_from_laes_", None))
+            and callable(getattr(recurrent, "check_laes_init", None))
+        ):
+            raise ValueError(
+                "LAESInitializer initializes an LMN, a multi-scale LMN or an "
+                f"Elman RNN, got {type(recurrent).__name__} (a module without "
+                "init_from_laes_)"
+            )
+        recurrent.check_laes_init("LAESInitializer")
 
     def initialize(self, module: torch.nn.Module, context: FitContext):
         """Initialize ``module`` (a ``SequenceNet``) in place from the data.
@@ -434,11 +408,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         weight = context.sample_weight
         if weight is not None and per_step:  # (n, T): the valid steps' rows
             weight = rows(np.asarray(weight), lengths, per_step)
-        if isinstance(recurrent, MultiScaleLMN):
+        if getattr(recurrent, "periods", None) is not None:
+            # a multi-clock memory: one LAES per memory module
             return self._initialize_multiscale(
                 module, seqs, y_encoded, problem, per_step, weight
             )
-        is_lmn = isinstance(recurrent, LMN)
         n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
         s = float(self.input_scale)
         rng = check_random_state(self.random_state)
@@ -463,17 +437,23 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 )
                 fit_laes(laes, padded)
                 mean = laes.mean_ if self.center else np.zeros(data.shape[2])
-                if is_lmn:
-                    layer = _lmn_layer(recurrent, i, j)
-                    r = _init_lmn_layer_(layer, laes.A_, laes.B_, mean, s)
-                    if r < p and j == 0:
-                        notes.append(
-                            f"{prefix}hidden_size={layer.hidden_size} < n_components="
-                            f"{p}: the LAES input matrix is factored, A = U S Vᵀ, "
-                            f"W_xh = s Vᵀ on {r} hidden units and W_hm = U S / s"
-                        )
-                else:
-                    _init_elman_layer_(recurrent.rnn, i, j, laes.A_, laes.B_, mean, s)
+                recurrent.init_from_laes_(
+                    laes.A_,
+                    laes.B_,
+                    mean,
+                    layer=i,
+                    direction=j,
+                    input_scale=s,
+                    partial=True,
+                )
+                H = recurrent.hidden_size
+                if H < p and j == 0:  # the LMN factors A (see init_from_laes_)
+                    r = min(p, data.shape[2])
+                    notes.append(
+                        f"{prefix}hidden_size={H} < n_components="
+                        f"{p}: the LAES input matrix is factored, A = U S Vᵀ, "
+                        f"W_xh = s Vᵀ on {r} hidden units and W_hm = U S / s"
+                    )
                 laes_dirs.append(laes)
                 if i == n_layers - 1 and not logistic:
                     st = laes_states(laes, padded)
@@ -494,11 +474,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             W, b = self._fit_readout(
                 module, features, y_encoded, lengths, problem, per_step, weight
             )
-            if not is_lmn:
-                W = W / s
+            # the LAES units output laes_output_scale(s) times the LAES state
+            W = W / recurrent.laes_output_scale(s)
             # LAES units of direction j are the first p of its block of outputs
             # (one block per pooled quantity: the final state, then the mean)
-            unit = recurrent.memory_size if is_lmn else recurrent.hidden_size
+            unit = recurrent.output_size // n_dirs
             p_last = laes_layers[-1][0].n_components_
             n_blocks = W.shape[1] // (p_last * n_dirs)
             W_full = np.zeros((W.shape[0], n_blocks * unit * n_dirs))
@@ -586,389 +566,33 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     def _initialize_multiscale(
         self, module, seqs, y_encoded, problem, per_step, weight=None
     ):
-        """LAES initialization of a multi-scale LMN (one LAES per module).
-
-        Module ``k`` (period ``2**k``) is set from a LAES of the centered
-        inputs subsampled at its clock, ``z_t = W_in (x_t - mu)`` at ``t = 0,
-        2**k, 2 * 2**k, ...``, with ``W_in`` the identity (``r = d``
-        features) or, when ``hidden_size < d``, the top ``hidden_size``
-        principal directions of the inputs. Module ``k`` keeps ``p_k =
-        min(memory_size, what its subsampled data support)`` components; its
-        diagonal block of ``W_mm`` is ``B_k`` and its off-diagonal blocks are
-        zero (the construction of the incremental training of Carta, Sperduti
-        & Bacciu, applied to all modules at once); its other units start at
-        zero. The hidden units carry the input in one of two ways:
-
-        - ``hidden_size >= p_0 + ... + p_{K-1}`` (the default sizes): module
-          ``k`` reads its own ``p_k`` hidden units ``tanh(s A_k z_t)``
-          through ``I / s``, the LMN's construction (see the class
-          docstring) block by block, so that a one-module network starts as
-          the LMN does;
-        - otherwise the first ``r`` hidden units carry ``tanh(s z_t)`` for
-          every module, read through ``A_k / s``.
-
-        Both are the LAES encoding in the limit ``s -> 0``; at ``s = 1`` the
-        first gives each module ``p_k`` nonlinear features of the input
-        instead of ``r``. Measured on the tuning data (``docs/training.md``):
-        the same mean accuracy of the start, the first better on two of the
-        three sets. The readout is fitted (``readout``) on the memory states
-        of the initialized network (tanh included).
-
-        A bidirectional network gets the same construction in both
-        directions (the same ``mu`` and ``W_in``), the reverse direction's
-        modules from LAES of the sequences read backwards (each valid part
-        reversed, then subsampled at the reverse clock). ``laes_layers_[j]``
-        holds the modules' autoencoders of direction ``j`` (0: forward, 1:
-        reverse) and ``n_components_`` counts the forward direction's
-        components (the reverse one uses as many).
-        """
-        recurrent = module.recurrent
-        lengths = np.asarray(seqs.lengths)
-        data = np.asarray(seqs.data, dtype=np.float64)
-        mask = valid_mask(lengths, data.shape[1])
-        steps = data[mask]
-        mu = steps.mean(axis=0) if self.center else np.zeros(data.shape[2])
-        d, H, N = data.shape[2], recurrent.hidden_size, recurrent.memory_size
-        s = float(self.input_scale)
-        rng = check_random_state(self.random_state)
-        notes: list[str] = []
-        if H >= d:
-            W_in = np.eye(d)
-        else:
-            _, _, Vt = np.linalg.svd(steps - mu, full_matrices=False)
-            W_in = Vt[:H]
-            notes.append(
-                f"hidden_size={H} < {d} input features: the modules encode the "
-                f"top {H} principal directions of the inputs"
-            )
-        r = W_in.shape[0]
-        z = np.where(mask[..., None], (data - mu) @ W_in.T, 0.0)
-        directions = [recurrent]
-        if recurrent.reverse is not None:
-            directions.append(recurrent.reverse)
-        laes_dirs = []
-        for j, net in enumerate(directions):
-            # the reverse direction reads every valid sequence backwards
-            z_j = z if j == 0 else reverse_valid(z, lengths)
-            laes_modules = []
-            # modules='residual': the linear LAES states of the fitted
-            # modules, encoded once, (n, ticks, components) each
-            module_states: list[np.ndarray] = []
-            for k in range(net.n_modules):
-                sub, sub_lengths = subsample_clock(z_j, lengths, net.periods[k])
-                # reversal keeps the lengths: the reverse direction has the
-                # same reductions, noted once
-                p = reduce_components(
-                    self.n_components,
-                    N,
-                    [data_limit(sub_lengths, r)],
-                    notes if j == 0 else [],
-                    f"module {k}: ",
-                )
-                laes = make_laes(
-                    min(p, N),
-                    self.solver,
-                    sub_lengths,
-                    r,
-                    center=False,
-                    random_state=int(rng.randint(np.iinfo(np.int32).max)),
-                )
-                fit_laes(laes, padded_sequences(sub, sub_lengths))
-                residual = self.modules == "residual"
-                if residual and module_states:
-                    _fit_residual_module_(
-                        laes,
-                        sub,
-                        sub_lengths,
-                        net.periods[: k + 1],
-                        module_states,
-                        rng,
-                        notes if j == 0 else [],
-                        f"module {k}: ",
-                    )
-                if residual and k < net.n_modules - 1:
-                    sub_c = np.ascontiguousarray(sub)
-                    module_states.append(laes._encode(sub_c, sub_lengths, True)[1])
-                laes_modules.append(laes)
-            own_units = H >= sum(laes.A_.shape[0] for laes in laes_modules)
-            _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units)
-            laes_dirs.append(laes_modules)
-        states = network_states(recurrent, seqs)
-        features = readout_rows(module, states, lengths, per_step)
-        W, b = self._fit_readout(
-            module, features, y_encoded, lengths, problem, per_step, weight
+        """LAES initialization of a multi-scale LMN (one LAES per module);
+        see :func:`~sklmn.pretraining._laes_multiscale.initialize_multiscale`."""
+        return initialize_multiscale(
+            self, module, seqs, y_encoded, problem, per_step, weight
         )
-        set_linear_(module.readout, W, b)
-        self.laes_layers_ = laes_dirs
-        self.laes_ = laes_dirs[0][0]
-        self.n_components_ = int(sum(laes.A_.shape[0] for laes in laes_dirs[0]))
-        self.notes_ = notes
-        return self
 
     def _n_components(self, recurrent, n_features, lengths, notes, prefix) -> int:
-        """Components of one layer (see the class docstring), with notes."""
-        if isinstance(recurrent, LMN):
-            size, name = recurrent.memory_size, "memory_size"
-        else:
-            size, name = recurrent.hidden_size, "hidden_size"
-        limits = [
-            (size, f"the network has {name}={size}"),
-            data_limit(lengths, n_features),
-        ]
-        p = reduce_components(self.n_components, size, limits, notes, prefix)
-        if isinstance(recurrent, LMN):
-            H = recurrent.hidden_size
-            if H < min(p, n_features):
-                reason = (
-                    f"hidden_size={H} is below both n_components and the "
-                    f"{n_features} input features (the LAES input A = U S Vᵀ "
-                    "needs min(p, features) hidden units)"
-                )
-                p = reduce_components(p, p, [(H, reason)], notes, prefix)
-        return p
-
-
-def _lmn_layer(recurrent: LMN, i: int, j: int):
-    return recurrent.layers[i] if j == 0 else recurrent.layers_reverse[i]
-
-
-@torch.no_grad()
-def _init_lmn_layer_(layer, A: np.ndarray, B: np.ndarray, mu: np.ndarray, s: float):
-    """LAES initialization of one LMN layer (see :class:`LAESInitializer`).
-
-    The first ``p`` memory units and first ``r`` hidden units hold the LAES;
-    the others keep their random weights, decoupled as documented. Returns
-    ``r``, the number of hidden units used.
-    """
-    p = A.shape[0]
-    H, M = layer.hidden_size, layer.memory_size
-    if H >= p:  # the paper's W_xh = s A, W_hm = I / s
-        r, W_in, W_out = p, A, np.eye(p)
-    else:  # A = U S Vᵀ: the hidden units carry the input directions
-        U, S, Vt = np.linalg.svd(A, full_matrices=False)
-        r, W_in, W_out = S.shape[0], Vt, U * S
-    W_xh, b_h = numpy_weight(layer.weight_xh), numpy_weight(layer.bias_h)
-    W_mh, W_hm = numpy_weight(layer.weight_mh), numpy_weight(layer.weight_hm)
-    W_mm = numpy_weight(layer.weight_mm)
-    W_xh[:r] = s * W_in
-    b_h[:r] = -s * (W_in @ mu)
-    W_mh[:r] = 0.0  # LAES hidden units read no memory
-    W_mh[r:, :p] = 0.0  # the other hidden units do not read the LAES memory
-    W_hm[:p] = 0.0
-    W_hm[:p, :r] = W_out / s
-    W_mm[:p, :] = 0.0
-    W_mm[p:, :p] = 0.0
-    W_mm[:p, :p] = B
-    radius = getattr(layer, "init_radius", None)
-    if radius is not None and p < M:
-        # the map is block triangular: eig(B) and eig of the random block
-        rho = spectral_radius(W_mm[p:, p:] + W_hm[p:, r:] @ W_mh[r:, p:])
-        if rho > radius:
-            W_mm[p:, p:] *= radius / rho
-            W_mh[r:, p:] *= radius / rho
-    for param, value in (
-        (layer.weight_xh, W_xh),
-        (layer.bias_h, b_h),
-        (layer.weight_mh, W_mh),
-        (layer.weight_hm, W_hm),
-    ):
-        param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
-    set_weight_mm_(layer, W_mm)
-    if layer.bias_m is not None:
-        layer.bias_m[:p] = 0.0
-    return r
-
-
-@torch.no_grad()
-def _init_multiscale_direction_(net, laes_modules, W_in, mu, s, own_units) -> None:
-    """LAES initialization of one direction of a multi-scale LMN.
-
-    ``laes_modules[k]`` is the LAES of the projected inputs ``W_in (x - mu)``
-    subsampled at module ``k``'s clock. ``own_units``: module ``k`` reads its
-    own ``p_k`` hidden units ``tanh(s A_k W_in (x - mu))`` through ``I / s``
-    (the LMN's construction, one block per module); otherwise the first
-    ``r`` hidden units carry ``tanh(s W_in (x - mu))`` for every module, read
-    through ``A_k / s``.
-    """
-    W_xh, b_h = numpy_weight(net.weight_xh), numpy_weight(net.bias_h)
-    W_mh = numpy_weight(net.weight_mh)
-    W_hm = np.zeros_like(numpy_weight(net.weight_hm))
-    W_mm = np.zeros_like(numpy_weight(net.weight_mm))
-    r = W_in.shape[0]
-    if not own_units:
-        W_xh[:r] = s * W_in
-        b_h[:r] = -s * (W_in @ mu)
-        W_mh[:r] = 0.0
-    unit = 0
-    for k, laes in enumerate(laes_modules):
-        p = laes.A_.shape[0]
-        start = net.module_slice(k).start
-        rows_k = slice(start, start + p)
-        if own_units:
-            A_in = laes.A_ @ W_in
-            W_xh[unit : unit + p] = s * A_in
-            b_h[unit : unit + p] = -s * (A_in @ mu)
-            W_mh[unit : unit + p] = 0.0
-            W_hm[rows_k, unit : unit + p] = np.eye(p) / s
-            unit += p
-        else:
-            W_hm[rows_k, :r] = laes.A_ / s
-        W_mm[rows_k, rows_k] = laes.B_
-    for param, value in (
-        (net.weight_xh, W_xh),
-        (net.bias_h, b_h),
-        (net.weight_mh, W_mh),
-        (net.weight_hm, W_hm),
-        (net.weight_mm, W_mm),
-    ):
-        param.copy_(torch.as_tensor(value, dtype=param.dtype, device=param.device))
-
-
-def _module_tick_states(module_states, periods, sub_lengths) -> np.ndarray:
-    """The faster modules' states (``module_states[i]``: all ticks of module
-    ``i``, period ``periods[i]``) at every tick of a slower module (period
-    ``periods[-1]``, valid ticks ``sub_lengths``): rows ``(valid tick,
-    sequence-major)``, columns the modules' components side by side.
-
-    A module of period ``P_i`` holds at time ``t`` the state of its last
-    update, tick ``t // P_i`` of its subsampled sequence.
-    """
-    P_k = periods[-1]
-    n_ticks = int(np.max(sub_lengths))
-    mask_k = valid_mask(sub_lengths, n_ticks)
-    times = np.arange(n_ticks) * P_k
-    blocks = [
-        states[:, times // P_i][mask_k]
-        for P_i, states in zip(periods[:-1], module_states, strict=True)
-    ]
-    return np.concatenate(blocks, axis=1)
-
-
-def _fit_residual_module_(
-    laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
-) -> None:
-    """Refit a module's LAES on what the faster modules do not encode.
-
-    ``laes`` is the module's fitted LAES (period ``periods[-1]``) of its
-    subsampled inputs ``sub`` (valid ticks ``sub_lengths``);
-    ``module_states`` the linear LAES states of the faster modules (periods
-    ``periods[:-1]``), every tick. The module's data matrix Ξ_k (its
-    subsampled, reversed histories) loses its least-squares fit on the
-    faster modules' (linear) states at the same steps, ``Ξ_k' = (I - Q Qᵀ)
-    Ξ_k`` with ``Q`` an orthonormal basis of those states, and the leading
-    right singular vectors of ``Ξ_k'`` replace the module's components (so
-    ``A_k`` and ``B_k``, formed from them as for any LAES). ``Ξ_k'`` is only
-    ever used through products (the matrix-free operator of Ξ_k), so the
-    cost is that of the matrix-free solver. One BLAS thread, as
-    :func:`fit_laes`. Directions the faster modules already encode entirely
-    (singular values of ``Ξ_k'`` below ``1e-9`` times the norm of Ξ_k) are
-    dropped, with a note, keeping at least one component.
-    """
-    with threadpool_limits(limits=1, user_api="blas"):
-        _fit_residual(
-            laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
+        """Components of one layer (see the class docstring), with notes:
+        the network's bounds (``laes_capacity``; its size first) and the
+        data's."""
+        limits = list(recurrent.laes_capacity(n_features))
+        limits.insert(1, data_limit(lengths, n_features))
+        return reduce_components(
+            self.n_components, limits[0][0], limits, notes, prefix
         )
-
-
-def _fit_residual(
-    laes, sub, sub_lengths, periods, module_states, rng, notes, prefix
-) -> None:
-    sub = np.ascontiguousarray(sub)
-    M = _module_tick_states(module_states, periods, sub_lengths)
-    U, sv, _ = np.linalg.svd(M, full_matrices=False)
-    rank = int(np.sum(sv > sv[:1].max(initial=0.0) * max(M.shape) * 1e-12))
-    Q = U[:, :rank]
-    xi = XiOperator(sub, sub_lengths, n_lags=laes.max_length_, workers=1)
-
-    def matmat(V):
-        Y = xi.matmat(V)
-        return Y - Q @ (Q.T @ Y)
-
-    def rmatmat(Y):
-        return xi.rmatmat(Y - Q @ (Q.T @ Y))
-
-    residual = LinearOperator(
-        xi.shape,
-        matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(),
-        rmatvec=lambda y: rmatmat(y.reshape(-1, 1)).ravel(),
-        matmat=matmat,
-        rmatmat=rmatmat,
-        dtype=np.float64,
-    )
-    s, comps = randomized_svd_operator(
-        residual,
-        laes.n_components_,
-        n_iter=2 * MATRIX_FREE_N_ITER + 3,
-        random_state=int(rng.randint(np.iinfo(np.int32).max)),
-    )
-    norm_sq = xi_frobenius_sq(sub, sub_lengths)
-    rank = max(1, int(np.sum(s > 1e-9 * np.sqrt(norm_sq))))
-    reason = "the faster modules already encode the rest of its history"
-    rank = reduce_components(None, s.size, [(rank, reason)], notes, prefix)
-    laes._set_solution(
-        s[:rank],
-        comps[:rank],
-        laes.mean_,
-        norm_sq,
-        laes.max_length_,
-        sub.shape[2],
-        laes.n_steps_total_,
-    )
-
-
-@torch.no_grad()
-def _init_elman_layer_(rnn, i, j, A, B, mu, s) -> None:
-    """LAES initialization of the first ``p`` units of one ``torch.nn.RNN``
-    layer and direction (Pasa & Sperduti 2014); the other units keep their
-    random rows, the LAES units do not read them."""
-    p = A.shape[0]
-    sfx = f"_l{i}" + ("_reverse" if j == 1 else "")
-    w_ih, w_hh = getattr(rnn, "weight_ih" + sfx), getattr(rnn, "weight_hh" + sfx)
-
-    def as_like(value):
-        return torch.as_tensor(value, dtype=w_ih.dtype, device=w_ih.device)
-
-    w_ih[:p] = as_like(s * A)
-    w_hh[:p] = 0.0
-    w_hh[:p, :p] = as_like(B)
-    if rnn.bias:
-        getattr(rnn, "bias_ih" + sfx)[:p] = as_like(-s * (A @ mu))
-        getattr(rnn, "bias_hh" + sfx)[:p] = 0.0
 
 
 @torch.no_grad()
 def _layer_outputs(recurrent, i: int, inputs: np.ndarray, lengths: np.ndarray):
     """Output sequences of layer ``i`` (all directions) of the initialized
-    network: the inputs of layer ``i + 1``, float64, zero-padded."""
-    if isinstance(recurrent, LMN):
-        directions = [
-            _lmn_layer(recurrent, i, j) for j in range(recurrent.num_directions)
-        ]
-        like = directions[0].weight_xh
-    else:
-        rnn = recurrent.rnn
-        with torch.random.fork_rng(devices=[]):  # leave the seeded stream alone
-            single = ElmanRNN(
-                inputs.shape[2],
-                recurrent.hidden_size,
-                bidirectional=recurrent.bidirectional,
-            )
-        like = getattr(rnn, f"weight_ih_l{i}")
-        single = single.to(dtype=like.dtype, device=like.device)
-        for name, param in single.rnn.named_parameters():
-            param.copy_(getattr(rnn, name.replace("_l0", f"_l{i}")))
-        directions = [single]
+    network (its ``layer_outputs``): the inputs of layer ``i + 1``, float64,
+    zero-padded."""
+    like = next(recurrent.parameters())
     X = torch.as_tensor(inputs, dtype=like.dtype, device=like.device)
-    L = torch.as_tensor(lengths)
-    outs = []
-    for j, layer in enumerate(directions):
-        data = (
-            X
-            if j == 0
-            else torch.as_tensor(
-                reverse_valid(inputs, lengths), dtype=like.dtype, device=like.device
-            )
-        )
-        (out,) = module_sequences(lambda Xb, lb, m=layer: (m(Xb, lb)[0],), data, L)
-        outs.append(out if j == 0 else reverse_valid(out, lengths))
-    return np.concatenate(outs, axis=2)
+    (out,) = module_sequences(
+        lambda Xb, lb: (recurrent.layer_outputs(i, Xb, lb),),
+        X,
+        torch.as_tensor(lengths),
+    )
+    return out

@@ -16,7 +16,7 @@ from sklearn.utils import check_random_state
 from torch import Tensor, nn
 
 from .._training import FitContext, SequenceDataset, make_sequence_net
-from ..nn import LMN, TapeReadout, UnrolledRNN, init_lmn_from_unrolled_
+from ..nn import TapeReadout, UnrolledRNN
 from ..nn._base import gather_last
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
@@ -25,13 +25,10 @@ from ._common import (
     fit_laes,
     make_laes,
     module_sequences,
-    numpy_weight,
     padded_sequences,
     readout_problem,
     reduce_components,
     set_linear_,
-    set_weight_mm_,
-    spectral_radius,
 )
 
 __all__ = ["UnrolledPretrainer"]
@@ -75,8 +72,9 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
     2. collects its hidden sequences and fits a
        :class:`~sklmn.laes.LAESTransformer` with ``p`` components on them
        (no centering: the transfer has no memory bias);
-    3. sets the first ``p`` memory units of the LMN
-       (:func:`~sklmn.nn.init_lmn_from_unrolled_`): ``W_xh``, ``b_h`` from
+    3. has the LMN set its first ``p`` memory units
+       (:meth:`~sklmn.nn.LMN.init_from_unrolled_`, which applies
+       :func:`~sklmn.nn.init_lmn_from_unrolled_`): ``W_xh``, ``b_h`` from
        the URNN, ``W_hm = A``, ``W_mm = B``, ``W_mh = [W_1 … W_k] U_k`` and
        the readout ``W_mo = [W'_0 … W'_k] U_{k+1}``, with
        ``U_k = [Aᵀ; AᵀBᵀ; …; Aᵀ(Bᵀ)^{k-1}]``.
@@ -228,8 +226,11 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         self.random_state = random_state
 
     @staticmethod
-    def _lmn_layer(recurrent: nn.Module):
-        if not isinstance(recurrent, LMN):
+    def _check_network(recurrent: nn.Module) -> None:
+        """The network must take the unrolled transfer
+        (``init_from_unrolled_``, see ``docs/extending.md``): one forward
+        layer whose readout reads the memory."""
+        if not callable(getattr(recurrent, "init_from_unrolled_", None)):
             raise ValueError(
                 f"UnrolledPretrainer initializes an LMN, got {type(recurrent).__name__}"
             )
@@ -245,18 +246,7 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
                 "RNN reads the sequences forwards), got bidirectional=True; use "
                 "LAESInitializer for bidirectional LMNs"
             )
-        if recurrent.output != "memory":
-            raise ValueError(
-                "UnrolledPretrainer needs an LMN with output='memory' (the readout "
-                f"W_mo reads the memory), got output={recurrent.output!r}"
-            )
-        if recurrent.memory_matrix == "orthogonal":
-            raise ValueError(
-                "UnrolledPretrainer cannot set an orthogonal memory matrix to the "
-                "LAES matrix B: use memory_matrix='free' or 'spectral', got "
-                "memory_matrix='orthogonal'"
-            )
-        return recurrent.layers[0]
+        recurrent.check_laes_init("UnrolledPretrainer")
 
     def initialize(self, module: nn.Module, context: FitContext):
         """Pretrain and initialize ``module`` (a ``SequenceNet``) in place.
@@ -281,8 +271,10 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         self._validate_params()
         problem, per_step = readout_problem(context)
         seqs, y_encoded = context.sequences, context.y
-        layer = self._lmn_layer(module.recurrent)
-        size, H, d = layer.memory_size, layer.hidden_size, layer.input_size
+        recurrent = module.recurrent
+        self._check_network(recurrent)
+        size, H = recurrent.memory_size, recurrent.hidden_size
+        d = recurrent.input_size
         lengths = np.asarray(seqs.lengths)
         notes: list[str] = []
         limits = [
@@ -292,7 +284,7 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         p = reduce_components(self.n_components, size, limits, notes)
         rng = check_random_state(self.random_state)
         torch_seed, shuffle_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
-        like = layer.weight_xh
+        like = next(recurrent.parameters())
         factory = {"device": like.device, "dtype": like.dtype}
         n_out, k = module.readout.out_features, int(self.tape_length)
         with torch.random.fork_rng(devices=[]):
@@ -339,15 +331,11 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         laes_seed = int(rng.randint(np.iinfo(np.int32).max))
         laes = make_laes(p, self.solver, lengths, H, random_state=laes_seed)
         fit_laes(laes, padded_sequences(h_seq, lengths))
-        # Alg. 1 lines 15-19: the transfer, on the first p memory units.
-        W_hm0, W_mm0 = numpy_weight(layer.weight_hm), numpy_weight(layer.weight_mm)
-        A, B = np.zeros((size, H)), np.zeros((size, size))
-        A[:p], B[:p, :p] = laes.A_, laes.B_
-        W_mo, b_mo = init_lmn_from_unrolled_(
-            layer, tape_net.urnn, tape_net.readout, A, B
+        # Alg. 1 lines 15-19: the transfer, on the first p memory units (the
+        # network maps the LAES and the URNN to its weights)
+        W_mo, b_mo = recurrent.init_from_unrolled_(
+            tape_net.urnn, tape_net.readout, laes.A_, laes.B_
         )
-        if p < size:
-            _restore_free_memory_(layer, p, W_hm0, W_mm0)
         W_mo = W_mo.cpu().numpy()
         # a pooled readout (pooling='last+mean') also reads the mean of the
         # memory: zero weights there, so that the start is the transfer
@@ -359,22 +347,3 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         self.n_components_ = int(laes.n_components_)
         self.notes_ = notes
         return self
-
-
-@torch.no_grad()
-def _restore_free_memory_(layer, p: int, W_hm0: np.ndarray, W_mm0: np.ndarray) -> None:
-    """Give memory units ``p:`` back their random ``W_hm`` rows and ``W_mm``
-    block after the transfer (which left them zero), the block rescaled to the
-    layer's ``init_radius``. Their ``W_mh`` columns are zero, so the block is
-    their whole linearized memory map."""
-    W_hm = numpy_weight(layer.weight_hm)
-    W_mm = numpy_weight(layer.weight_mm)
-    W_hm[p:] = W_hm0[p:]
-    W_mm[p:, p:] = W_mm0[p:, p:]
-    radius = getattr(layer, "init_radius", None)
-    rho = spectral_radius(W_mm[p:, p:])
-    if radius is not None and rho > radius:
-        W_mm[p:, p:] *= radius / rho
-    like = layer.weight_hm
-    layer.weight_hm.copy_(torch.as_tensor(W_hm, dtype=like.dtype, device=like.device))
-    set_weight_mm_(layer, W_mm)

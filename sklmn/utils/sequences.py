@@ -133,9 +133,10 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             "(e.g. to seconds) first."
         )
     if arr.dtype.kind == "b" or arr.dtype.kind in "iuf":
+        _check_dtype_range(arr, dtype, input_name, where)
         return np.array(arr, dtype=dtype, copy=True)
     # object arrays: float() gives the clear TypeError/ValueError for strings,
-    # dicts, None... but converts numpy dates to numbers
+    # dicts... but converts numpy dates to numbers
     if arr.dtype == object and any(
         isinstance(v, np.datetime64 | np.timedelta64) for v in arr.flat
     ):
@@ -143,12 +144,73 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             f"{input_name}{where} contains numpy dates or time differences; "
             "sequences must hold numbers: convert them explicitly first."
         )
+    missing = None
+    if arr.dtype == object and arr.size:
+        # None and pandas' NA are missing values: padding in trailing steps
+        missing = np.frompyfunc(_is_missing, 1, 1)(arr).astype(bool)
+        if missing.any():
+            arr = arr.copy()
+            arr[missing] = np.nan
+        else:
+            missing = None
     try:
-        return np.array(arr, dtype=dtype, copy=True)
+        values = np.array(arr, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise type(exc)(
             f"{input_name}{where} contains non-numeric values: {exc}"
         ) from None
+    if missing is not None:
+        _check_missing(values, missing, input_name, where, item=bool(where))
+    _check_dtype_range(values, dtype, input_name, where)
+    return values.astype(dtype, copy=False)
+
+
+def _is_missing(value) -> bool:
+    """None or a pandas missing value (``pd.NA``, ``pd.NaT``)."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
+
+
+def _check_missing(values, missing, input_name: str, where: str, item: bool):
+    """Refuse missing values (None, pd.NA) inside a sequence: they may only
+    fill trailing steps (padding), like NaN."""
+    data, marks = (values[None], missing[None]) if item else (values, missing)
+    if data.ndim == 2:
+        data, marks = data[..., None], marks[..., None]
+    if data.ndim != 3:
+        return  # the layout error is reported by the caller
+    lengths = _trailing_padding_lengths(data)
+    bad = marks & lengths_to_mask(lengths, data.shape[1])[:, :, None]
+    if bad.any():
+        i, t, f = (int(v) for v in np.argwhere(bad)[0])
+        inside = f"at time step {t}"
+        if not item:
+            inside = f"inside sequence {i} {inside}"
+        raise ValueError(
+            f"Input {input_name}{where} contains a missing value (None or pd.NA) "
+            f"{inside} (feature {f}); {int(bad.sum())} missing value(s) in total. "
+            "Missing values are read as padding only in trailing time steps "
+            "missing in every feature."
+        )
+
+
+def _check_dtype_range(arr, dtype, input_name: str, where: str) -> None:
+    """Refuse finite values too large for ``dtype`` (float32: the precision
+    of the networks), which the conversion would turn into infinity."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or arr.dtype.kind != "f":
+        return
+    if arr.dtype.itemsize <= dtype.itemsize:
+        return
+    limit = float(np.finfo(dtype).max)
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(arr) & (np.abs(arr) > limit)
+    if big.any():
+        index = tuple(int(v) for v in np.argwhere(big)[0])
+        raise ValueError(
+            f"Input {input_name}{where} contains the value {float(arr[index]):.4g} "
+            f"at index {index}, too large for {dtype.name} (max {limit:.4g}), "
+            f"the precision the model computes in. Rescale {input_name}."
+        )
 
 
 def _trailing_padding_lengths(data: np.ndarray) -> np.ndarray:
@@ -388,7 +450,9 @@ def _looks_rectangular_list(X) -> bool:
     return arr.dtype != object
 
 
-def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequences:
+def validate_sequences(
+    estimator, X, *, reset: bool, dtype=np.float64, input_name: str = "X"
+) -> Sequences:
     """Validate ``X`` for an estimator and set or check ``n_features_in_``.
 
     A pandas (or other dataframe-protocol) ``X`` with string column names (a
@@ -413,6 +477,8 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
         ``(n, 1, T)``), pointing at :func:`from_channels_first`.
     dtype : numpy dtype, default=np.float64
         Floating dtype of the returned data.
+    input_name : str, default="X"
+        Name of ``X`` in error messages (``"X_val"`` for validation data).
 
     Returns
     -------
@@ -433,7 +499,7 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
     ...
     ValueError: X has 1 features per time step, but Est is expecting 2 ...
     """
-    seqs = check_sequences(X, dtype=dtype)
+    seqs = check_sequences(X, dtype=dtype, input_name=input_name)
     name = type(estimator).__name__
     # column names of a DataFrame (2-D: one column per time step) as
     # scikit-learn handles them: set on reset, else checked (ValueError when
@@ -446,7 +512,8 @@ def validate_sequences(estimator, X, *, reset: bool, dtype=np.float64) -> Sequen
         expected = getattr(estimator, "n_features_in_", None)
         if expected is not None and seqs.n_features != expected:
             raise ValueError(
-                f"X has {seqs.n_features} features per time step, but {name} is "
+                f"{input_name} has {seqs.n_features} features per time step, but "
+                f"{name} is "
                 f"expecting {expected} features per time step as input."
             )
     return seqs

@@ -13,7 +13,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
 from sklmn import persistence
 from sklmn._training import SequenceNet
 from sklmn.estimators import LMNClassifier, LMNRegressor
-from sklmn.estimators._base import _resolve_pooling_
+from sklmn.estimators._start import _resolve_pooling_
 from sklmn.nn import LMN
 from sklmn.pretraining import LAESInitializer
 from sklmn.pretraining._common import choose_pooling_

@@ -368,7 +368,7 @@ def test_a_destroyed_start_is_restored_with_best_epoch_zero():
 # --------------------------------------------------------------------------- #
 # Validation data, early_stopping='auto', learning-rate schedule
 def test_early_stopping_auto_holds_out_only_large_training_sets(monkeypatch):
-    import sklmn.estimators._base as base
+    import sklmn.estimators._auto as base
 
     X, y, _ = _data(n=30)
     clf = LMNClassifier(**SMALL, max_iter=2, pretrainer=None).fit(X, y)
@@ -584,7 +584,7 @@ def test_auto_pretraining_is_resolved_for_all_sequences_given_to_fit(monkeypatch
     "n, expected, lr", [(40, 40, 1e-3), (1000, 200, 1e-3), (1001, 32, 3e-3)]
 )
 def test_auto_batch_size_and_learning_rate_by_data_size(n, expected, lr):
-    from sklmn.estimators._base import auto_batch_size, auto_learning_rate
+    from sklmn.estimators._auto import auto_batch_size, auto_learning_rate
 
     assert auto_batch_size(n) == expected
     assert auto_learning_rate(n) == lr

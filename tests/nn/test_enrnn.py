@@ -372,3 +372,19 @@ def test_pickle_roundtrip_keeps_parametrizations_and_latch(how):
     # and the copy can be pickled again
     again = pickle.loads(pickle.dumps(other))
     torch.testing.assert_close(again(x)[0], other(x)[0], rtol=0, atol=0)
+
+
+def test_step_with_the_matrix_computed_once():
+    """``step(..., recurrent_matrix=W)`` with ``W`` evaluated once equals
+    ``forward`` (no parametrization cache needed); a wrong matrix is named."""
+    net = make_net(coupling=True, activation="modrelu", rho_short=1.4)
+    x = torch.randn(3, 6, 3, dtype=torch.float64)
+    out, final = net(x)
+    W = net.recurrent_matrix()
+    state = None
+    for t in range(6):
+        y, state = net.step(x[:, t], state, recurrent_matrix=W)
+        torch.testing.assert_close(y, out[:, t], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(state, final, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"recurrent_matrix must be a tensor of shape"):
+        net.step(x[:, 0], recurrent_matrix=W[:2])

@@ -735,7 +735,7 @@ def test_mean_readout_of_a_discarded_start_ignores_padding(weights):
     # loss weights them), whatever the padding holds
     import dataclasses
 
-    from sklmn.estimators._base import _predict_the_mean_
+    from sklmn.estimators._start import _predict_the_mean_
 
     rng = np.random.RandomState(2)
     lengths = np.array([3, 5, 2, 4])

@@ -74,16 +74,24 @@ def test_laes_transform_raises_on_non_finite_states():
             laes.transform(long)
 
 
-def test_laes_rejects_values_whose_moments_overflow():
+def test_laes_rescales_values_whose_moments_would_overflow():
+    # huge values are fitted on X divided by a power of two (exact): the model
+    # of X * c is the model of X with its singular values times c
     X = np.random.RandomState(0).randn(12, 6, 2)
+    ref = LAESTransformer(n_components=3).fit(X)
     for solver in ("auto", "gram", "dense", "matrix_free"):
-        with pytest.raises(ValueError, match=r"too large for LAES: max \|X\| = 2.55"):
-            LAESTransformer(n_components=3, solver=solver).fit_transform(X * 1e160)
-    with pytest.raises(ValueError, match="too large for LAES"):
-        LAESTransformer(n_components=3).partial_fit(X * 1e160)
-    # large values whose moments fit are fine
-    Z = LAESTransformer(n_components=3).fit_transform(X * 1e100)
-    assert Z.shape == (12, 3) and np.isfinite(Z).all()
+        laes = LAESTransformer(n_components=3, solver=solver, random_state=0)
+        Z = laes.fit_transform(X * 1e160)
+        assert np.isfinite(Z).all()
+        np.testing.assert_allclose(
+            laes.singular_values_ / 1e160, ref.singular_values_, rtol=1e-7
+        )
+    # a later batch far larger than the first (whose scale the statistics
+    # keep) overflows them: refused
+    laes = LAESTransformer(n_components=3).partial_fit(X)
+    with pytest.raises(ValueError, match=r"too large for LAES: max \|X\| = 2.55"):
+        laes.partial_fit(X * 1e160)
+    assert laes.n_samples_seen_ == 12
 
 
 @pytest.mark.parametrize("dtype", ["datetime64[s]", "timedelta64[ms]"])

@@ -1,0 +1,200 @@
+"""The callback chain and the net of an estimator's fit.
+
+The one place that orders the callbacks of a ``fit`` (validation score,
+gradient clipping, the model's own, the user's, progress, the divergence
+guard, the plug-ins', the stopping rule last) and wires the optimizer
+settings of the estimators (scikit-learn's MLP conventions) into
+:func:`make_sequence_net`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from skorch.callbacks import GradientNormClipping
+
+from ..callbacks import RestoreOnDivergence
+from ._callbacks import ConvergenceMonitor, ProgressLogger, ValidationScore
+from ._net import SequenceNeuralNet, make_sequence_net
+
+__all__ = ["OPTIMIZERS", "callback_chain", "make_estimator_net"]
+
+#: The ``optimizer`` choices of the estimators: torch class and settings
+OPTIMIZERS = {
+    "adam": (torch.optim.Adam, {}),
+    "adamw": (torch.optim.AdamW, {}),
+    # scikit-learn's MLP defaults for SGD
+    "sgd": (torch.optim.SGD, {"momentum": 0.9, "nesterov": True}),
+    "rmsprop": (torch.optim.RMSprop, {}),
+}
+
+
+def _callback_object(entry):
+    return entry[1] if isinstance(entry, tuple) else entry
+
+
+def callback_chain(
+    *,
+    problem: str,
+    per_step: bool,
+    validation: bool,
+    gradient_clipping: float | None,
+    model_callbacks=(),
+    user_callbacks=None,
+    verbose=False,
+    plugin_callbacks=(),
+    stopping: ConvergenceMonitor | None = None,
+) -> list:
+    """The callbacks of an estimator's net, in order.
+
+    Parameters
+    ----------
+    problem : str
+        Kind of target (of the validation score).
+    per_step : bool
+        Targets with a time axis.
+    validation : bool
+        Whether a validation set is scored after every epoch.
+    gradient_clipping : float or None
+        Maximum gradient norm (None: no clipping).
+    model_callbacks : sequence of (name, callback), default=()
+        The model's own callbacks (e.g. the anchor to a pretrained start),
+        run before the user's.
+    user_callbacks : list or None, default=None
+        The ``callbacks`` parameter, deep-copied.
+    verbose : bool, default=False
+        Print one line per epoch.
+    plugin_callbacks : sequence of (name, callback), default=()
+        The plug-ins' callbacks (a growth schedule), placed before the
+        stopping rule.
+    stopping : ConvergenceMonitor or None, default=None
+        The stopping rule, last; None (``partial_fit``: one pass) leaves out
+        the divergence guard, the plug-ins and the stopping rule.
+
+    Returns
+    -------
+    list
+        Callbacks and ``(name, callback)`` pairs for :func:`make_sequence_net`.
+
+    Examples
+    --------
+    >>> from sklmn._training._chain import callback_chain
+    >>> chain = callback_chain(problem="multiclass", per_step=False,
+    ...                        validation=True, gradient_clipping=1.0)
+    >>> [name for name, _ in chain]
+    ['valid_score', 'gradient_clipping']
+    """
+    callbacks = []
+    if validation:
+        callbacks.append(("valid_score", ValidationScore(problem, per_step)))
+    if gradient_clipping is not None:
+        callbacks.append(("gradient_clipping", GradientNormClipping(gradient_clipping)))
+    callbacks.extend(model_callbacks)
+    callbacks.extend(copy_callbacks(user_callbacks))
+    if verbose:
+        callbacks.append(("progress", ProgressLogger(sink=print)))
+    if stopping is None:
+        return callbacks
+    if not any(
+        isinstance(_callback_object(cb), RestoreOnDivergence) for cb in callbacks
+    ):
+        # a divergence ends fit with the best weights and a warning
+        callbacks.append(("restore_on_divergence", RestoreOnDivergence("best")))
+    callbacks.extend(plugin_callbacks)
+    callbacks.append(("convergence", stopping))
+    return callbacks
+
+
+def make_estimator_net(
+    module,
+    callbacks: list,
+    *,
+    problem: str,
+    per_step: bool,
+    optimizer: str,
+    lr: float,
+    alpha: float,
+    max_iter: int,
+    batch_size: int,
+    valid_dataset=None,
+    device="cpu",
+    shuffle_seed: int = 0,
+    bucket_by_length: bool = False,
+) -> SequenceNeuralNet:
+    """The net of an estimator: :func:`make_sequence_net` with the
+    estimators' conventions (``optimizer`` by name, the L2 penalty ``alpha``
+    scaled as in scikit-learn's MLP and not applied to biases, evaluation in
+    batches of at least 256).
+
+    Examples
+    --------
+    >>> from sklmn.nn import LMN
+    >>> from sklmn.training import SequenceNet
+    >>> from sklmn._training._chain import make_estimator_net
+    >>> net = make_estimator_net(SequenceNet(LMN(2, 4, 4), 2), [],
+    ...                          problem="multiclass", per_step=False,
+    ...                          optimizer="adam", lr=1e-3, alpha=1e-4,
+    ...                          max_iter=3, batch_size=8)
+    >>> net.max_epochs, net.batch_size
+    (3, 8)
+    """
+    optimizer_class, optimizer_kwargs = OPTIMIZERS[optimizer]
+    return make_sequence_net(
+        module,
+        problem=problem,
+        per_step=per_step,
+        optimizer=optimizer_class,
+        lr=lr,
+        # scikit-learn's MLP adds 0.5 * alpha * ||W||^2 / batch_size to
+        # each minibatch loss, whose gradient is (alpha / batch_size) * W
+        weight_decay=alpha / batch_size,
+        decay_biases=False,
+        max_epochs=max_iter,
+        batch_size=batch_size,
+        valid_dataset=valid_dataset,
+        valid_batch_size=max(batch_size, 256),
+        callbacks=callbacks,
+        device=str(device),
+        shuffle_seed=shuffle_seed,
+        bucket_by_length=bucket_by_length,
+        **optimizer_kwargs,
+    )
+
+
+def copy_callbacks(callbacks) -> list:
+    """Deep copies of the ``callbacks`` parameter (fit trains with copies,
+    so that the parameter stays as given and repeated fits start alike).
+
+    Raises
+    ------
+    TypeError
+        Naming the callback that cannot be deep-copied.
+
+    Examples
+    --------
+    >>> import threading
+    >>> from sklmn._training._chain import copy_callbacks
+    >>> copy_callbacks([("a", [1])])
+    [('a', [1])]
+    >>> copy_callbacks([("locked", threading.Lock())])
+    Traceback (most recent call last):
+    ...
+    TypeError: The callback 'locked' (lock) cannot be deep-copied, ...
+    """
+    copies = []
+    for i, entry in enumerate(callbacks or []):
+        name, callback = entry if isinstance(entry, tuple) else (None, entry)
+        try:
+            copies.append(copy.deepcopy(entry))
+        except Exception as exc:  # noqa: BLE001 - whatever deepcopy raises
+            shown = repr(name) if name is not None else f"at index {i}"
+            raise TypeError(
+                f"The callback {shown} ({type(callback).__name__}) cannot be "
+                "deep-copied, and fit trains with a deep copy of every callback "
+                "(so that the callbacks parameter stays as given): "
+                f"{type(exc).__name__}: {exc}. Keep unpicklable state (locks, "
+                "open files) outside the callback, or create it in the "
+                "callback's initialize()."
+            ) from exc
+    return copies

@@ -1,0 +1,106 @@
+"""The ``'auto'`` rules of the training parameters.
+
+What ``batch_size='auto'``, ``learning_rate_init='auto'`` and
+``early_stopping='auto'`` resolve to for a training set of a given size. The
+measurements behind the thresholds are in ``docs/training.md``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["auto_batch_size", "auto_early_stopping", "auto_learning_rate"]
+
+#: ``early_stopping='auto'`` holds out a validation set above this many
+#: training sequences for classifiers (see docs/training.md for the
+#: measurement) ...
+_AUTO_EARLY_STOPPING = 1000
+#: ... and from this many for regressors, which overfit small sets.
+_AUTO_EARLY_STOPPING_REGRESSION = 20
+#: ``batch_size='auto'``: up to this many training sequences, minibatches of
+#: ``min(200, n_samples)`` (scikit-learn's MLP rule) ...
+_AUTO_BATCH_LARGE_DATA = 1000
+#: ... and minibatches of this size above it (measured on the adding
+#: problem, see docs/training.md).
+_AUTO_BATCH_SIZE_LARGE = 32
+
+
+#: ``learning_rate_init='auto'``: the rate up to ``_AUTO_BATCH_LARGE_DATA``
+#: training sequences and above it (measured on the adding problem and on
+#: generated handwriting, see docs/training.md)
+_AUTO_LEARNING_RATE = 1e-3
+_AUTO_LEARNING_RATE_LARGE = 3e-3
+
+
+def auto_learning_rate(n_samples: int) -> float:
+    """The learning rate of ``learning_rate_init='auto'`` for ``n_samples``
+    training sequences: 0.001 up to 1000 sequences, 0.003 above (where
+    ``batch_size='auto'`` trains on minibatches of 32).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training sequences.
+
+    Returns
+    -------
+    float
+        Initial learning rate of the optimizer.
+
+    Examples
+    --------
+    >>> auto_learning_rate(600), auto_learning_rate(2000)
+    (0.001, 0.003)
+    """
+    if n_samples > _AUTO_BATCH_LARGE_DATA:
+        return _AUTO_LEARNING_RATE_LARGE
+    return _AUTO_LEARNING_RATE
+
+
+def auto_batch_size(n_samples: int) -> int:
+    """The minibatch size of ``batch_size='auto'`` for ``n_samples`` training
+    sequences: ``min(200, n_samples)`` up to 1000 sequences, 32 above.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training sequences.
+
+    Returns
+    -------
+    int
+        Sequences per minibatch.
+
+    Examples
+    --------
+    >>> auto_batch_size(40), auto_batch_size(600), auto_batch_size(2000)
+    (40, 200, 32)
+    """
+    if n_samples > _AUTO_BATCH_LARGE_DATA:
+        return _AUTO_BATCH_SIZE_LARGE
+    return min(200, n_samples)
+
+
+def auto_early_stopping(problem: str, n_samples: int) -> bool:
+    """Whether ``early_stopping='auto'`` holds out a validation split of
+    ``n_samples`` training sequences: for classifiers above 1000 sequences,
+    for regressors (``problem='continuous'``) from 20.
+
+    Parameters
+    ----------
+    problem : str
+        Kind of target (``'continuous'`` for regressors).
+    n_samples : int
+        Number of training sequences.
+
+    Returns
+    -------
+    bool
+        Whether a validation split is held out.
+
+    Examples
+    --------
+    >>> auto_early_stopping("multiclass", 600), auto_early_stopping("continuous", 600)
+    (False, True)
+    """
+    if problem == "continuous":
+        return n_samples >= _AUTO_EARLY_STOPPING_REGRESSION
+    return n_samples > _AUTO_EARLY_STOPPING

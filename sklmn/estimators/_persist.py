@@ -1,0 +1,142 @@
+"""The hook pair through which :mod:`sklmn.persistence` saves and restores a
+sequence estimator, without knowing how the estimator builds its network.
+
+:class:`PersistenceMixin` is a base of every sequence estimator:
+
+* ``_sklmn_state_()`` describes what a file must hold beyond the parameters
+  and the fitted attributes (the trained weights, their device, the number of
+  modules grown during training) and the sizes the network is rebuilt from
+  (so that the loader can bound them by the saved weights before anything is
+  built);
+* ``_sklmn_restore_(state)`` puts a loaded estimator back into working
+  order: the parameters added after the file was written get the values that
+  keep the saved model's behaviour, and the network is rebuilt from the
+  parameters and given the saved weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from numbers import Integral
+from typing import Any
+
+import torch
+
+#: Largest ``n_threads`` accepted by the estimators' constructors (torch is
+#: never asked for more threads than the machine has cores, see
+#: :func:`machine_threads`).
+MAX_THREADS = 1024
+
+
+def machine_threads(n_threads: int) -> int:
+    """``n_threads`` bounded by the machine's number of cores.
+
+    Examples
+    --------
+    >>> from sklmn.estimators._persist import machine_threads
+    >>> machine_threads(1)
+    1
+    """
+    return max(1, min(int(n_threads), os.cpu_count() or 1))
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+class PersistenceMixin:
+    """The documented hook pair used by :func:`sklmn.persistence.save` and
+    :func:`sklmn.persistence.load` (see ``docs/architecture.md``)."""
+
+    def _sklmn_state_(self) -> dict:
+        """What :func:`~sklmn.persistence.save` stores beyond the parameters
+        and the fitted attributes, and the sizes :func:`~sklmn.persistence.\
+load` bounds before rebuilding the network.
+
+        Returns
+        -------
+        state : dict
+            ``'sizes'``: name -> value of every size the network is built
+            from (the integer model parameters, ``n_features_in_`` and
+            ``n_outputs_`` as set, unchecked); and, once trained,
+            ``'weights'`` (the network's ``state_dict`` on the CPU),
+            ``'device'`` (str) and ``'n_modules'`` (modules of a recurrent
+            module that grows, else None).
+        """
+        sizes = {
+            f"parameter {name}": getattr(self, name)
+            for name in self._model_parameter_names()
+            if _int(getattr(self, name))
+        }
+        for name in ("n_features_in_", "n_outputs_"):
+            sizes[name] = getattr(self, name, None)
+        state: dict = {"sizes": sizes}
+        net = getattr(self, "net_", None)
+        if net is not None:
+            module = net.module_
+            recurrent = getattr(module, "recurrent", None)
+            state["weights"] = {
+                k: v.detach().to("cpu") for k, v in module.state_dict().items()
+            }
+            state["device"] = str(getattr(net, "device", "cpu"))
+            state["n_modules"] = getattr(recurrent, "n_modules", None)
+        return state
+
+    def _sklmn_restore_(self, state: dict) -> None:
+        """Complete an estimator rebuilt from a file.
+
+        Parameters
+        ----------
+        state : dict
+            ``'params'``: the names of the parameters the file holds (the
+            others, added to sklmn after the file was written, get the values
+            that keep the saved model's behaviour); with a trained network,
+            ``'weights'`` (a ``state_dict`` of CPU tensors), ``'device'``
+            (:class:`torch.device`), ``'n_modules'`` (int or None) and
+            ``'guard'`` (a context-manager factory wrapped around building
+            the module, None for none).
+
+        Raises
+        ------
+        ValueError
+            If the saved weights do not fit the network rebuilt from the
+            parameters (tensor names or shapes differ).
+        """
+        saved = set(state.get("params", ()))
+        for key, value in self._added_parameters().items():
+            if key not in saved:
+                setattr(self, key, value)
+        weights = state.get("weights")
+        if weights is None:
+            return
+        n_modules = state.get("n_modules")
+        guard = state.get("guard") or contextlib.nullcontext
+        with torch.random.fork_rng(devices=[]), guard():
+            torch.manual_seed(0)  # the values are overwritten by the state
+            recurrent = self._build_module(int(self.n_features_in_))
+            built = getattr(recurrent, "n_modules", None)
+            if n_modules is not None and built is not None and n_modules > built:
+                recurrent.grow_(int(n_modules) - int(built))
+            module = self._sequence_net(recurrent)
+        expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+        if expected != {k: tuple(v.shape) for k, v in weights.items()}:
+            raise ValueError(
+                f"The saved weights do not fit the {type(self).__name__} rebuilt "
+                "from the saved parameters (tensor names or shapes differ)"
+            )
+        module.load_state_dict(weights)
+        device = torch.device(state.get("device") or "cpu")
+        if device.type != "cuda" or not torch.cuda.is_available():
+            device = torch.device("cpu")
+        net = self._make_net(
+            module.to(device),
+            None,
+            device=device,
+            batch_size=1,
+            lr=self._step_settings(1)[1],
+            valid_dataset=None,
+            shuffle_seed=0,
+        )
+        net.initialize()
+        self.net_ = net
