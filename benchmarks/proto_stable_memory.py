@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator
 from skorch.callbacks import Callback
 
 from sklmn.benchmarks._suite_timeseries import count_loss_spikes
+from sklmn.callbacks import TrainingNoise
 from sklmn.datasets import load_timeseries_dataset
 from sklmn.estimators import (
     LMNClassifier,
@@ -267,7 +268,7 @@ class MemoryLR(Callback):
 
 
 def stable_estimator(base, feedback="free", ring=(0.4, 0.99, math.pi), normalize=True,
-                     state_norm=False, memory_lr=None):
+                     state_norm=False, memory_lr=None, noise=None):
     class Stable(base):
         def _build_module(self, input_size):
             rec = super()._build_module(input_size)
@@ -281,6 +282,10 @@ def stable_estimator(base, feedback="free", ring=(0.4, 0.99, math.pi), normalize
             if memory_lr is not None:
                 cbs = list(self.callbacks or [])
                 cbs.append(("memory_lr", MemoryLR(*memory_lr)))
+                self.callbacks = cbs
+            if noise is not None:
+                cbs = list(self.callbacks or [])
+                cbs.append(("noise", TrainingNoise(std=noise)))
                 self.callbacks = cbs
             return super().fit(X, y, **kw)
 
@@ -386,6 +391,11 @@ VARIANTS = {
     "mslmn_free_lr0.01_both": lambda s: stable_estimator(MultiScaleLMNClassifier, memory_lr=(0.01, True))(random_state=s),
     "lmn_none_bounded_ring2": lambda s: stable_estimator(LMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
     "mslmn_none_bounded_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2_lr0.1": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,))(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2_lr0.01": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.01,))(pretrainer=None, random_state=s),
+    "mslmn_none_free_ring2_lr0.1": lambda s: stable_estimator(MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,))(pretrainer=None, random_state=s),
+    "lmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3)(random_state=s),
+    "mslmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3)(random_state=s),
     "lstm": lambda s: RNNClassifier(cell="lstm", random_state=s),
     "gru": lambda s: RNNClassifier(cell="gru", random_state=s),
 }
