@@ -18,7 +18,13 @@ from sklmn.nn._stable_memory import (
     quasi_triangular_radius,
     real_schur,
 )
+from sklmn.estimators import LMNClassifier
+from sklmn.nn import LMN, LMNLayer
+from sklmn.persistence import load, save
+from sklmn.pretraining import LAESInitializer
+from sklmn.training import SequenceNet
 from sklmn.utils.sequences import check_sequences
+from tests._contexts import fit_context
 
 
 @pytest.fixture
@@ -305,3 +311,86 @@ def test_laes_start_reproduced_on_suite_data(name):
         pytest.skip(f"{name} not available: {exc}")
     # the first 40 training sequences, the suite's default 32 components
     _laes_states_check(X[:40], 32)
+
+
+# --------------------------------------------------------------------------- #
+# LMN(memory_matrix='schur')
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lmn_schur_radius_below_one_after_200_adam_steps(one_thread, dtype):
+    torch.manual_seed(0)
+    net = LMN(3, 6, 5, num_layers=2, bidirectional=True, memory_matrix="schur")
+    net = net.to(dtype)
+    opt = torch.optim.Adam(net.parameters(), lr=0.1)
+    x = torch.randn(8, 7, 3, dtype=dtype)
+    y = 5.0 * torch.randn(8, 7, net.output_size, dtype=dtype)
+    for _ in range(200):
+        opt.zero_grad()
+        (net(x)[0] - y).pow(2).mean().backward()
+        opt.step()
+        for layer in net._all_layers():
+            W = layer.weight_mm.detach()
+            assert W.dtype == dtype
+            assert quasi_triangular_radius(W) < 1
+            assert _dense_radius(W) < 1 + 1e-6
+
+
+def test_lmn_schur_set_memory_keeps_the_function():
+    torch.manual_seed(0)
+    free = LMNLayer(3, 5, 4, memory_bias=True).double()
+    schur = LMNLayer(3, 5, 4, memory_bias=True, memory_matrix="schur").double()
+    with torch.no_grad():
+        free.bias_m.uniform_(-1, 1)
+        for name in ("weight_xh", "bias_h", "weight_mh", "weight_hm", "bias_m"):
+            getattr(schur, name).copy_(getattr(free, name))
+    Q = schur.set_memory_(free.weight_mm.detach())
+    x = torch.randn(2, 9, 3, dtype=torch.float64)
+    out_free, (h_free, _) = free(x)
+    out_schur, (h_schur, _) = schur(x)
+    torch.testing.assert_close(h_schur, h_free, rtol=0, atol=1e-12)
+    torch.testing.assert_close(out_schur @ Q.T, out_free, rtol=0, atol=1e-12)
+    torch.testing.assert_close(schur.memory_basis, Q)
+    with pytest.raises(ValueError, match="schur"):
+        free.set_memory_(torch.eye(4))
+
+
+@pytest.mark.parametrize("readout", ["ridge", "logistic"])
+def test_laes_start_of_a_schur_lmn_predicts_as_the_free_one(readout):
+    rng = np.random.RandomState(0)
+    X = np.cumsum(rng.randn(40, 12, 2), axis=1)
+    y = (X[:, -1, 0] > 0).astype(int)
+    seqs = check_sequences(X, dtype=np.float64)
+    outputs = []
+    for memory_matrix in ("free", "schur"):
+        torch.manual_seed(0)
+        net = SequenceNet(
+            LMN(2, 6, 6, num_layers=2, memory_matrix=memory_matrix), 2
+        ).double()
+        LAESInitializer(readout=readout, alpha=0.0).initialize(
+            net, fit_context(seqs, y, n_outputs=2)
+        )
+        with torch.no_grad():
+            outputs.append(
+                net(torch.as_tensor(seqs.data), torch.as_tensor(seqs.lengths))
+            )
+    torch.testing.assert_close(outputs[1], outputs[0], rtol=1e-6, atol=1e-6)
+
+
+def test_lmn_classifier_schur_fits_saves_and_loads(tmp_path):
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 6, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    clf = LMNClassifier(
+        hidden_size=6, memory_size=6, memory_matrix="schur", max_iter=3,
+        random_state=0,
+    )
+    with pytest.warns(Warning):  # not converged in 3 epochs
+        clf.fit(X, y)
+    layer = clf.net_.module_.recurrent.layers[0]
+    assert quasi_triangular_radius(layer.weight_mm) < 1
+    path = tmp_path / "schur.sklmn"
+    save(clf, path)
+    loaded = load(path)
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), clf.predict_proba(X), rtol=0, atol=1e-6
+    )
