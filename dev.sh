@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Development entry point: creates/refreshes the virtual environment, then runs
 # one job.  Usage:
-#   bash dev.sh demo    # the main job (see README)
+#   bash dev.sh demo    # the main job: the papers' experiments, quick preset
+#                       # (args go to python -m sklmn.benchmarks; see README)
 #   bash dev.sh test    # the whole test suite
 #   bash dev.sh env     # only create/refresh .venv
 #   bash dev.sh data    # only fetch the time-series datasets (see fetch_wheels)
@@ -152,11 +153,19 @@ case "$job" in
         ;;
     demo)
         refresh_env
-        # the papers' experiments do not need the wheels: a failed download
-        # (no network) only disables --suite timeseries
-        fetch_wheels || echo "[dev] warning: could not fetch the aeon/sktime" \
-            "wheels; --suite timeseries will not find its datasets" >&2
+        # only the time-series suite needs the wheels (the papers'
+        # experiments run on bundled data): fetched for it alone, and a
+        # failed download (no network) leaves its datasets missing
+        case " $* " in
+            *" timeseries "* | *"--suite=timeseries"*)
+                fetch_wheels || echo "[dev] warning: could not fetch the" \
+                    "aeon/sktime wheels; --suite timeseries will not find its" \
+                    "datasets" >&2
+                ;;
+        esac
         export MPLBACKEND=Agg
+        # every benchmark has this one entry point: the papers' experiments
+        # (default), --suite timeseries, and 'bench NAME' measurements
         exec "$VENV/bin/python" -m sklmn.benchmarks "$@"
         ;;
     *)

@@ -402,7 +402,7 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False):
     else:
         # the loss does not depend on the order: batches of similar lengths
         # waste no recurrence steps on padding (27% of the LMN's evaluation
-        # time on mixed lengths, benchmarks/bench_fit_overhead.py)
+        # time on mixed lengths, python -m sklmn.benchmarks bench fit-overhead)
         batches = _length_sorted_loader(net, dataset)
     for batch in batches:
         step = net.validation_step(batch)

@@ -1,9 +1,14 @@
-"""The papers' experiments as one command: ``python -m sklmn.benchmarks``.
+"""Every benchmark of sklmn behind one command: ``python -m sklmn.benchmarks``.
 
-Each experiment trains sklmn's models on a bundled or generated dataset and
-reports its figures next to the papers' numbers in ``results.md`` (plus PNG
-plots). ``--preset quick`` takes about ten minutes on two CPU cores; ``--preset
-full`` produces the table recorded in the README.
+The papers' experiments (the default, ``--suite papers``) train sklmn's
+models on bundled or generated datasets and report their figures next to the
+papers' numbers in ``results.md`` (plus PNG plots): ``--preset quick`` (the
+main job, ``bash dev.sh demo``) keeps one result per claim and runs in
+minutes, ``--preset full`` produces the recorded results. ``--suite
+timeseries`` runs the time-series suite (:mod:`sklmn.benchmarks._timeseries`)
+and ``bench NAME`` one performance or design measurement
+(:mod:`sklmn.benchmarks._bench`). Recorded results and their commands:
+``benchmarks/`` and the documentation's benchmarks pages.
 """
 
 from ._experiments import EXPERIMENTS, run_benchmarks

@@ -1,9 +1,12 @@
-"""Command line of the experiment runner (``python -m sklmn.benchmarks``).
+"""The one command of every benchmark: ``python -m sklmn.benchmarks``.
 
-Two suites: ``--suite papers`` (default) runs the papers' experiments;
-``--suite timeseries`` fits the library's models on UCR/UEA/TSER datasets and
-reports them next to published baselines (see
-:mod:`sklmn.benchmarks._suite_timeseries`).
+- ``--suite papers`` (the default) runs the papers' experiments
+  (:mod:`sklmn.benchmarks._experiments`);
+- ``--suite timeseries`` fits the library's models on UCR/UEA/TSER datasets
+  and reports them next to published baselines
+  (:mod:`sklmn.benchmarks._timeseries`);
+- ``bench NAME [ARGS]`` runs one performance or design measurement
+  (:mod:`sklmn.benchmarks._bench`; ``bench`` alone lists them).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._experiments import EXPERIMENTS, run_benchmarks
+from ._bench import SCRIPTS, run_script
+from ._experiments import DEFAULT_SEEDS, EXPERIMENTS, run_benchmarks
 
 SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
@@ -22,7 +26,7 @@ _TIMESERIES_OPTIONS = (
     "force",
     "report_only",
 )
-_PAPERS_OPTIONS = ("preset", "only")
+_PAPERS_OPTIONS = ("preset", "only", "no_progress")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m sklmn.benchmarks",
         description="Run the papers' experiments on bundled data (--suite papers, "
         "the default) or the time-series suite (--suite timeseries), and write a "
-        "Markdown report.",
+        "Markdown report; or run one measurement: `python -m sklmn.benchmarks "
+        "bench NAME [ARGS]` (`bench` alone lists them).",
     )
     parser.add_argument(
         "--suite",
@@ -59,8 +64,9 @@ def _parser() -> argparse.ArgumentParser:
         "--preset",
         choices=("quick", "full"),
         default=None,
-        help="problem sizes and training budgets: quick (minutes on 2 CPU "
-        "cores) or full (the README's table) (default: quick)",
+        help="problem sizes and training budgets: quick (one seed, a few "
+        "minutes on 2 CPU cores: one result per claim) or full (three seeds, "
+        "the recorded results) (default: quick)",
     )
     papers.add_argument(
         "--only",
@@ -74,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         metavar="N",
-        help="seeds 0..N-1 (default: 3 for the papers, 5 for the time series)",
+        help="seeds 0..N-1 (default: papers 1 with --preset quick, 3 with "
+        "--preset full; time series 5)",
     )
     seeds.add_argument(
         "--seed-list",
@@ -89,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="parallel worker processes, 1 torch thread each (default 2)",
+    )
+    papers.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (overall with the remaining time, and per "
+        "experiment, on stderr); the log lines stay",
     )
     ts = parser.add_argument_group("timeseries suite")
     ts.add_argument(
@@ -134,6 +147,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the selected suite; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        return _main_bench(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     given = {k for k, v in vars(args).items() if v not in (None, False)}
@@ -152,27 +168,47 @@ def main(argv: list[str] | None = None) -> int:
         for name, (_, description) in EXPERIMENTS.items():
             print(f"{name:24s} {description}")
         return 0
+    preset = args.preset or "quick"
     if args.seed_list:
         seeds = list(args.seed_list)
     else:
-        seeds = list(range(3 if args.seeds is None else args.seeds))
+        default = DEFAULT_SEEDS[preset]
+        seeds = list(range(default if args.seeds is None else args.seeds))
     jobs = 2 if args.jobs is None else args.jobs
     if not seeds or len(set(seeds)) != len(seeds):
         parser.error(f"the seeds must be distinct and at least one, got {seeds}")
     if jobs < 1:
         parser.error(f"--jobs must be >= 1, got {jobs}")
-    run_benchmarks(
-        args.preset or "quick",
+    results = run_benchmarks(
+        preset,
         only=args.only,
         output_dir=args.output_dir,
         seeds=seeds,
         n_jobs=jobs,
+        progress=not args.no_progress,
     )
-    return 0
+    return 1 if any(r.error for r in results) else 0
+
+
+def _main_bench(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "--list"):
+        print("usage: python -m sklmn.benchmarks bench NAME [ARGS]  (NAME --help: its ARGS)")
+        print("benchmarks:")
+        for name, (_, description) in SCRIPTS.items():
+            print(f"  {name:22s} {description}")
+        return 0
+    if argv[0] not in SCRIPTS:
+        print(
+            f"python -m sklmn.benchmarks bench: unknown benchmark {argv[0]!r}; "
+            f"known: {', '.join(SCRIPTS)}",
+            file=sys.stderr,
+        )
+        return 2
+    return run_script(argv[0], argv[1:])
 
 
 def _main_timeseries(args, parser) -> int:
-    from ._suite_timeseries import (
+    from ._timeseries import (
         DATASETS,
         MODELS,
         TUNING_DATASETS,
@@ -200,7 +236,7 @@ def _main_timeseries(args, parser) -> int:
         datasets = datasets or list(TUNING_DATASETS)
         seeds = seeds or TUNING_SEEDS
         name = "timeseries_tuning"
-    from ._suite_timeseries import _seed_list, _select_datasets, _select_models
+    from ._timeseries.runner import _seed_list, _select_datasets, _select_models
 
     seeds = 5 if seeds is None else seeds
     try:  # argument errors are usage errors; the run itself never raises them

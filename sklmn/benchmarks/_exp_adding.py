@@ -40,6 +40,18 @@ _SIZES = {
 _BASELINE = 1.0 / 6.0
 
 
+def _raw_units(est) -> list[float]:
+    """``loss_curve_`` in the units of the targets (the baseline's units).
+
+    With ``standardize=True`` the regressors train on standardized targets,
+    so ``loss_curve_`` is an MSE in units of the target variance; times
+    ``target_scale_**2`` it is the MSE of the targets themselves.
+    """
+    scale = getattr(est, "target_scale_", None)
+    factor = 1.0 if scale is None else float(np.ravel(scale)[0]) ** 2
+    return [float(v) * factor for v in est.loss_curve_]
+
+
 @single_threaded
 def adding_problem(
     preset: str, output_dir: Path, log, *, seed: int = 0
@@ -97,7 +109,7 @@ def adding_problem(
             continue
         pred = np.asarray(est.predict(X_test), dtype=float)
         mse[name] = float(np.mean((pred - y_test) ** 2))
-        curves[name] = list(est.loss_curve_)
+        curves[name] = _raw_units(est)
         log(f"{name}: test MSE {mse[name]:.4f} (baseline {_BASELINE:.3f})")
         result.rows.append(
             Row(
@@ -144,7 +156,7 @@ def adding_problem(
     path = plot_curves(
         output_dir / "adding_problem_loss.png",
         curves,
-        ylabel="training MSE",
+        ylabel="training MSE (target units)",
         title=f"Adding problem, T = {T}",
         hline=(_BASELINE, "baseline (predict 1)"),
     )

@@ -8,6 +8,7 @@ used by ``tests/benchmarks`` when calling the experiment function directly.
 from __future__ import annotations
 
 import functools
+import re
 import time
 import warnings
 from collections.abc import Callable
@@ -17,9 +18,12 @@ import torch
 from sklearn.base import is_classifier
 from sklearn.exceptions import ConvergenceWarning
 
+from ..callbacks import DivergenceWarning
+
 __all__ = [
     "DIVERGED",
     "PINNED",
+    "divergence_note",
     "fit_timed",
     "kept_epoch",
     "pinned",
@@ -251,22 +255,104 @@ def fit_timed(
         with warnings.catch_warnings():
             # the budgets are fixed epoch counts: hitting max_iter is intended
             warnings.simplefilter("ignore", ConvergenceWarning)
+            # a recovered divergence is reported by the row note and the log
+            # (divergence_note), not as a warning on stderr
+            warnings.simplefilter("ignore", DivergenceWarning)
             estimator.fit(X, y, **fit_params)
     except FloatingPointError as exc:
         seconds = time.perf_counter() - t0
         log(f"{name}: training diverged after {seconds:.1f} s ({exc})")
+        _fit_done()
         return None, seconds
     seconds = time.perf_counter() - t0
     loss = estimator.loss_curve_[-1] if estimator.loss_curve_ else float("nan")
+    diverged = divergence_note(estimator)
     log(
         f"{name}: {estimator.n_iter_} epochs in {seconds:.1f} s, "
         f"final training loss {loss:.4g}, kept epoch {estimator.best_epoch_}"
+        + (f"; {diverged}" if diverged else "")
     )
+    _fit_done()
     return estimator, seconds
+
+
+#: Called after every fit of :func:`fit_timed` (the runner's progress bars
+#: count fits); set per experiment run by :func:`set_fit_hook`.
+_FIT_HOOK: list[Callable[[], None]] = []
+
+
+def set_fit_hook(hook: Callable[[], None] | None) -> None:
+    """Call ``hook()`` after every fit of :func:`fit_timed` (None: stop).
+
+    The runner counts the fits of the experiment running in this process
+    with it (its per-experiment progress bar).
+
+    Parameters
+    ----------
+    hook : callable or None
+
+    Examples
+    --------
+    >>> calls = []
+    >>> set_fit_hook(lambda: calls.append(1))
+    >>> _fit_done(); set_fit_hook(None); _fit_done()
+    >>> calls
+    [1]
+    """
+    _FIT_HOOK[:] = [] if hook is None else [hook]
+
+
+def _fit_done() -> None:
+    for hook in _FIT_HOOK:
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - progress display must not end a run
+            pass
+
+
+def divergence_note(estimator) -> str:
+    """Say where and how a fit that recovered from a divergence diverged.
+
+    The estimators recover from a divergence by restoring earlier weights
+    (``diverged_`` is then True, see :class:`sklmn.callbacks.RestoreOnDivergence`);
+    the note gives the epoch and the loss of the cause, taken from the
+    message the training net kept.
+
+    Parameters
+    ----------
+    estimator : fitted sklmn estimator
+
+    Returns
+    -------
+    note : str
+        Empty when the fit did not diverge.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.estimators import RNNRegressor
+    >>> X, y = np.random.RandomState(0).rand(8, 5, 1), np.arange(8.0)
+    >>> est = pinned(RNNRegressor, cell="lstm", hidden_size=2, max_iter=2)
+    >>> est, _ = fit_timed(est, X, y, lambda m: None, "LSTM")
+    >>> divergence_note(est)
+    ''
+    """
+    if not getattr(estimator, "diverged_", False):
+        return ""
+    message = getattr(getattr(estimator, "net_", None), "divergence_", None) or ""
+    match = re.match(r"Training diverged at epoch (\d+)[^:]*: (.*)", message)
+    if match is None:
+        return f"training diverged ({message or 'no message kept'})"
+    # the cause is the first sentence of the message (the advice follows)
+    cause = re.split(r"(?<=[^.\d])\.(?:\s|$)", match.group(2), maxsplit=1)[0]
+    return f"training diverged at epoch {match.group(1)}: {cause}"
 
 
 def kept_epoch(estimator) -> str:
     """Row note: the epochs run and the epoch whose weights were kept.
+
+    A fit that diverged and recovered says so first, with the epoch and the
+    loss of the divergence (see :func:`divergence_note`).
 
     Parameters
     ----------
@@ -291,9 +377,11 @@ def kept_epoch(estimator) -> str:
         if estimator.validation_loss_curve_ is not None
         else "lowest training loss"
     )
-    return (
-        f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} ({selected})"
-    )
+    note = f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} ({selected})"
+    diverged = divergence_note(estimator)
+    if diverged:
+        return f"**{diverged}**; {note}"
+    return note
 
 
 #: Row note of a model whose training diverged (see :func:`fit_timed`).

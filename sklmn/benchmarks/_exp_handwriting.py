@@ -54,7 +54,24 @@ _PAPER = {
 }
 
 
-def _plot_transcription(path, x, truth, guess, stages, n_epochs):
+def _transcription_title(model: str, truth: str, guess: str, n_right: int, n: int):
+    """The figure's title: what was written, what the model read, and how
+    often it reads a test word right (plain strings, never reprs)."""
+    truth, guess = str(truth), str(guess)
+    verdict = "right" if guess == truth else "WRONG (no test word was read right)"
+    return (
+        f"test writer wrote '{truth}'; the {model} read '{guess}' ({verdict})\n"
+        f"{n_right} of {n} test words transcribed exactly"
+    )
+
+
+def _pick_example(truths, guesses) -> int:
+    """Index of the first test word transcribed right (0 when none is)."""
+    right = [i for i, (t, g) in enumerate(zip(truths, guesses)) if str(t) == str(g)]
+    return right[0] if right else 0
+
+
+def _plot_transcription(path, x, title, stages, n_epochs):
     """An input trajectory with its decoded string, and the number of
     modules of the incremental MS-LMN over the epochs."""
     plt = pyplot()
@@ -70,7 +87,7 @@ def _plot_transcription(path, x, truth, guess, stages, n_epochs):
         start = end + 1
     top.set_aspect("equal")
     top.axis("off")
-    top.set_title(f"test writer: {truth!r} transcribed as {guess}", fontsize=9)
+    top.set_title(title, fontsize=9)
     if stages:
         epochs = [s["epoch_added"] for s in stages] + [n_epochs]
         modules = [s["n_modules"] for s in stages]
@@ -294,14 +311,15 @@ def handwriting(
         result.plots.append(path)
     best = max(fitted, key=lambda k: acc[k], default=None)
     if best is not None:
-        est = fitted[best]
-        guess = est.predict(data.X_test[:1])[0]
+        guesses = [str(g) for g in fitted[best].predict(data.X_test)]
+        truths = [str(t) for t in data.y_test]
+        i = _pick_example(truths, guesses)
+        n_right = sum(t == g for t, g in zip(truths, guesses, strict=True))
         stages = inc.module_history_ if inc is not None else []
         path = _plot_transcription(
             output_dir / "handwriting_transcription.png",
-            data.X_test[0],
-            str(data.y_test[0]),
-            f"{guess!r} by the {best}",
+            data.X_test[i],
+            _transcription_title(best, truths[i], guesses[i], n_right, len(truths)),
             stages,
             inc.n_iter_ if inc is not None else 0,
         )

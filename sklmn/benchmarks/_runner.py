@@ -6,12 +6,13 @@ which passes them to :func:`run_experiments`.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from ._progress import PoolEvent, RunProgress, execute_runs
+from ._results import Claim, ExperimentFn, ExperimentResult, Row
 
 __all__ = [
     "Claim",
@@ -24,64 +25,6 @@ __all__ = [
 ]
 
 PRESETS = ("quick", "full")
-
-
-@dataclass
-class Row:
-    """One line of the results table: a model's score on a task."""
-
-    task: str
-    model: str
-    metric: str
-    value: float
-    paper: str = ""
-    note: str = ""
-    #: the value of every seed when several ran (``value`` is their mean)
-    values: list[float] = field(default_factory=list)
-
-
-@dataclass
-class Claim:
-    """A claim of the papers checked by an experiment.
-
-    ``text`` states the claim with its threshold (e.g. ">= 95%", "MSE <
-    0.05") or ordering; ``reproduced`` is the verdict on the measured values
-    (None: not checked, e.g. a missing component). A non-empty
-    ``smaller_than_paper`` says why this preset does not test the claim at
-    the paper's size (e.g. "T = 30; the paper: T = 100, 500"): the report
-    then says "not tested at this size" and shows the measured outcome only
-    as a detail.
-    """
-
-    text: str
-    reproduced: bool | None  # None: not checked in this preset
-    detail: str = ""
-    smaller_than_paper: str = ""
-    #: ``(k, n)`` when several seeds ran: the claim held on ``k`` of them
-    #: (``reproduced`` is then True for ``k == n``, False for ``k == 0`` and
-    #: None otherwise: not distinguishable)
-    seeds_holding: tuple[int, int] | None = None
-
-
-@dataclass
-class ExperimentResult:
-    """Everything an experiment reports."""
-
-    name: str
-    rows: list[Row] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
-    plots: list[Path] = field(default_factory=list)
-    seconds: float = 0.0
-    #: the seeds that ran (model initialization and batch order; the data
-    #: are the same for every seed)
-    seeds: list[int] = field(default_factory=lambda: [0])
-    #: set-up notes: model selection rule, thresholds, remaining deviations
-    #: from the paper's set-up with their reasons
-    notes: list[str] = field(default_factory=list)
-
-
-#: ``fn(preset, output_dir, log, *, seed=0) -> ExperimentResult``
-ExperimentFn = Callable[..., ExperimentResult]
 
 
 def _fmt(value: float) -> str:
@@ -162,7 +105,9 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
     holds on every seed, not reproduced when it holds on none, and
     otherwise not distinguishable (``reproduced=None``, ``seeds_holding``
     counts the seeds); the details of every seed are kept. Plots and set-up
-    notes are the first run's; ``seconds`` is the sum.
+    notes are the first run's; ``seconds`` and ``cpu_seconds`` are sums.
+    Runs that failed (``error`` set) are left out of the rows and claims;
+    their seeds and causes go to the merged ``error``.
 
     Parameters
     ----------
@@ -186,16 +131,34 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
     >>> merged.claims[0].reproduced, merged.claims[0].seeds_holding
     (None, (2, 3))
     """
-    first = results[0]
     if len(results) == 1:
-        return first
+        return results[0]
+    failed = [r for r in results if r.error]
+    error = "; ".join(f"seed {r.seeds[0]}: {r.error}" for r in failed)
+    totals = dict(
+        seconds=sum(r.seconds for r in results),
+        cpu_seconds=sum(r.cpu_seconds for r in results),
+        max_rss_mb=max(r.max_rss_mb for r in results),
+    )
+    results = [r for r in results if not r.error]
+    if not results:
+        return ExperimentResult(
+            failed[0].name,
+            seeds=[r.seeds[0] for r in failed],
+            notes=list(failed[0].notes),
+            error=error,
+            **totals,
+        )
+    first = results[0]
     seeds = [r.seeds[0] for r in results]
     merged = ExperimentResult(
         first.name,
         plots=list(first.plots),
-        seconds=sum(r.seconds for r in results),
         seeds=seeds,
-        notes=list(first.notes),
+        notes=list(first.notes)
+        + [f"seed {r.seeds[0]}: {n}" for r in failed for n in r.notes],
+        error=error,
+        **totals,
     )
     for row in first.rows:
         key = (row.task, row.model, row.metric)
@@ -249,7 +212,11 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
     return merged
 
 
-def format_markdown(results: list[ExperimentResult], preset: str) -> str:
+def format_markdown(
+    results: list[ExperimentResult],
+    preset: str,
+    events: list[PoolEvent] | None = None,
+) -> str:
     """Render results as the Markdown report written by the runner.
 
     Parameters
@@ -258,6 +225,9 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
         Results of the experiments that ran.
     preset : str
         Preset name, written in the header.
+    events : list of PoolEvent, default=None
+        What the worker pool did (restarted or killed workers), listed with
+        the failed runs.
 
     Returns
     -------
@@ -290,6 +260,7 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
             value = _spread(r.values) if len(r.values) > 1 else _fmt(r.value)
             cells = (r.task, r.model, r.metric, value, r.paper, r.note)
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += _failures(results, events or [])
     claims = [c for res in results for c in res.claims]
     if claims:
         lines += ["", "## Claims of the papers", ""]
@@ -334,18 +305,28 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
                 lines += [f"  - {n}" for n in res.notes]
     lines += ["", "## Time per experiment", ""]
     lines += [
-        "Seconds of training and evaluation, summed over the seeds (each "
-        "run on one worker with one torch thread).",
+        "Wall seconds of training and evaluation and the CPU seconds they "
+        "took, summed over the seeds (each run on one worker with one torch "
+        "thread; on a busy machine the wall time grows, the CPU time does "
+        "not), and the peak memory of the process that ran them.",
         "",
-        "| experiment | seeds | seconds |",
-        "|---|---|---|",
+        "| experiment | seeds | seconds | CPU seconds | peak memory (MB) |",
+        "|---|---|---|---|---|",
     ]
     for res in results:
         seeds = ", ".join(str(s) for s in res.seeds)
-        lines.append(f"| {res.name} | {seeds} | {res.seconds:.1f} |")
+        lines.append(
+            f"| {res.name} | {seeds} | {res.seconds:.1f} | {res.cpu_seconds:.1f} "
+            f"| {res.max_rss_mb:.0f} |"
+        )
+    if results:
+        wall = sum(r.seconds for r in results)
+        cpu = sum(r.cpu_seconds for r in results)
+        lines.append(f"| all | | {wall:.1f} | {cpu:.1f} | |")
+    lines.append("")
     plots = [p for res in results for p in res.plots]
     if plots:
-        lines += ["", "## Plots", ""]
+        lines += ["## Plots", ""]
         if any(len(res.seeds) > 1 for res in results):
             lines += ["Plots of the first seed of each experiment.", ""]
         for p in plots:
@@ -354,6 +335,21 @@ def format_markdown(results: list[ExperimentResult], preset: str) -> str:
     lines += [f"- {k}: {who}. *{title}*. {venue}." for k, who, title, venue in PAPERS]
     lines += ["", "## Environment", "", environment_line()]
     return "\n".join(lines) + "\n"
+
+
+def _failures(results, events) -> list[str]:
+    """The report's section on failed runs and on the worker pool."""
+    failed = [r for r in results if r.error]
+    if not failed and not events:
+        return []
+    lines = ["", "## Failures and worker events", ""]
+    for r in failed:
+        lines.append(f"- **{r.name}** failed: {_cell(r.error)}")
+        lines += [f"  - {_cell(n)}" for n in r.notes if "traceback" in n]
+    for e in events:
+        runs = f" (runs: {', '.join(e.runs)})" if e.runs else ""
+        lines.append(f"- {_cell(e.what)}{runs}: {_cell(e.cause)}")
+    return lines
 
 
 def environment_line() -> str:
@@ -394,19 +390,6 @@ def environment_line() -> str:
     )
 
 
-def _run_one(fn, preset, output_dir, seed, log):
-    """One run of one experiment (in the runner's process or a worker)."""
-    t0 = time.perf_counter()
-    res = fn(preset, output_dir, log, seed=seed)
-    res.seconds = time.perf_counter() - t0
-    res.seeds = [seed]
-    return res
-
-
-def _print(label: str, msg: str) -> None:  # a picklable log sink for workers
-    print(f"    {label}: {msg}", flush=True)
-
-
 def run_experiments(
     experiments: Mapping[str, tuple[ExperimentFn, str]],
     preset: str = "quick",
@@ -416,6 +399,8 @@ def run_experiments(
     log: Callable[[str], None] = print,
     seeds=(0, 1, 2),
     n_jobs: int = 1,
+    progress: bool = False,
+    costs: Mapping[str, tuple[int, float]] | None = None,
 ) -> list[ExperimentResult]:
     """Run experiments and write ``results.md`` and plots.
 
@@ -426,16 +411,15 @@ def run_experiments(
         one-line description), in the order to run them (see
         :data:`sklmn.benchmarks.EXPERIMENTS`).
     preset : {'quick', 'full'}, default='quick'
-        Problem sizes and training budgets: ``quick`` runs in about ten minutes
-        on two CPU cores, ``full`` reproduces the README table.
+        Problem sizes and training budgets: ``quick`` runs in minutes on two
+        CPU cores, ``full`` reproduces the recorded results.
     only : list of str, default=None
         Names of the experiments to run (all when None).
     output_dir : str or Path, default='benchmark_results'
         Folder for ``results.md`` and the PNG plots (the first seed's; the
         other seeds' plots go to ``seed<k>/`` subfolders).
     log : callable, default=print
-        Progress sink (with ``n_jobs > 1`` the workers print their progress
-        instead).
+        Progress sink (the workers' log lines come back to it).
     seeds : sequence of int, default=(0, 1, 2)
         Seeds of the models (initialization, batch order); every experiment
         runs once per seed and the report gives the mean ± the spread, and a
@@ -443,11 +427,20 @@ def run_experiments(
     n_jobs : int, default=1
         Runs in parallel, in worker processes (each experiment trains with
         one torch thread).
+    progress : bool, default=False
+        Show progress bars (overall, with the estimated remaining time, and
+        one per running experiment) on stderr.
+    costs : mapping, default=None
+        name -> (expected fits, expected seconds on one core) of each
+        experiment, which weigh the progress bars (see
+        :data:`sklmn.benchmarks._experiments.COSTS`).
 
     Returns
     -------
     results : list of ExperimentResult
-        One per experiment, merged over the seeds.
+        One per experiment, merged over the seeds. An experiment that failed
+        (an exception, or its worker killed) has ``error`` set and is
+        reported with its cause; the other experiments still run.
 
     Examples
     --------
@@ -489,55 +482,53 @@ def run_experiments(
         return path
 
     tasks = [(name, seed) for name in names for seed in seeds]
+    n_jobs = min(int(n_jobs), len(tasks))
     t_all = time.perf_counter()
     log(
         f"{len(names)} experiment(s) x {len(seeds)} seed(s) {seeds} = "
         f"{len(tasks)} run(s), {n_jobs} at a time"
     )
-    if n_jobs == 1:
-
-        def runs():
-            for i, (name, seed) in enumerate(tasks, 1):
-                fn, description = experiments[name]
-                label = name if len(seeds) == 1 else f"{name} (seed {seed})"
-                log(f"[{i}/{len(tasks)}] {label}: {description}")
-                res = _run_one(
-                    fn,
-                    preset,
-                    folder(seed),
-                    seed,
-                    lambda msg, _label=label: log(f"    {_label}: {msg}"),
-                )
-                log(f"[{i}/{len(tasks)}] {label} done in {res.seconds:.1f} s")
-                yield res
-
-        stream = runs()
-    else:
-        from joblib import Parallel, delayed
-
-        stream = Parallel(n_jobs=int(n_jobs), return_as="generator")(
-            delayed(_run_one)(
-                experiments[name][0],
-                preset,
-                folder(seed),
-                seed,
-                functools.partial(_print, f"{name} (seed {seed})"),
+    bars = RunProgress(tasks, costs or {}, log, enabled=progress)
+    if len(seeds) == 1:  # log lines name the experiment only
+        bars.label = lambda name, seed: name
+    events: list[PoolEvent] = []
+    runs: dict[str, list[ExperimentResult]] = {name: [] for name in names}
+    merged: dict[str, ExperimentResult] = {}
+    try:
+        for res in execute_runs(
+            experiments, tasks, preset, folder, n_jobs, bars, events
+        ):
+            runs[res.name].append(res)
+            if len(runs[res.name]) < len(seeds):
+                continue
+            order = {seed: i for i, seed in enumerate(seeds)}
+            merged[res.name] = merge_seeds(
+                sorted(runs[res.name], key=lambda r: order[r.seeds[0]])
             )
-            for name, seed in tasks
-        )
-    results: list[ExperimentResult] = []
-    runs_of: list[ExperimentResult] = []
-    for res in stream:
-        runs_of.append(res)
-        if len(runs_of) == len(seeds):
-            results.append(merge_seeds(runs_of))
-            runs_of = []
+            done = merged[res.name]
+            status = f"FAILED ({done.error})" if done.error and not done.rows else "done"
+            bars.write(
+                f"{done.name} {status} in {done.seconds:.1f} s "
+                f"({done.cpu_seconds:.1f} CPU s, all seeds)"
+            )
             # rewrite the report after every experiment: partial results survive
-            (output_dir / "results.md").write_text(format_markdown(results, preset))
-            if n_jobs > 1:
-                log(f"{results[-1].name} done ({results[-1].seconds:.1f} s, all seeds)")
+            results = [merged[n] for n in names if n in merged]
+            (output_dir / "results.md").write_text(
+                format_markdown(results, preset, events)
+            )
+    finally:
+        bars.close()
+    results = [merged[n] for n in names if n in merged]
+    (output_dir / "results.md").write_text(format_markdown(results, preset, events))
+    cpu = sum(r.cpu_seconds for r in results)
     log(
-        f"all done in {time.perf_counter() - t_all:.1f} s; report: "
-        f"{output_dir / 'results.md'}"
+        f"all done in {time.perf_counter() - t_all:.1f} s ({cpu:.1f} CPU s in the "
+        f"experiments); report: {output_dir / 'results.md'}"
     )
+    failed = [r.name for r in results if r.error]
+    if failed or events:
+        log(
+            f"failed runs: {', '.join(failed) or 'none'}; worker events: "
+            f"{len(events)} (see the report's 'Failures and worker events')"
+        )
     return results

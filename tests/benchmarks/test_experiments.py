@@ -7,6 +7,8 @@ second or two and must still write rows, claims and plots.
 
 import importlib.util
 import math
+import pathlib
+import re
 
 import pytest
 
@@ -47,11 +49,71 @@ def test_all_experiments_registered():
     assert names | {"laes-reconstruction"} <= set(EXPERIMENTS)
 
 
+@pytest.fixture
+def figure_texts(monkeypatch):
+    """Every text of every figure saved while the test runs, by file name:
+    ``{name: {"title": [...], "legend": [...], "all": [...], "lines": [...]}}``."""
+    matplotlib = pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    saved = {}
+    original = Figure.savefig
+
+    def savefig(self, fname, *args, **kwargs):
+        axes = self.get_axes()
+        legends = [lg for ax in axes if (lg := ax.get_legend()) is not None]
+        saved[pathlib.Path(fname).name] = {
+            "title": [ax.get_title() for ax in axes]
+            + ([self._suptitle.get_text()] if self._suptitle else []),
+            "legend": [t.get_text() for lg in legends for t in lg.get_texts()],
+            "all": [t.get_text() for t in self.findobj(Text)],
+            "lines": [
+                (line.get_label(), list(line.get_ydata()))
+                for ax in axes
+                for line in ax.get_lines()
+            ],
+        }
+        return original(self, fname, *args, **kwargs)
+
+    assert matplotlib is not None
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return saved
+
+
+def _check_figure_texts(name, saved):
+    """Titles and labels are plain strings that say what the figure shows."""
+    for fig, texts in saved.items():
+        for text in texts["all"]:
+            # a repr of a numpy scalar leaks into a label as np.str_('...')
+            assert "np.str_(" not in text and "np.float" not in text, (fig, text)
+        assert any(t.strip() for t in texts["title"]), f"{fig} has no title"
+    if name == "adding-problem":
+        texts = saved["adding_problem_loss.png"]
+        curves = dict(texts["lines"])
+        baseline = curves.pop("baseline (predict 1)")
+        assert baseline[0] == pytest.approx(1 / 6)
+        # the training MSE in the baseline's units: an untrained model
+        # predicting about the mean is near the target variance (~0.17-0.2),
+        # not near 1 (the standardized units)
+        assert curves and all(0.0 < c[0] < 0.6 for c in curves.values()), curves
+    if name == "handwriting":
+        (title,) = [
+            t
+            for t in saved["handwriting_transcription.png"]["title"]
+            if "test writer" in t
+        ]
+        assert re.search(r"wrote '[a-z]+'; the .+ read '[a-z]*' \((right|WRONG)", title)
+        assert re.search(r"\d+ of \d+ test words transcribed exactly", title)
+
+
 @pytest.mark.parametrize("name", MINE)
-def test_experiment_writes_rows_claims_and_plots(name, tmp_path):
+def test_experiment_writes_rows_claims_and_plots(name, tmp_path, figure_texts):
     fn, _ = EXPERIMENTS[name]
     messages = []
     result = fn("test", tmp_path, messages.append)
+    _check_figure_texts(name, figure_texts)
+    assert {p.name for p in result.plots} <= set(figure_texts)
     assert isinstance(result, ExperimentResult)
     assert result.name == name
     assert result.rows and all(isinstance(r, Row) for r in result.rows)

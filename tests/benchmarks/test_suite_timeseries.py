@@ -7,8 +7,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from sklmn.benchmarks import __main__ as cli
-from sklmn.benchmarks import _suite_timeseries as suite
-from sklmn.benchmarks._suite_timeseries import (
+from sklmn.benchmarks._timeseries import (
     DATASETS,
     MODELS,
     PUBLISHED,
@@ -19,6 +18,7 @@ from sklmn.benchmarks._suite_timeseries import (
     parse_model_spec,
     run_timeseries_suite,
 )
+from sklmn.benchmarks._timeseries import runner as suite
 from sklmn.estimators import LMNClassifier, LMNRegressor
 
 

@@ -136,7 +136,7 @@ def test_laes_refit_that_fails_leaves_the_fitted_transformer_as_it_was():
     before = dict(vars(laes))
     out = laes.transform(X)
     with pytest.raises(ValueError):
-        laes.fit(X * 1e160)  # moments overflow float64: refused after validation
+        laes.fit(X[:1, :1])  # 1 step < n_components: refused after validation
     assert vars(laes).keys() == before.keys()
     assert all(vars(laes)[k] is v for k, v in before.items())
     np.testing.assert_allclose(laes.transform(X), out)

@@ -13,7 +13,7 @@ training sequences.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_anchor.py [--seeds 0 1 2]
+    .venv/bin/python -m sklmn.benchmarks bench anchor [--seeds 0 1 2]
 
 About 1 minute on 2 cores. Results are recorded in ``docs/training.md``
 ("Fine-tuning anchored to the start").

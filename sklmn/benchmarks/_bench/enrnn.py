@@ -17,8 +17,8 @@ median over rounds and the ratio to ``normalize=False``.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_enrnn.py            # n = 64 + 64
-    .venv/bin/python benchmarks/bench_enrnn.py --long 96 --short 32 --repeats 30
+    .venv/bin/python -m sklmn.benchmarks bench enrnn            # n = 64 + 64
+    .venv/bin/python -m sklmn.benchmarks bench enrnn --long 96 --short 32 --repeats 30
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def model_output_size(model: nn.Module) -> int:
     return model.output_size
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", type=int, default=64, help="n_L (hidden_size)")
     parser.add_argument("--short", type=int, default=64, help="n_S (short_size)")
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--features", type=int, default=16, help="input size d")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--threads", type=int, default=0, help="0: torch default")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)

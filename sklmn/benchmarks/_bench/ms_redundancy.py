@@ -33,7 +33,7 @@ construction.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_ms_redundancy.py [--components 8]
+    .venv/bin/python -m sklmn.benchmarks bench ms-redundancy [--components 8]
 
 About 10 seconds. Results are recorded in ``docs/training.md`` ("What the
 defaults do not fix yet").

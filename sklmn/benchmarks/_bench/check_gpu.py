@@ -18,7 +18,7 @@ papers use) on small generated data:
 
 Usage::
 
-    python benchmarks/check_gpu.py [--quick]
+    python -m sklmn.benchmarks bench check-gpu [--quick]
 
 On a machine without CUDA it says so and exits with status 0. It exits with
 status 1 when a check fails. Results are recorded in

@@ -15,7 +15,7 @@ At 2000 sequences ``'auto'`` does not pretrain, so the two LMN rows agree.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_adding_small.py [--seeds 0 1 2]
+    .venv/bin/python -m sklmn.benchmarks bench adding-small [--seeds 0 1 2]
 
 About 8 minutes on 2 cores. Results are recorded in ``docs/training.md``
 ("A regression start that explains nothing").

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_recurrence.py --batch 64 --T 200 --threads 2 \
+    python -m sklmn.benchmarks bench recurrence --batch 64 --T 200 --threads 2 \
         --repeats 7 --device cpu
 
 Prints a Markdown table: median and minimum milliseconds per forward+backward

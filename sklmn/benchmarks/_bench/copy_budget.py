@@ -12,13 +12,13 @@ of the run and the test accuracy on the copied symbols.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 160
-    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 --set standardize=False
-    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 --model LSTM \
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 160
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 --set standardize=False
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 --model LSTM \
         --set standardize=False
-    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 120 \
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 120 \
         --set truncate_gradient=True
-    .venv/bin/python benchmarks/bench_copy_budget.py --epochs 40 \
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 \
         --set "memory_matrix='free'" --init-radius 1.0
 
 One torch thread; about 4-5 s per epoch for the LMN with 64 units at
@@ -39,8 +39,8 @@ import torch
 
 
 def main(argv=None) -> None:
-    from sklmn.benchmarks._exp_copy import _N_CLASSES, _N_SYMBOLS, _models
-    from sklmn.benchmarks._suite_timeseries import with_init_radius
+    from .._exp_copy import _N_CLASSES, _N_SYMBOLS, _models
+    from .._timeseries.models import with_init_radius
     from sklmn.datasets import make_copy_task
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

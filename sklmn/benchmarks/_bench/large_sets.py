@@ -25,7 +25,7 @@ writers. Test accuracy of
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_large_sets.py [--seeds 0 1 2 3] [--only NAME ...]
+    .venv/bin/python -m sklmn.benchmarks bench large-sets [--seeds 0 1 2 3] [--only NAME ...]
 
 About 11 minutes on 2 cores (2 fits at a time, one thread each). Needs the
 optional ``Hershey-Fonts`` package (``pip install 'sklmn[handwriting]'``).

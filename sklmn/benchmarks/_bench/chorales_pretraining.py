@@ -21,11 +21,11 @@ changes and prints what each stage of the pretraining leaves:
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_chorales_pretraining.py
-    .venv/bin/python benchmarks/bench_chorales_pretraining.py --memory 250
-    .venv/bin/python benchmarks/bench_chorales_pretraining.py --model LMN \
+    .venv/bin/python -m sklmn.benchmarks bench chorales-pretraining
+    .venv/bin/python -m sklmn.benchmarks bench chorales-pretraining --memory 250
+    .venv/bin/python -m sklmn.benchmarks bench chorales-pretraining --model LMN \
         --memory 250
-    .venv/bin/python benchmarks/bench_chorales_pretraining.py --pre-epochs 150
+    .venv/bin/python -m sklmn.benchmarks bench chorales-pretraining --pre-epochs 150
 
 One torch thread; 1.5-2.5 minutes per run on the 2-core machine. Results
 are recorded in the chorales notes of the papers' report
@@ -45,7 +45,7 @@ import torch
 def main(argv=None) -> None:
     from sklearn.base import clone
 
-    from sklmn.benchmarks._exp_chorales import _SIZES, _models, _tuned_accuracy
+    from .._exp_chorales import _SIZES, _models, _tuned_accuracy
     from sklmn.datasets import load_bach_chorales
     from sklmn.pretraining._common import spectral_radius
 

@@ -21,7 +21,7 @@ script measures, per model and dataset, the test accuracy of
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_validation.py [--seeds 0 1 2 ...] [--jobs 2]
+    .venv/bin/python -m sklmn.benchmarks bench validation [--seeds 0 1 2 ...] [--jobs 2]
 
 Prints one row per model and dataset (mean test accuracy over the seeds and
 the epochs the validation chose), then the means over the datasets. Data:
@@ -53,7 +53,7 @@ def _models():
 
 
 def _one(model: str, dataset: str, seed: int) -> tuple:
-    from sklmn.benchmarks._suite_timeseries import _archive_loader
+    from .._timeseries.datasets import _archive_loader
 
     make = _models()[model]
     X_train, X_test, y_train, y_test = _archive_loader(dataset)()

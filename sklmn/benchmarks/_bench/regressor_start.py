@@ -23,7 +23,7 @@ deviation 0.1 times the signal's):
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_regressor_start.py [--seeds 0 1 2]
+    .venv/bin/python -m sklmn.benchmarks bench regressor-start [--seeds 0 1 2]
 
 About 6 minutes on 2 cores. Results are recorded in ``docs/training.md``
 ("The regressor's memory").

@@ -9,7 +9,7 @@ suite.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_init_radius.py [--seeds 5] [--dataset ArrowHead]
+    .venv/bin/python -m sklmn.benchmarks bench init-radius [--seeds 5] [--dataset ArrowHead]
 
 The dataset needs the wheels of ``bash dev.sh data``; without them the last
 part is skipped.
@@ -84,11 +84,11 @@ def first_epoch_loss(seeds: int, dataset: str) -> None:
         )
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--dataset", default="ArrowHead")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     radius_and_growth(args.seeds)
     first_epoch_loss(args.seeds, args.dataset)

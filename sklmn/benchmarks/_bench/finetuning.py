@@ -41,7 +41,7 @@ changed:
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_finetuning.py [--seeds 5] [--variants ...]
+    .venv/bin/python -m sklmn.benchmarks bench finetuning [--seeds 5] [--variants ...]
 
 The datasets need the wheels of ``bash dev.sh data``. Results are in
 ``docs/training.md``.

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python benchmarks/bench_laes.py --preset speed       # dense vs gram vs matrix_free
-    python benchmarks/bench_laes.py --preset small       # the same, Ξ 18 000 x 960
-    python benchmarks/bench_laes.py --preset musedata    # 250k steps, L=4000, a=88
-    python benchmarks/bench_laes.py --preset tiny        # smoke run (seconds)
+    python -m sklmn.benchmarks bench laes --preset speed       # dense vs gram vs matrix_free
+    python -m sklmn.benchmarks bench laes --preset small       # the same, Ξ 18 000 x 960
+    python -m sklmn.benchmarks bench laes --preset musedata    # 250k steps, L=4000, a=88
+    python -m sklmn.benchmarks bench laes --preset tiny        # smoke run (seconds)
 
 Every solver runs in its own subprocess (``OMP/OPENBLAS/MKL_NUM_THREADS`` and
 the FFT threads ``n_jobs`` = ``--threads``, default 2) on the same seeded
@@ -197,7 +197,7 @@ def run_worker(preset, solver, seed, threads, n_iter, crop=None, skip_errors=Fal
         )
     )
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", payload],
+        [sys.executable, "-m", "sklmn.benchmarks", "bench", "laes", "--worker", payload],
         env=env,
         capture_output=True,
         text=True,
@@ -231,7 +231,7 @@ def table(rows: list[dict], title: str) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", choices=sorted(PRESETS), default="speed")
     parser.add_argument("--solvers", nargs="*", help="override the preset's solvers")
@@ -240,7 +240,7 @@ def main() -> None:
     parser.add_argument("--n-iter", default="auto", help="power iterations")
     parser.add_argument("--crop", type=int, help="musedata: subsample crop length")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.worker:
         w = json.loads(args.worker)
         if w["n_iter"] != "auto":

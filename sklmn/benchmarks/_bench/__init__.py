@@ -1,0 +1,79 @@
+"""Performance and design benchmarks: ``python -m sklmn.benchmarks bench NAME``.
+
+Each module of this package is one measurement with its own command line
+(``main(argv)``); it prints a Markdown table. The recorded results, with the
+command that produced each, are in ``benchmarks/README.md`` and
+``docs/training.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+__all__ = ["SCRIPTS", "run_script"]
+
+#: command name -> (module of this package, one-line description)
+SCRIPTS: dict[str, tuple[str, str]] = {
+    "laes": ("laes", "time and peak memory of the LAES solvers"),
+    "recurrence": (
+        "recurrence",
+        "forward+backward time of the recurrent modules vs torch.nn",
+    ),
+    "fit-overhead": (
+        "fit_overhead",
+        "an estimator's fit against a hand-written torch training loop",
+    ),
+    "enrnn": ("enrnn", "cost of the ENRNN eigenvalue normalization"),
+    "init-radius": ("init_radius", "the stable initialization of the LMN memory"),
+    "finetuning": ("finetuning", "remedies for fine-tuning a LAES-initialized LMN"),
+    "validation": ("validation", "fine-tune a pretrained start, or keep it?"),
+    "anchor": ("anchor", "pretrained_alpha on a task the LAES start represents poorly"),
+    "adding-small": ("adding_small", "the adding problem with few training sequences"),
+    "ms-redundancy": (
+        "ms_redundancy",
+        "redundancy of the multi-scale LAES start on long univariate series",
+    ),
+    "regressor-start": ("regressor_start", "the LMN regressor's memory and start"),
+    "large-sets": ("large_sets", "the defaults above 1000 training sequences"),
+    "copy-budget": ("copy_budget", "the copy task at T = 500 with a longer budget"),
+    "chorales-pretraining": (
+        "chorales_pretraining",
+        "where unrolled pretraining loses on the chorales",
+    ),
+    "check-gpu": ("check_gpu", "every estimator on a CUDA device, checked and timed"),
+}
+
+
+def run_script(name: str, argv: list[str]) -> int:
+    """Run the benchmark ``name`` of :data:`SCRIPTS` with its arguments.
+
+    Parameters
+    ----------
+    name : str
+        Command name, as listed by ``python -m sklmn.benchmarks bench``.
+    argv : list of str
+        The benchmark's own arguments (``--help`` lists them).
+
+    Returns
+    -------
+    status : int
+        Exit status (0 on success).
+
+    Examples
+    --------
+    >>> run_script("nope", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown benchmark 'nope'; known: ['adding-small', ...].
+    """
+    if name not in SCRIPTS:
+        raise ValueError(f"unknown benchmark {name!r}; known: {sorted(SCRIPTS)}.")
+    module = importlib.import_module(f"{__name__}.{SCRIPTS[name][0]}")
+    previous = sys.argv[0]
+    sys.argv[0] = f"python -m sklmn.benchmarks bench {name}"  # argparse's prog
+    try:
+        status = module.main(list(argv))
+    finally:
+        sys.argv[0] = previous
+    return int(status or 0)

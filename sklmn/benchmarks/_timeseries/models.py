@@ -1,0 +1,297 @@
+"""The time-series suite's models: the registry, the variants and ``--models`` specs.
+
+A factory receives the seed and a :class:`~sklmn.benchmarks._timeseries.datasets.DatasetInfo`
+and returns an estimator, or ``(estimator, note)`` to record a note.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.dummy import DummyRegressor
+from sklearn.linear_model import LogisticRegression, RidgeCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from .datasets import LAES_COMPONENTS, DatasetInfo
+
+# -- models --
+class PadFlatten(TransformerMixin, BaseEstimator):
+    """Zero-pad sequences to the longest training length and flatten them.
+
+    Turns any layout of :mod:`sklmn.utils.sequences` into a 2-D array
+    ``(n_samples, max_length * n_features)`` for tabular estimators; test
+    sequences longer than the longest training one are truncated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> PadFlatten().fit([np.ones((2, 1)), np.ones((3, 1))]).transform(
+    ...     [np.full((1, 1), 2.0)]).tolist()
+    [[2.0, 0.0, 0.0]]
+    """
+
+    def fit(self, X, y=None):
+        """Record the longest training length and the number of features."""
+        from ...utils.sequences import check_sequences
+
+        seqs = check_sequences(X)
+        self.max_length_ = seqs.n_timesteps
+        self.n_features_in_ = seqs.n_features
+        return self
+
+    def transform(self, X):
+        """Return the zero-padded, flattened sequences."""
+        from ...utils.sequences import check_sequences
+
+        data = check_sequences(X).data[:, : self.max_length_]
+        out = np.zeros((data.shape[0], self.max_length_, data.shape[2]))
+        out[:, : data.shape[1]] = data
+        return out.reshape(len(out), -1)
+
+
+def _laes_logreg(seed: int, info: DatasetInfo):
+    from ...laes import LAESTransformer
+
+    bound = min(info.n_steps_total, info.max_length * info.n_features)
+    n_components = min(LAES_COMPONENTS, bound)
+    note = ""
+    if n_components < LAES_COMPONENTS:
+        note = (
+            f"LAES n_components capped at {n_components} (at most "
+            f"min(n_steps_total, max_length * n_features) = {bound})"
+        )
+    model = make_pipeline(
+        LAESTransformer(n_components=n_components, random_state=seed),
+        LogisticRegression(max_iter=1000, random_state=seed),
+    )
+    return model, note
+
+
+def _est(cls_name: str, **params):
+    """Factory of ``sklmn.estimators.<cls_name>(**params, random_state=seed)``."""
+
+    def factory(seed: int, info: DatasetInfo):
+        from ... import estimators
+
+        return getattr(estimators, cls_name)(**params, random_state=seed)
+
+    factory.__qualname__ = (
+        f"{cls_name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+    )
+    return factory
+
+
+def _ridge(seed: int, info: DatasetInfo):
+    return make_pipeline(
+        PadFlatten(), StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13))
+    )
+
+
+def _mean(seed: int, info: DatasetInfo):
+    return DummyRegressor(strategy="mean")
+
+
+#: name -> {task: factory(seed, info) -> estimator or (estimator, note)}.
+MODELS: dict[str, dict[str, Callable]] = {
+    "lmn": {
+        "classification": _est("LMNClassifier"),
+        "regression": _est("LMNRegressor"),
+    },
+    "mslmn": {
+        "classification": _est("MultiScaleLMNClassifier"),
+        "regression": _est("MultiScaleLMNRegressor"),
+    },
+    "lstm": {
+        "classification": _est("RNNClassifier", cell="lstm"),
+        "regression": _est("RNNRegressor", cell="lstm"),
+    },
+    "gru": {"classification": _est("RNNClassifier", cell="gru")},
+    "enrnn": {"classification": _est("ENRNNClassifier")},
+    "laes_logreg": {"classification": _laes_logreg},
+    "mean": {"regression": _mean},
+    "ridge": {"regression": _ridge},
+}
+
+
+def _lmn_variant(prefix: str = "", **params):
+    """Factories of LMN classifier/regressor variants for the default study
+    (``prefix='MultiScale'``: of the multi-scale LMN)."""
+
+    def make(cls_name: str):
+        def factory(seed: int, info: DatasetInfo):
+            from ... import estimators, pretraining
+
+            # ("ClassName", {params}) builds a sklmn.pretraining object
+            kwargs = {
+                k: getattr(pretraining, v[0])(**v[1], random_state=seed)
+                if isinstance(v, tuple)
+                else v
+                for k, v in params.items()
+            }
+            return getattr(estimators, cls_name)(**kwargs, random_state=seed)
+
+        return factory
+
+    return {
+        "classification": make(f"{prefix}LMNClassifier"),
+        "regression": make(f"{prefix}LMNRegressor"),
+    }
+
+
+def with_init_radius(base: type, radius: float | None) -> type:
+    """A subclass of an LMN estimator class whose module starts at another
+    ``init_radius`` (a class attribute, not a public parameter): ``None``
+    without the stable initialization, or another radius of the linearized
+    memory map."""
+    name = "RawInit" if radius is None else f"Radius{radius:g}"
+    return type(f"{name}{base.__name__}", (base,), {"_init_radius": radius})
+
+
+def _raw_init(task_cls: str, radius=None, **params):
+    def factory(seed: int, info: DatasetInfo):
+        from ... import estimators
+
+        cls = with_init_radius(getattr(estimators, task_cls), radius)
+        return cls(**params, random_state=seed)
+
+    return factory
+
+
+#: Variants used to choose the defaults (``docs/training.md``); selected by
+#: name with ``--models``, never run by default. Simple parameter changes
+#: need no entry: ``--models "lmn:standardize=False"``.
+VARIANTS: dict[str, dict[str, Callable]] = {
+    # pretraining choices of the LMN
+    "lmn_nopretrain": _lmn_variant(pretrainer=None),
+    "lmn_unrolled": _lmn_variant(pretrainer=("UnrolledPretrainer", {})),
+    "lmn_laes_paper": _lmn_variant(pretrainer=("LAESInitializer", {})),
+    # the default LAES initialization without centring (the paper's, no bias)
+    "lmn_laes_nocenter": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "center": False})
+    ),
+    # the stable initialization, without pretraining
+    "lmn_rawinit": {
+        "classification": _raw_init("LMNClassifier", pretrainer=None),
+        "regression": _raw_init("LMNRegressor", pretrainer=None),
+    },
+    # the stable initialization at a radius closer to one
+    "lmn_radius0.99": {
+        "classification": _raw_init("LMNClassifier", 0.99),
+        "regression": _raw_init("LMNRegressor", 0.99),
+    },
+    "mslmn_laes": {
+        "classification": _est("MultiScaleLMNClassifier", pretrainer="auto"),
+        "regression": _est("MultiScaleLMNRegressor", pretrainer="auto"),
+    },
+    # the LAES initialization with a logistic-regression readout
+    "lmn_laes_logistic": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
+    ),
+    "lmn_laes_logistic_C0.1": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
+    ),
+    # the ridge readout's penalty chosen by generalized cross-validation
+    "lmn_laes_gcv": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto"})
+    ),
+    "mslmn_laes_gcv": _lmn_variant(
+        "MultiScale",
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto"}),
+    ),
+    "mslmn_laes_logistic": _lmn_variant(
+        "MultiScale", pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
+    ),
+    # the LMN's start at other penalties of its logistic readout
+    "lmn_laes_C0.3": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto", "C": 0.3})
+    ),
+    "lmn_laes_C3": _lmn_variant(
+        pretrainer=("LAESInitializer", {"alpha": "gcv", "readout": "auto", "C": 3.0})
+    ),
+    # the residual multi-scale start (mslmn_laes_gcv: the independent one,
+    # the default before) at other penalties of its logistic readout
+    "mslmn_laes_residual_C1": _lmn_variant(
+        "MultiScale",
+        pretrainer=(
+            "LAESInitializer",
+            {"alpha": "gcv", "readout": "auto", "modules": "residual"},
+        ),
+    ),
+    "mslmn_laes_residual_C10": _lmn_variant(
+        "MultiScale",
+        pretrainer=(
+            "LAESInitializer",
+            {"alpha": "gcv", "readout": "auto", "modules": "residual", "C": 10.0},
+        ),
+    ),
+}
+
+
+def model_registry_for(models) -> dict[str, dict[str, Callable]]:
+    """:data:`MODELS`, plus :data:`VARIANTS` when models are named."""
+    return dict(MODELS) if models is None else {**MODELS, **VARIANTS}
+
+
+#: Registry models that are not sklmn models (left out of "best sklmn").
+BASELINES = ("mean", "ridge")
+
+#: Models whose loss spikes the report lists first (the others with a
+#: ``loss_curve_`` follow).
+SPIKE_MODELS = ("lmn", "mslmn")
+
+
+def parse_model_spec(spec):
+    """Split a ``--models`` entry ``name[:param=value,...]``.
+
+    Values are Python literals (numbers, True/False/None, quoted strings,
+    tuples); anything else is kept as a string. For a pipeline, name the step
+    as scikit-learn does (``laes_logreg:logisticregression__C=0.1``).
+
+    Parameters
+    ----------
+    spec : str
+
+    Returns
+    -------
+    name : str
+        Registry name.
+    overrides : dict
+        Parameters set with ``set_params`` after the factory.
+    label : str
+        Name of the variant in the results (``spec`` normalized).
+
+    Examples
+    --------
+    >>> parse_model_spec("lmn")
+    ('lmn', {}, 'lmn')
+    >>> parse_model_spec("lmn:learning_rate_init=0.003,optimizer=adamw")
+    ('lmn', {'learning_rate_init': 0.003, 'optimizer': 'adamw'}, \
+'lmn[learning_rate_init=0.003,optimizer=adamw]')
+    >>> parse_model_spec("lmn:0.003")
+    Traceback (most recent call last):
+    ...
+    ValueError: model spec 'lmn:0.003': expected param=value after ':', got '0.003'.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"model spec must be a non-empty string, got {spec!r}.")
+    name, _, rest = spec.strip().partition(":")
+    overrides = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(
+                f"model spec {spec!r}: expected param=value after ':', got {item!r}."
+            )
+        try:
+            value = ast.literal_eval(raw.strip())
+        except (ValueError, SyntaxError):
+            value = raw.strip()
+        overrides[key.strip()] = value
+    label = name
+    if overrides:
+        label += "[" + ",".join(f"{k}={v}" for k, v in overrides.items()) + "]"
+    return name, overrides, label
