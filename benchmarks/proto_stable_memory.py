@@ -27,7 +27,7 @@ import torch
 from sklearn.base import BaseEstimator
 from skorch.callbacks import Callback
 
-from sklmn.benchmarks._suite_timeseries import count_loss_spikes
+from sklmn.benchmarks._timeseries.runner import count_loss_spikes
 from sklmn.callbacks import TrainingNoise
 from sklmn.datasets import load_timeseries_dataset
 from sklmn.estimators import (
