@@ -35,7 +35,13 @@ from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
 from .utils._registry import register_safe_classes
 from .utils._tags import _SequenceInputTagsMixin
-from .utils.sequences import Sequences, lengths_to_mask, validate_sequences
+from .utils.sequences import (
+    INPUT_LAYOUTS,
+    Sequences,
+    lengths_to_mask,
+    restore_input_layout,
+    validate_sequences,
+)
 
 __all__ = [
     "FlattenSequences",
@@ -177,19 +183,21 @@ def _scale_from_var(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     return scale
 
 
-def _timesteps_per_item(X, seqs: Sequences):
+def _timesteps_per_item(X, seqs: Sequences, input_layout=None):
     """Original time length(s) of the input, padding included.
 
     ``check_sequences`` trims padding that every sequence shares (and, for a
     list, the trailing NaN steps of every item); the output is padded back to
-    these lengths so that it has the shape of the input.
+    these lengths so that it has the shape of the input. Channels-first
+    input (``input_layout``) has its steps on the last axis.
     """
+    last = input_layout == "channels_first"
     if seqs.ragged:
-        return [len(x) for x in X]
+        return [np.shape(x)[-1] if last and np.ndim(x) == 2 else len(x) for x in X]
     shape = getattr(X, "shape", None)  # ndarray, DataFrame: no conversion
     if shape is None:  # nested lists, array-likes with __array__ only
         shape = np.asarray(X).shape
-    return int(shape[1])
+    return int(shape[2] if last and len(shape) == 3 else shape[1])
 
 
 def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
@@ -239,6 +247,14 @@ class SequenceStandardScaler(
         Center the data (subtract ``mean_``) before scaling.
     with_std : bool, default=True
         Scale the data to unit variance (divide by ``scale_``).
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
+        n_timesteps, n_features)``, with a warning in ``fit`` when the data
+        look channels-first; ``'batch_first'``: the same without the check;
+        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
+        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
+        arrays), in which :meth:`transform` and :meth:`inverse_transform`
+        also return sequences. See docs/user_guide/input.md.
 
     Attributes
     ----------
@@ -324,11 +340,19 @@ class SequenceStandardScaler(
     _parameter_constraints: dict = {
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
+        "input_layout": [None, StrOptions(set(INPUT_LAYOUTS))],
     }
 
-    def __init__(self, *, with_mean=True, with_std=True):
+    def __init__(self, *, with_mean=True, with_std=True, input_layout=None):
         self.with_mean = with_mean
         self.with_std = with_std
+        self.input_layout = input_layout
+
+    def __setstate__(self, state):
+        # objects pickled before input_layout existed read batch-first data
+        state = dict(state)
+        state.setdefault("input_layout", None)
+        super().__setstate__(state)
 
     def _reset(self) -> None:
         for attr in ("mean_", "var_", "scale_", "n_samples_seen_"):
@@ -411,7 +435,7 @@ class SequenceStandardScaler(
     def _apply(self, X, inverse: bool):
         check_is_fitted(self)
         seqs = validate_sequences(self, X, reset=False)
-        original = _timesteps_per_item(X, seqs)
+        original = _timesteps_per_item(X, seqs, self.input_layout)
         values = seqs.data  # a fresh float64 copy: safe to modify in place
         largest = float(np.max(np.abs(values[seqs.mask]), initial=0.0))
         with np.errstate(over="ignore", invalid="ignore"):
@@ -434,7 +458,7 @@ class SequenceStandardScaler(
                 f"overflows float64 (max |X| = {largest:.4g}). The values of X "
                 "are too large for this scaler."
             )
-        return _format_output(values, seqs, original)
+        return restore_input_layout(self, _format_output(values, seqs, original))
 
     def transform(self, X):
         """Standardize sequences: ``(x - mean_) / scale_`` at every valid step.
@@ -505,6 +529,14 @@ class FlattenSequences(
         training input (the longest training sequence for a list). Sequences
         longer than ``n_timesteps_`` are refused at transform time (never
         truncated silently).
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
+        n_timesteps, n_features)``, with a warning in ``fit`` when the data
+        look channels-first; ``'batch_first'``: the same without the check;
+        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
+        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
+        arrays), in which :meth:`inverse_transform` also returns sequences.
+        See docs/user_guide/input.md.
 
     Attributes
     ----------
@@ -539,10 +571,18 @@ class FlattenSequences(
 
     _parameter_constraints: dict = {
         "n_timesteps": [Interval(Integral, 1, None, closed="left"), None],
+        "input_layout": [None, StrOptions(set(INPUT_LAYOUTS))],
     }
 
-    def __init__(self, *, n_timesteps=None):
+    def __init__(self, *, n_timesteps=None, input_layout=None):
         self.n_timesteps = n_timesteps
+        self.input_layout = input_layout
+
+    def __setstate__(self, state):
+        # objects pickled before input_layout existed read batch-first data
+        state = dict(state)
+        state.setdefault("input_layout", None)
+        super().__setstate__(state)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -560,7 +600,7 @@ class FlattenSequences(
         self : FlattenSequences
         """
         seqs = validate_sequences(self, X, reset=True)
-        original = _timesteps_per_item(X, seqs)
+        original = _timesteps_per_item(X, seqs, self.input_layout)
         longest = max(original) if isinstance(original, list) else original
         if self.n_timesteps is None:
             self.n_timesteps_ = int(longest)
@@ -620,7 +660,9 @@ class FlattenSequences(
                 f"X has {X.shape[1]} columns, expected {width} "
                 f"({self.n_timesteps_} steps x {self.n_features_in_} features)."
             )
-        return X.reshape(X.shape[0], self.n_timesteps_, self.n_features_in_)
+        return restore_input_layout(
+            self, X.reshape(X.shape[0], self.n_timesteps_, self.n_features_in_)
+        )
 
 
 def flatten_sequences(X, *, n_timesteps=None):

@@ -313,7 +313,11 @@ def test_pipeline_with_sklmn_estimator():
 
 def test_clone_get_params_and_feature_names():
     scaler = SequenceStandardScaler(with_mean=False)
-    assert scaler.get_params() == {"with_mean": False, "with_std": True}
+    assert scaler.get_params() == {
+        "with_mean": False,
+        "with_std": True,
+        "input_layout": None,
+    }
     scaler.fit(np.ones((2, 3, 2)))
     cloned = clone(scaler)
     assert cloned.get_params() == scaler.get_params()

@@ -52,6 +52,7 @@ PINNED: dict[str, dict] = {
         device="cpu",
         early_stopping=False,
         gradient_clipping=1.0,
+        input_layout=None,
         learning_rate="constant",
         learning_rate_init=1e-3,
         max_iter=200,

@@ -1,13 +1,27 @@
 """The ``'auto'`` rules of the training parameters.
 
 What ``batch_size='auto'``, ``learning_rate_init='auto'`` and
-``early_stopping='auto'`` resolve to for a training set of a given size. The
-measurements behind the thresholds are in ``docs/training.md``.
+``early_stopping='auto'`` resolve to for a training set of a given size, and
+the threads of ``n_threads='auto'``. The measurements behind the thresholds
+are in ``docs/training.md`` and ``docs/user_guide/fitting.md`` (threads).
 """
 
 from __future__ import annotations
 
-__all__ = ["auto_batch_size", "auto_early_stopping", "auto_learning_rate"]
+import os
+
+__all__ = [
+    "auto_batch_size",
+    "auto_early_stopping",
+    "auto_learning_rate",
+    "auto_threads",
+]
+
+#: ``n_threads='auto'``: one intra-op thread below this many multiply-adds
+#: per time step of a batch (batch size x recurrent and readout parameters),
+#: where torch's parallel kernels cost more than they give
+#: (docs/user_guide/fitting.md, threads)
+_AUTO_THREADS_MIN_WORK = 2_000_000
 
 #: ``early_stopping='auto'`` holds out a validation set above this many
 #: training sequences for classifiers (see docs/training.md for the
@@ -104,3 +118,49 @@ def auto_early_stopping(problem: str, n_samples: int) -> bool:
     if problem == "continuous":
         return n_samples >= _AUTO_EARLY_STOPPING_REGRESSION
     return n_samples > _AUTO_EARLY_STOPPING
+
+
+def _free_cores(cores: int) -> int:
+    """Cores not taken by other runnable processes: ``cores`` less the
+    one-minute load average beyond this process's own one (``cores`` where
+    the platform has no load average)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, int(cores + 1.0 - load + 0.5)))
+
+
+def auto_threads(work: float, budget: int, cores: int | None = None) -> int:
+    """The torch threads of ``n_threads='auto'``.
+
+    One thread for a model whose batches are small work (``work``: the
+    multiply-adds of one time step of a batch, batch size times the
+    module's parameters, below 2 000 000); otherwise the thread budget of the
+    process (``budget``: torch's current setting, which a joblib worker's
+    ``OMP_NUM_THREADS`` and ``threadpoolctl`` limits lower), bounded by the
+    cores that other processes leave free (the load average).
+
+    Parameters
+    ----------
+    work : float
+        Multiply-adds per time step of one batch.
+    budget : int
+        Threads the process may use (``torch.get_num_threads()``).
+    cores : int or None, default=None
+        Cores of the machine (None: ``os.cpu_count()``).
+
+    Returns
+    -------
+    n_threads : int
+
+    Examples
+    --------
+    >>> from sklmn.estimators._auto import auto_threads
+    >>> auto_threads(work=32 * 5_000, budget=8)
+    1
+    """
+    if work < _AUTO_THREADS_MIN_WORK or budget <= 1:
+        return 1
+    cores = cores or os.cpu_count() or 1
+    return max(1, min(int(budget), cores, _free_cores(cores)))

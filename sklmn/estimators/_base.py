@@ -50,7 +50,8 @@ from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
-from ..utils.sequences import Sequences, validate_sequences
+from ..utils.sequences import INPUT_LAYOUTS, Sequences, validate_sequences
+from ._auto import auto_threads
 from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
 from ._prepare import _FitPreparationMixin
 
@@ -65,19 +66,38 @@ _TORCH_RNG_LOCK = threading.RLock()
 _TORCH_THREADS_LOCK = threading.RLock()
 
 
+def _resolved_threads(n_threads, module: torch.nn.Module, batch_size: int):
+    """The threads of a call with ``n_threads`` (``'auto'`` resolved for
+    ``module`` run on batches of ``batch_size``; None: as is)."""
+    if not isinstance(n_threads, str):
+        return n_threads
+    size = sum(p.numel() for p in module.parameters())
+    return auto_threads(batch_size * size, torch.get_num_threads())
+
+
 @contextlib.contextmanager
-def _torch_threads(n_threads):
-    """``torch.set_num_threads(n_threads)`` inside the block (None: as is)."""
-    if n_threads is None:
+def _torch_threads(n_threads, *, wait: bool = True):
+    """``torch.set_num_threads(n_threads)`` inside the block (None: as is).
+
+    With ``wait=False`` (``n_threads='auto'``) a call whose thread count
+    another thread of the process holds runs as is instead of waiting: fits
+    in threads (joblib's threading backend) stay concurrent.
+    """
+    if n_threads is None or machine_threads(n_threads) == torch.get_num_threads():
         yield
         return
-    with _TORCH_THREADS_LOCK:
+    if not _TORCH_THREADS_LOCK.acquire(blocking=wait):
+        yield
+        return
+    try:
         previous = torch.get_num_threads()
         torch.set_num_threads(machine_threads(n_threads))
         try:
             yield
         finally:
             torch.set_num_threads(previous)
+    finally:
+        _TORCH_THREADS_LOCK.release()
 
 
 @contextlib.contextmanager
@@ -111,6 +131,24 @@ def _same_parameter(a, b) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return a is b
+
+
+def _rule_parameter_message(estimator, name: str, value: str, key: str) -> str:
+    """The error of ``set_params(<key>=...)`` when parameter ``name`` holds
+    the string ``value`` (a rule such as ``'auto'``), not an object."""
+    kind = getattr(estimator, "_rule_parameter_objects", {}).get(name)
+    example = (
+        f"e.g. {{'{name}': [{kind}(...) for ...]}} or {{'{name}': [{kind}()], "
+        f"'{key}': [...]}}"
+        if kind
+        else f"e.g. {{'{name}': [<object>], '{key}': [...]}}"
+    )
+    return (
+        f"Cannot set {key!r} on {type(estimator).__name__}: its parameter "
+        f"{name}={value!r} is a rule resolved in fit, not an object with "
+        f"parameters. Pass the object itself, as {name}=... in set_params or "
+        f"in the parameter grid, {example}."
+    )
 
 
 def _completed(history, key: str) -> list[float]:
@@ -166,7 +204,7 @@ class _BaseSequenceEstimator(
     #: keep an older saved model's behaviour (read by ``__setstate__`` and
     #: :func:`sklmn.persistence.load`; subclasses add theirs, merged over the
     #: class hierarchy by :meth:`_added_parameters`)
-    _added_parameter_values: dict = {"n_threads": None}
+    _added_parameter_values: dict = {"n_threads": None, "input_layout": None}
 
     @classmethod
     def _added_parameters(cls) -> dict:
@@ -205,7 +243,12 @@ class _BaseSequenceEstimator(
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "device": [str, torch.device],
-        "n_threads": [Interval(Integral, 1, MAX_THREADS, closed="both"), None],
+        "n_threads": [
+            Interval(Integral, 1, MAX_THREADS, closed="both"),
+            StrOptions({"auto"}),
+            None,
+        ],
+        "input_layout": [None, StrOptions(set(INPUT_LAYOUTS))],
         "callbacks": [None, list],
     }
 
@@ -231,7 +274,8 @@ class _BaseSequenceEstimator(
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
     ):
         self.target = target
@@ -254,8 +298,42 @@ class _BaseSequenceEstimator(
         self.random_state = random_state
         self.device = device
         self.n_threads = n_threads
+        self.input_layout = input_layout
         self.callbacks = callbacks
 
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator (scikit-learn's contract).
+
+        A nested parameter (``<name>__<key>``) of a parameter whose value is a
+        string such as ``'auto'`` (a rule resolved in ``fit``, not an object)
+        raises a ``ValueError`` that names the object to pass instead: the
+        string is stored untouched, as scikit-learn's ``clone`` requires.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator
+            This estimator.
+
+        Examples
+        --------
+        >>> from sklmn.estimators import LMNClassifier
+        >>> LMNClassifier().set_params(hidden_size=8).hidden_size
+        8
+        """
+        for key in params:
+            name, nested, _ = key.partition("__")
+            if not nested:
+                continue
+            value = params[name] if name in params else getattr(self, name, None)
+            if isinstance(value, str):
+                raise ValueError(_rule_parameter_message(self, name, value, key))
+        return super().set_params(**params)
 
     # ------------------------------------------------------------------ hooks
     def _build_module(self, input_size: int) -> torch.nn.Module:
@@ -457,13 +535,18 @@ class _BaseSequenceEstimator(
         (``incremental=True``; the first call builds the model): prepare,
         build or copy the module, train, record."""
         prepared = self._prepare_fit(X, y, incremental=incremental, **data)
-        with _torch_threads(self.n_threads), _seeded_torch(prepared.torch_seed):
+        with _seeded_torch(prepared.torch_seed), contextlib.ExitStack() as stack:
             if prepared.warm:
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             else:
                 recurrent = self._build_module(prepared.sequences.n_features)
                 module = self._sequence_net(recurrent)
+            threads = _resolved_threads(self.n_threads, module, prepared.batch_size)
+            stack.enter_context(
+                _torch_threads(threads, wait=not isinstance(self.n_threads, str))
+            )
+            if not prepared.warm:
                 self._initialize_module(
                     module, prepared.context, prepared.sequences.n_samples
                 )
@@ -643,7 +726,9 @@ class _BaseSequenceEstimator(
             torch.from_numpy(seqs.lengths[order]),
             per_step=self.target == "timestep",
         )
-        with _torch_threads(getattr(self, "n_threads", None)):  # older pickles
+        n_threads = getattr(self, "n_threads", None)  # older pickles
+        threads = _resolved_threads(n_threads, self.net_.module_, len(dataset))
+        with _torch_threads(threads, wait=not isinstance(n_threads, str)):
             outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):

@@ -123,16 +123,23 @@ TRAINING_PARAMETERS_DOC = """\
         torch device to train on, e.g. ``'cuda'``. A model trained on a GPU
         unpickles and predicts on a CPU-only machine (skorch maps the tensors
         to the CPU).
-    n_threads : int or None, default=None
+    n_threads : int, 'auto' or None, default='auto'
         Number of threads torch uses for the work of ``fit``,
         ``partial_fit`` and the predictions (``torch.set_num_threads``, set
-        for the call and restored afterwards; None: leave torch's setting,
-        by default one thread per physical core). At most 1024, and torch
-        never gets more threads than the machine has cores. The setting is
-        process-wide, so calls with ``n_threads`` set run one at a time in a
-        process. One thread is the robust choice on a machine whose cores
-        other processes share, where as many threads as cores slow torch's
-        kernels down (measurements: ``benchmarks/README.md``).
+        for the call and restored afterwards). ``'auto'``: one thread for a
+        small model (batch size times parameters below 2 000 000), else
+        torch's setting (lowered in joblib workers and by ``threadpoolctl``)
+        bounded by the cores other processes leave free. None: leave torch's
+        setting. An int is bounded by the machine's cores. The setting is
+        process-wide, so calls with an int run one at a time in a process
+        (see docs/user_guide/fitting.md, threads).
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences (``fit``, the predictions, ``X_val``).
+        None: sklmn's ``(n_samples, n_timesteps, n_features)``, with a
+        warning when the data look channels-first; ``'batch_first'``: the
+        same without the check; ``'channels_first'``: ``(n_samples,
+        n_channels, n_timepoints)`` as sktime, aeon and pyts store it (lists
+        of ``(n_channels, T_i)`` arrays). See docs/user_guide/input.md.
     callbacks : list of skorch callbacks or (name, callback) tuples or None, \
             default=None
         Extra skorch callbacks (copied in ``fit``), run after the built-in

@@ -152,7 +152,8 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
         class_weight=None,
         decoding="greedy",
@@ -179,6 +180,7 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -262,7 +264,8 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
     ):
         super().__init__(
@@ -286,6 +289,7 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

@@ -130,7 +130,9 @@ LMN_PARAMETERS_DOC = """\
         Bacciu, Carta & Sperduti 2019): an object with a method
         ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts); grid searches
-        reach its parameters as ``pretrainer__<name>``. ``'auto'``: LAES
+        reach an object's parameters as ``pretrainer__<name>`` (with
+        ``'auto'``, pass the object in the grid: ``{'pretrainer':
+        [LAESInitializer()], 'pretrainer__alpha': [...]}``). ``'auto'``: LAES
         initialization ``LAESInitializer(alpha='gcv', readout='auto',
         random_state=random_state)`` (a logistic-regression readout for
         classifiers; for regressors a ridge readout whose penalty
@@ -346,7 +348,8 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
@@ -375,6 +378,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size
@@ -477,7 +481,8 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
@@ -503,6 +508,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.hidden_size = hidden_size

@@ -210,7 +210,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer=None,
         class_weight=None,
@@ -238,6 +239,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.cell = cell
@@ -324,7 +326,8 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         verbose=0,
         random_state=None,
         device="cpu",
-        n_threads=None,
+        n_threads="auto",
+        input_layout=None,
         callbacks=None,
         pretrainer=None,
     ):
@@ -349,6 +352,7 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
             random_state=random_state,
             device=device,
             n_threads=n_threads,
+            input_layout=input_layout,
             callbacks=callbacks,
         )
         self.cell = cell

@@ -97,6 +97,12 @@ class _PretrainerMixin:
     """Estimators with a ``pretrainer`` parameter: the pretrainer, cloned
     into ``pretrainer_``, initializes the module before training."""
 
+    #: the class to name when ``pretrainer__<key>`` is set on a string
+    #: ``pretrainer`` ('auto'), see ``_BaseSequenceEstimator.set_params``
+    _rule_parameter_objects: dict = {
+        "pretrainer": "sklmn.pretraining.LAESInitializer"
+    }
+
     def _resolve_pretrainer(self, n_samples: int, context: FitContext | None = None):
         """The pretrainer of a fit on ``n_samples`` sequences (the
         ``pretrainer`` parameter; the LMN estimators resolve ``'auto'``

@@ -21,6 +21,8 @@ from ..utils._compat import (
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
+    INPUT_LAYOUTS,
+    restore_input_layout,
     check_sequence_weights,
     format_like_input,
     lengths_to_mask,
@@ -134,6 +136,14 @@ class LAESTransformer(
     n_jobs : int, default=None
         Threads of the FFTs of the ``'matrix_free'`` solver (None means 1, -1
         all processors, as in joblib). Matrix products use the BLAS threads.
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
+        n_timesteps, n_features)``, with a warning in ``fit`` when the data
+        look channels-first; ``'batch_first'``: the same without the check;
+        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
+        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
+        arrays), in which :meth:`inverse_transform` also returns sequences.
+        See docs/user_guide/input.md.
 
     Attributes
     ----------
@@ -227,6 +237,7 @@ class LAESTransformer(
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        "input_layout": [None, StrOptions(set(INPUT_LAYOUTS))],
     }
 
     def __init__(
@@ -241,6 +252,7 @@ class LAESTransformer(
         random_state=None,
         verbose=0,
         n_jobs=None,
+        input_layout=None,
     ):
         self.n_components = n_components
         self.solver = solver
@@ -251,6 +263,13 @@ class LAESTransformer(
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.input_layout = input_layout
+
+    def __setstate__(self, state):
+        # objects pickled before input_layout existed read batch-first data
+        state = dict(state)
+        state.setdefault("input_layout", None)
+        super().__setstate__(state)
 
     # -- fitting ------------------------------------------------------------
     _check_weights = staticmethod(check_sequence_weights)
@@ -683,8 +702,8 @@ class LAESTransformer(
                 "decode in float64."
             )
         if (lengths == T).all():
-            return out
-        return [out[i, : lengths[i]] for i in range(n)]
+            return restore_input_layout(self, out)
+        return restore_input_layout(self, [out[i, : lengths[i]] for i in range(n)])
 
     def reconstruction_error(self, X) -> float:
         """Relative error of decoding every prefix of ``X`` from its state.

@@ -36,6 +36,10 @@ __all__ = [
     "format_like_input",
     "to_channels_first",
     "from_channels_first",
+    "layout_statistics",
+    "looks_channels_first",
+    "check_input_layout",
+    "restore_input_layout",
 ]
 
 
@@ -279,7 +283,9 @@ def _from_list(X, dtype, input_name: str) -> tuple[np.ndarray, bool]:
         raise ValueError(
             f"Inconsistent numbers of features in {input_name}: sequence 0 has "
             f"{first} features per time step but sequence {j} has "
-            f"{items[j].shape[1]}."
+            f"{items[j].shape[1]}. Channels-first sequences (n_channels, T_i)? "
+            "Pass input_layout='channels_first' to the estimator, or convert "
+            "them with sklmn.utils.sequences.from_channels_first."
         )
     data, _ = pad_sequences(items, value=np.nan, dtype=dtype)
     return data, ndims == {1}
@@ -471,10 +477,11 @@ def validate_sequences(
     X : sequences
         Any layout accepted by :func:`check_sequences`.
     reset : bool
-        True in ``fit``; False in ``predict``/``transform``. With True, a
-        ``UserWarning`` is raised when multivariate input looks channels-first
-        (at least 10 times more features per step than time steps, e.g.
-        ``(n, 1, T)``), pointing at :func:`from_channels_first`.
+        True in ``fit``; False in ``predict``/``transform``. With True and
+        no ``input_layout`` set on the estimator, a ``UserWarning`` is raised
+        when multivariate input looks channels-first (the rule of
+        :func:`looks_channels_first`), pointing at the estimator's
+        ``input_layout`` and :func:`from_channels_first`.
     dtype : numpy dtype, default=np.float64
         Floating dtype of the returned data.
     input_name : str, default="X"
@@ -499,6 +506,9 @@ def validate_sequences(
     ...
     ValueError: X has 1 features per time step, but Est is expecting 2 ...
     """
+    layout = check_input_layout(getattr(estimator, "input_layout", None))
+    if layout == "channels_first":
+        X = _from_channels_first_input(X, input_name)
     seqs = check_sequences(X, dtype=dtype, input_name=input_name)
     name = type(estimator).__name__
     # column names of a DataFrame (2-D: one column per time step) as
@@ -506,7 +516,8 @@ def validate_sequences(
     # they differ, a warning when present on one side only)
     _check_feature_names(estimator, X, reset=reset)
     if reset:
-        _warn_if_channels_first(seqs, name)
+        if layout is None:
+            _warn_if_channels_first(seqs, name)
         estimator.n_features_in_ = seqs.n_features
     else:
         expected = getattr(estimator, "n_features_in_", None)
@@ -519,36 +530,235 @@ def validate_sequences(
     return seqs
 
 
-#: ``validate_sequences`` warns when the longest sequence has at most this
-#: fraction of the number of features per step (see _warn_if_channels_first)
-_CHANNELS_FIRST_RATIO = 10
+#: ``validate_sequences`` warns that multivariate input looks channels-first
+#: when neighbouring features are correlated across sequences at least this
+#: much (the mean correlation; a time axis read as features) ...
+_CHANNELS_FIRST_MIN_FEATURE_CORR = 0.45
+#: ... and by this much more than neighbouring time steps (the real time
+#: axis of batch-first data is the smoother one); see
+#: docs/user_guide/input.md for the measurement
+_CHANNELS_FIRST_MIN_CORR_GAP = 0.3
+#: ... or whatever the correlations when it has one step and at least 10
+#: features, or at least this many times more features than steps
+_CHANNELS_FIRST_RATIO = 20
+#: sequences and pairs of neighbouring columns the correlations are
+#: estimated on (a seeded subsample of larger data)
+_LAYOUT_SAMPLE_ROWS, _LAYOUT_SAMPLE_PAIRS = 256, 512
+
+
+def _neighbour_correlation(data: np.ndarray, axis: int) -> float:
+    """Mean correlation, across sequences, of neighbouring entries along
+    ``axis`` (1: time steps, 2: features) of padded ``data`` (NaN at padded
+    steps); NaN when no pair has three valid sequences and some variance."""
+    a = np.moveaxis(data, axis, 1)
+    first = a[:, :-1].reshape(len(a), -1)
+    second = a[:, 1:].reshape(len(a), -1)
+    if first.shape[1] == 0:
+        return float("nan")
+    rng = np.random.default_rng(0)
+    if first.shape[1] > _LAYOUT_SAMPLE_PAIRS:
+        cols = rng.choice(first.shape[1], _LAYOUT_SAMPLE_PAIRS, replace=False)
+        first, second = first[:, cols], second[:, cols]
+    valid = np.isfinite(first) & np.isfinite(second)
+    count = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x, y = np.where(valid, first, 0.0), np.where(valid, second, 0.0)
+        mx, my = x.sum(axis=0) / count, y.sum(axis=0) / count
+        dx, dy = np.where(valid, x - mx, 0.0), np.where(valid, y - my, 0.0)
+        sxx, syy = (dx * dx).sum(axis=0), (dy * dy).sum(axis=0)
+        corr = (dx * dy).sum(axis=0) / np.sqrt(sxx * syy)
+    keep = (count >= 3) & (sxx > 0) & (syy > 0) & np.isfinite(corr)
+    return float(corr[keep].mean()) if keep.any() else float("nan")
+
+
+def layout_statistics(seqs: Sequences) -> dict:
+    """What the channels-first warning reads of validated input.
+
+    Parameters
+    ----------
+    seqs : Sequences
+        Validated input.
+
+    Returns
+    -------
+    stats : dict
+        ``'n_timesteps'``, ``'n_features'``, ``'time_corr'`` and
+        ``'feature_corr'``: the mean correlation across sequences of
+        neighbouring time steps (of one feature) and of neighbouring features
+        (at one step), on a subsample of at most 256 sequences and 512 pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.utils.sequences import check_sequences, layout_statistics
+    >>> walk = np.cumsum(np.random.default_rng(0).normal(size=(50, 30, 2)), axis=1)
+    >>> stats = layout_statistics(check_sequences(walk))
+    >>> stats["time_corr"] > 0.8
+    True
+    """
+    data = seqs.data
+    if data.shape[0] > _LAYOUT_SAMPLE_ROWS:
+        rows = np.random.default_rng(0).choice(
+            data.shape[0], _LAYOUT_SAMPLE_ROWS, replace=False
+        )
+        data, mask = data[rows], seqs.mask[rows]
+    else:
+        mask = seqs.mask
+    data = np.where(mask[:, :, None], data, np.nan).astype(np.float64)
+    return {
+        "n_timesteps": seqs.n_timesteps,
+        "n_features": seqs.n_features,
+        "time_corr": _neighbour_correlation(data, 1),
+        "feature_corr": _neighbour_correlation(data, 2),
+    }
+
+
+def looks_channels_first(stats: dict) -> bool:
+    """The rule of the channels-first warning (docs/user_guide/input.md).
+
+    Multivariate input with more features than steps that has one step
+    and at least 10 features, or at least 20 times more features than
+    steps, or whose neighbouring features are correlated across sequences
+    (mean at least 0.45) clearly more than its neighbouring steps (by at
+    least 0.3): a time axis read as features.
+
+    Parameters
+    ----------
+    stats : dict
+        As returned by :func:`layout_statistics`.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from sklmn.utils.sequences import looks_channels_first
+    >>> looks_channels_first(
+    ...     {"n_timesteps": 3, "n_features": 100, "time_corr": 0.1,
+    ...      "feature_corr": 0.95})
+    True
+    """
+    T, d = stats["n_timesteps"], stats["n_features"]
+    if d <= max(T, 2):
+        return False
+    if d >= _CHANNELS_FIRST_RATIO * max(T, 1) or (T == 1 and d >= 10):
+        return True
+    feature, time = stats["feature_corr"], stats["time_corr"]
+    if not np.isfinite(feature):
+        return False
+    time = 0.0 if not np.isfinite(time) else time
+    return (
+        feature >= _CHANNELS_FIRST_MIN_FEATURE_CORR
+        and feature - time >= _CHANNELS_FIRST_MIN_CORR_GAP
+    )
 
 
 def _warn_if_channels_first(seqs: Sequences, name: str) -> None:
-    """Warn when multivariate input looks like channels-first ``(n, d, T)``.
-
-    The rule: at least 10 times more features per step than steps in the
-    longest sequence, e.g. ``(40, 1, 300)`` (sktime's univariate layout read
-    as one step of 300 features) or ``(40, 6, 100)``. Real sequences are
-    longer than their number of features divided by 10: the datasets of
-    :mod:`sklmn.datasets` and the time-series suite have ratios below 4, and
-    scikit-learn's estimator checks pass 2-D (univariate) data.
-    """
-    if seqs.univariate:
+    """Warn when multivariate input looks like channels-first ``(n, d, T)``
+    (the rule of :func:`looks_channels_first`)."""
+    if seqs.univariate or seqs.n_features <= max(seqs.n_timesteps, 2):
+        return
+    stats = layout_statistics(seqs)
+    if not looks_channels_first(stats):
         return
     T, d = seqs.n_timesteps, seqs.n_features
-    if d < _CHANNELS_FIRST_RATIO * T:
-        return
     warnings.warn(
         f"X passed to {name} has sequences of at most {T} time step(s) with {d} "
-        f"features per step: this looks like channels-first data (n_samples, "
-        f"n_channels, n_timepoints) as sktime, aeon or pyts store it, while "
-        f"sklmn reads (n_samples, n_timesteps, n_features). If so, convert it "
-        f"with sklmn.utils.sequences.from_channels_first(X) (for univariate "
-        f"series, X[:, 0, :] as a 2-D array).",
+        f"features per step, and neighbouring features are more alike "
+        f"(correlation {stats['feature_corr']:.2f}) than neighbouring steps "
+        f"({stats['time_corr']:.2f}): this looks like channels-first data "
+        f"(n_samples, n_channels, n_timepoints) as sktime, aeon or pyts store "
+        f"it, while sklmn reads (n_samples, n_timesteps, n_features) by "
+        f"default. If so, pass input_layout='channels_first' to {name}, or "
+        f"convert the data with sklmn.utils.sequences.from_channels_first(X). "
+        f"If the layout is right, pass input_layout='batch_first' to silence "
+        f"this warning (no rule separates every channels-first set from every "
+        f"short, wide panel; docs/user_guide/input.md).",
         UserWarning,
         stacklevel=3,
     )
+
+
+#: the values of the ``input_layout`` parameter of estimators and transformers
+INPUT_LAYOUTS = ("batch_first", "channels_first")
+
+
+def check_input_layout(layout):
+    """Validate an ``input_layout`` parameter value (None, ``'batch_first'``
+    or ``'channels_first'``) and return it.
+
+    Parameters
+    ----------
+    layout : str or None
+        The value.
+
+    Returns
+    -------
+    layout : str or None
+
+    Examples
+    --------
+    >>> from sklmn.utils.sequences import check_input_layout
+    >>> check_input_layout("channels_first")
+    'channels_first'
+    """
+    if layout is None or (isinstance(layout, str) and layout in INPUT_LAYOUTS):
+        return layout
+    raise ValueError(
+        f"input_layout must be None, 'batch_first' or 'channels_first', got "
+        f"{layout!r}."
+    )
+
+
+def _from_channels_first_input(X, input_name: str):
+    """``X`` read in the channels-first layout, as sklmn's batch-first one: a
+    3-D array ``(n, d, T)`` or a list of 2-D ``(d, T_i)`` arrays is
+    transposed; 2-D arrays (univariate ``(n, T)``) and pandas input, which
+    have one reading, pass unchanged."""
+    if hasattr(X, "iloc") or hasattr(X, "columns"):
+        return X
+    if isinstance(X, (list, tuple)):
+        items = [np.asarray(x) for x in X]
+        if items and all(x.ndim == 2 for x in items):
+            return from_channels_first(items)
+        return X
+    array = np.asarray(X)
+    if array.ndim == 3:
+        return from_channels_first(array)
+    return X
+
+
+def restore_input_layout(estimator, out):
+    """Sequences returned by ``estimator`` (batch-first, or a list) in the
+    layout of its ``input_layout``: channels-first when set so, else as is.
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator or transformer with an ``input_layout`` parameter.
+    out : ndarray of shape (n_samples, n_timesteps, n_features) or list
+        Sequences in sklmn's layout.
+
+    Returns
+    -------
+    out : ndarray or list of ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklmn.preprocessing import SequenceStandardScaler
+    >>> from sklmn.utils.sequences import restore_input_layout
+    >>> scaler = SequenceStandardScaler(input_layout="channels_first")
+    >>> restore_input_layout(scaler, np.zeros((2, 10, 3))).shape
+    (2, 3, 10)
+    """
+    if getattr(estimator, "input_layout", None) != "channels_first":
+        return out
+    if isinstance(out, list):
+        return [np.asarray(x).T.copy() for x in out]
+    out = np.asarray(out)
+    return to_channels_first(out) if out.ndim == 3 else out
 
 
 def pad_sequences(

@@ -76,6 +76,7 @@ def test_loky_workers_do_not_oversubscribe_threads():
         hidden_size=3,
         max_iter=1,
         random_state=0,
+        n_threads=None,  # torch's setting in the worker ('auto' lowers it)
         callbacks=[("threads", RecordThreads())],
     )
     with warnings.catch_warnings():

@@ -17,14 +17,72 @@ class _Est:
     pass
 
 
-@pytest.mark.parametrize("shape", [(4, 1, 300), (4, 6, 100), (4, 2, 20)])
-def test_channels_first_input_warns(shape):
-    X = np.zeros(shape)
-    with pytest.warns(UserWarning, match="from_channels_first"):
+def _smooth_channels_first(n, channels, steps, seed=0):
+    """Noisy sines of random frequency and phase, (n, channels, steps)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 1, steps)
+    freq = rng.uniform(1, 3, size=(n, channels, 1))
+    phase = rng.uniform(0, 2 * np.pi, size=(n, channels, 1))
+    return np.sin(2 * np.pi * freq * t + phase) + 0.05 * rng.normal(
+        size=(n, channels, steps)
+    )
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.random.default_rng(0).normal(size=(4, 1, 300)),  # univariate, any
+        np.random.default_rng(1).normal(size=(8, 2, 50)),  # 25x more steps
+        _smooth_channels_first(40, 6, 100),  # BasicMotions-like
+        _smooth_channels_first(400, 3, 20),  # the aeon layout of a user report
+        _smooth_channels_first(40, 2, 24),  # CardanoSentiment-like
+    ],
+    ids=["1x300", "2x50-noise", "6x100", "3x20", "2x24"],
+)
+def test_channels_first_input_warns(X):
+    with pytest.warns(UserWarning, match="input_layout='channels_first'"):
         validate_sequences(_Est(), X, reset=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         validate_sequences(_Est(), from_channels_first(X), reset=True)
+
+
+def _panel(n, steps, features, seed=0):
+    """A short wide panel: AR(0.8) columns over the quarters, a common
+    factor, lognormal column scales."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, steps, features))
+    X[:, 0] = rng.normal(size=(n, features))
+    for t in range(1, steps):
+        X[:, t] = 0.8 * X[:, t - 1] + 0.6 * rng.normal(size=(n, features))
+    common = rng.normal(size=(n, steps, 1)).cumsum(axis=1)
+    return (X + common) * rng.lognormal(size=features)
+
+
+@pytest.mark.parametrize(
+    "shape", [(300, 4, 50), (300, 2, 20), (50, 8, 30), (60, 12, 100)]
+)
+def test_no_warning_on_short_wide_panels(shape):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_sequences(_Est(), _panel(*shape), reset=True)
+
+
+def test_the_warning_says_when_it_cannot_tell():
+    with pytest.warns(UserWarning, match="no rule separates") as record:
+        validate_sequences(_Est(), _smooth_channels_first(40, 6, 100), reset=True)
+    message = str(record[0].message)
+    assert "from_channels_first" in message and "input_layout='batch_first'" in message
+
+
+def test_input_layout_batch_first_silences_the_check():
+    class Explicit:
+        input_layout = "batch_first"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X = np.zeros((4, 1, 300)) + np.arange(300)
+        validate_sequences(Explicit(), X, reset=True)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,27 @@ command that produced each, are in ``benchmarks/README.md`` and
 
 from __future__ import annotations
 
-import importlib
 import sys
+
+from . import (
+    adding_small,
+    anchor,
+    check_gpu,
+    chorales_pretraining,
+    copy_budget,
+    enrnn,
+    finetuning,
+    fit_overhead,
+    init_radius,
+    laes,
+    large_sets,
+    layout_rule,
+    ms_redundancy,
+    recurrence,
+    regressor_start,
+    threads,
+    validation,
+)
 
 __all__ = ["SCRIPTS", "run_script"]
 
@@ -42,6 +61,8 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "where unrolled pretraining loses on the chorales",
     ),
     "check-gpu": ("check_gpu", "every estimator on a CUDA device, checked and timed"),
+    "threads": ("threads", "fit time under each thread setting, idle and contended"),
+    "layout-rule": ("layout_rule", "the channels-first warning against both mistakes"),
 }
 
 
@@ -69,7 +90,7 @@ def run_script(name: str, argv: list[str]) -> int:
     """
     if name not in SCRIPTS:
         raise ValueError(f"unknown benchmark {name!r}; known: {sorted(SCRIPTS)}.")
-    module = importlib.import_module(f"{__name__}.{SCRIPTS[name][0]}")
+    module = globals()[SCRIPTS[name][0]]
     previous = sys.argv[0]
     sys.argv[0] = f"python -m sklmn.benchmarks bench {name}"  # argparse's prog
     try:

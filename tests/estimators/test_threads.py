@@ -1,0 +1,119 @@
+"""The thread policy of ``n_threads='auto'`` (its logic; timings are in
+python -m sklmn.benchmarks bench threads)."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+
+from sklmn.estimators import LMNClassifier, RNNClassifier
+from sklmn.estimators import _auto, _base
+from sklmn.estimators._auto import auto_threads
+
+
+class Probe(Callback):
+    def on_epoch_end(self, net, **kwargs):
+        self.seen = torch.get_num_threads()
+
+
+def _data(n=16, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 5, 2)), np.arange(n) % 2
+
+
+def test_default_is_auto():
+    assert LMNClassifier().n_threads == "auto"
+    assert RNNClassifier().get_params()["n_threads"] == "auto"
+
+
+def test_small_work_gets_one_thread():
+    assert auto_threads(work=1_000, budget=16, cores=16) == 1
+    assert auto_threads(work=1_999_999, budget=16, cores=16) == 1
+
+
+def test_large_work_gets_the_budget_bounded_by_free_cores(monkeypatch):
+    monkeypatch.setattr(_auto.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert auto_threads(work=1e8, budget=8, cores=16) == 8  # the budget
+    assert auto_threads(work=1e8, budget=32, cores=16) == 16  # the cores
+    assert auto_threads(work=1e8, budget=1, cores=16) == 1  # a joblib worker
+    # two other busy processes (load 3 with this one): 14 of 16 cores free
+    monkeypatch.setattr(_auto.os, "getloadavg", lambda: (3.0, 1.0, 1.0))
+    assert auto_threads(work=1e8, budget=16, cores=16) == 14
+    # a saturated machine: one thread
+    monkeypatch.setattr(_auto.os, "getloadavg", lambda: (40.0, 1.0, 1.0))
+    assert auto_threads(work=1e8, budget=16, cores=16) == 1
+
+
+def test_no_load_average_leaves_the_budget(monkeypatch):
+    def missing():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_auto.os, "getloadavg", missing)
+    assert auto_threads(work=1e8, budget=4, cores=4) == 4
+
+
+def test_work_is_batch_size_times_parameters(monkeypatch):
+    seen = []
+    monkeypatch.setattr(
+        _base, "auto_threads", lambda work, budget: seen.append(work) or 1
+    )
+    X, y = _data()
+    clf = RNNClassifier(hidden_size=4, max_iter=1, batch_size=8, random_state=0)
+    clf.fit(X, y)
+    size = sum(p.numel() for p in clf.net_.module_.parameters())
+    assert seen[0] == 8 * size
+
+
+@pytest.mark.parametrize("resolved", [1, 2])
+def test_auto_is_set_for_the_fit_and_restored(monkeypatch, resolved):
+    monkeypatch.setattr(_base, "auto_threads", lambda work, budget: resolved)
+    before = torch.get_num_threads()
+    X, y = _data()
+    clf = RNNClassifier(
+        hidden_size=3, max_iter=1, random_state=0, callbacks=[("probe", Probe())]
+    ).fit(X, y)
+    expected = min(resolved, _base.machine_threads(resolved))
+    assert dict(clf.net_.callbacks_)["probe"].seen == expected
+    assert torch.get_num_threads() == before
+
+
+def test_auto_does_not_wait_for_another_threads_setting(monkeypatch):
+    """A fit with 'auto' whose thread count another thread holds runs under
+    that setting (threaded fits stay concurrent); an int waits its turn."""
+    monkeypatch.setattr(_base, "auto_threads", lambda work, budget: 2)
+    before = torch.get_num_threads()
+    X, y = _data()
+    entered, release = threading.Event(), threading.Event()
+
+    def hold():
+        with _base._torch_threads(1):
+            entered.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert entered.wait(30)
+        held = torch.get_num_threads()
+        clf = RNNClassifier(
+            hidden_size=3,
+            max_iter=1,
+            random_state=0,
+            callbacks=[("probe", Probe())],
+        )
+        # 'auto' (2 threads here) does not take the holder's turn
+        clf.fit(X, y)
+        assert dict(clf.net_.callbacks_)["probe"].seen == held
+        assert torch.get_num_threads() == held
+    finally:
+        release.set()
+        holder.join()
+    assert torch.get_num_threads() == before
+
+
+def test_invalid_n_threads_names_the_value():
+    X, y = _data()
+    with pytest.raises(ValueError, match="n_threads"):
+        RNNClassifier(n_threads="many").fit(X, y)
