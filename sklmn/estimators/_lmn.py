@@ -37,7 +37,7 @@ _LMN_CONSTRAINTS = {
     "output": [StrOptions({"memory", "hidden"})],
     "pooling": [StrOptions(set(POOLINGS))],
     "bidirectional": ["boolean"],
-    "memory_matrix": [StrOptions({"free", "orthogonal", "spectral"})],
+    "memory_matrix": [StrOptions({"free", "orthogonal", "spectral", "schur"})],
     "memory_bias": ["boolean"],
     "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
@@ -100,9 +100,11 @@ LMN_PARAMETERS_DOC = """\
         block starts at zero weights.
     bidirectional : bool, default=False
         Add reverse-direction layers (outputs concatenated).
-    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
-        Constraint on the memory recurrence ``W_mm``: none, orthogonal, or
-        spectral radius normalized below one.
+    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default='free'
+        Constraint on the memory recurrence ``W_mm``: none, orthogonal,
+        spectral radius normalized below one, or ``'schur'``: held in real
+        Schur form, spectral radius below one whatever the optimizer does,
+        the LAES start exact (see ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a bias to the memory update.
     orthogonality_penalty : float, default=0.0

@@ -53,7 +53,10 @@ def set_weight_(module: nn.Module, name: str, value: np.ndarray) -> None:
     """Set ``module.<name>`` (plain or parametrized) to ``value``."""
     like = getattr(module, name)
     tensor = torch.as_tensor(value, dtype=like.dtype, device=like.device)
-    if parametrize.is_parametrized(module, name):
+    if name == "weight_mm" and getattr(module, "memory_matrix", None) == "schur":
+        # the Schur memory turns the memory coordinates (set_memory_)
+        module.set_memory_(torch.as_tensor(value, dtype=torch.float64))
+    elif parametrize.is_parametrized(module, name):
         setattr(module, name, tensor)
     else:
         like.copy_(tensor)

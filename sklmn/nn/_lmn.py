@@ -47,6 +47,7 @@ from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
 from ._padding import reverse_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
+from ._stable_memory import SchurMemory
 from .parametrizations import (
     PicklableParametrizationsMixin,
     spectral_radius_normalization,
@@ -55,7 +56,11 @@ from .parametrizations import (
 __all__ = ["LMN", "LMNLayer", "lmn_scan"]
 
 _OUTPUTS = ("memory", "hidden")
-_MEMORY_MATRICES = ("free", "orthogonal", "spectral")
+_MEMORY_MATRICES = ("free", "orthogonal", "spectral", "schur")
+
+#: the ring of the ``'schur'`` memory's random start (``r_min, r_max,
+#: max_phase``; measured in docs/memory.md)
+_SCHUR_RING = (0.9, 0.999, math.pi / 10)
 
 
 # --------------------------------------------------------------------------- #
@@ -77,11 +82,15 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
         Number of memory units ``M``.
     output : {'memory', 'hidden'}, default='memory'
         Output the memory sequence ``m_t`` or the hidden sequence ``h_t``.
-    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
+    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default='free'
         ``'orthogonal'``: ``weight_mm`` is constrained orthogonal with
         :func:`torch.nn.utils.parametrizations.orthogonal`; ``'spectral'``:
         spectral radius normalized below one with
-        :func:`sklmn.nn.parametrizations.spectral_radius_normalization`.
+        :func:`sklmn.nn.parametrizations.spectral_radius_normalization`;
+        ``'schur'``: held in real Schur form (a
+        :class:`~sklmn.nn._stable_memory.SchurMemory`), spectral radius below
+        one whatever its parameters, random start on the ring
+        ``0.9 <= |lambda| <= 0.999`` (see ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a memory bias ``b_m``.
     truncate_gradient : bool, default=False
@@ -102,7 +111,14 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
     weight_hm : Parameter of shape (M, H)
     weight_mm : Tensor of shape (M, M)
         A parameter, or a parametrized tensor for ``'orthogonal'`` and
-        ``'spectral'``.
+        ``'spectral'``; for ``'schur'`` the dense matrix computed from
+        :attr:`memory` (read-only: set it with :meth:`set_memory_`).
+    memory : SchurMemory
+        Only for ``memory_matrix='schur'``: the parameters of ``W_mm``.
+    memory_basis : Tensor of shape (M, M)
+        Only for ``memory_matrix='schur'``: the orthogonal ``Q`` of the
+        memory coordinates (``m = Q m'``) relative to the weights last given
+        to :meth:`set_memory_` and the LAES start (identity at construction).
     bias_m : Parameter of shape (M,) or None
     output_size : int
         ``M`` for ``output='memory'``, ``H`` for ``output='hidden'``.
@@ -152,7 +168,11 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
         self.weight_mh = nn.Parameter(torch.empty(H, M))
         self.bias_h = nn.Parameter(torch.empty(H))
         self.weight_hm = nn.Parameter(torch.empty(M, H))
-        self.weight_mm = nn.Parameter(torch.empty(M, M))
+        if self.memory_matrix == "schur":
+            self.memory = SchurMemory(M)
+            self.register_buffer("memory_basis", torch.eye(M))
+        else:
+            self.weight_mm = nn.Parameter(torch.empty(M, M))
         if self.memory_bias:
             self.bias_m = nn.Parameter(torch.empty(M))
         else:
@@ -178,10 +198,18 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
             nn.init.zeros_(self.bias_h)
             if self.bias_m is not None:
                 nn.init.zeros_(self.bias_m)
-            q = nn.init.orthogonal_(torch.empty_like(self.weight_mm))
+            M = self.memory_size
+            q = nn.init.orthogonal_(self.weight_hm.new_empty(M, M))
             if self.init_radius is not None and self.memory_matrix != "orthogonal":
                 stabilize_memory_(q, self.weight_hm, self.weight_mh, self.init_radius)
-            if parametrize.is_parametrized(self, "weight_mm"):
+            if self.memory_matrix == "schur":
+                # ring start (Orvieto et al. 2023), the rows of W_hm scaled
+                # by gamma = sqrt(1 - |lambda|^2) (their input normalization)
+                self.memory.reset_ring_(*_SCHUR_RING)
+                gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
+                self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
+                self.memory_basis.copy_(torch.eye(M))
+            elif parametrize.is_parametrized(self, "weight_mm"):
                 self.weight_mm = q
             else:
                 self.weight_mm.copy_(q)
@@ -197,6 +225,60 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
         if self.truncate_gradient:
             s += ", truncate_gradient=True"
         return s
+
+    @property
+    def weight_mm(self) -> Tensor:
+        """The memory matrix ``W_mm`` (see the class attributes)."""
+        if self.__dict__.get("memory_matrix") == "schur":
+            return self.memory()
+        try:
+            return self._parameters["weight_mm"]
+        except KeyError:
+            raise AttributeError("weight_mm") from None
+
+    @torch.no_grad()
+    def set_memory_(self, W: object) -> Tensor:
+        """Set the memory matrix of a ``'schur'`` layer to ``W``.
+
+        ``W = Q T Q^T`` (real Schur form, :meth:`SchurMemory.set_dense_`):
+        the parameters hold ``T`` and the memory coordinates turn by ``Q``,
+        absorbed into ``W_hm <- Q^T W_hm``, ``W_mh <- W_mh Q`` and ``b_m <-
+        Q^T b_m``, so that the layer's hidden states are those of a layer
+        with ``W_mm = W`` and its memory states are ``Q^T`` times theirs.
+        ``memory_basis`` accumulates ``Q``. Eigenvalues of modulus above the
+        bound are scaled down to it.
+
+        Parameters
+        ----------
+        W : array-like of shape (M, M)
+
+        Returns
+        -------
+        Q : Tensor of shape (M, M)
+            Float64, orthogonal.
+
+        Examples
+        --------
+        >>> layer = LMNLayer(2, 3, 3, memory_matrix="schur").double()
+        >>> W = torch.tensor([[0.5, 0.2, 0.0], [-0.3, 0.4, 0.1], [0.0, 0.0, 0.9]],
+        ...                  dtype=torch.float64)
+        >>> Q = layer.set_memory_(W)
+        >>> torch.allclose(Q @ layer.weight_mm @ Q.T, W)
+        True
+        """
+        if self.memory_matrix != "schur":
+            raise ValueError(
+                f"set_memory_ needs memory_matrix='schur', got "
+                f"memory_matrix={self.memory_matrix!r}"
+            )
+        Q, _ = self.memory.set_dense_(torch.as_tensor(W))
+        Qd = Q.to(self.weight_hm)
+        self.weight_hm.copy_(Qd.T @ self.weight_hm)
+        self.weight_mh.copy_(self.weight_mh @ Qd)
+        if self.bias_m is not None:
+            self.bias_m.copy_(Qd.T @ self.bias_m)
+        self.memory_basis.copy_(self.memory_basis @ Q.to(self.memory_basis))
+        return Q
 
     # -- internal API shared with LMN ------------------------------------- #
     def _weights(self) -> tuple[Tensor, ...]:
@@ -360,7 +442,7 @@ class LMN(LMNLAESMixin, RecurrentModule):
         Add a reverse-direction layer at every level; outputs are concatenated
         ``[forward, reverse]``. The reverse direction reads each sequence's
         valid part backwards (padding stays padding).
-    memory_matrix : {'free', 'orthogonal', 'spectral'}, default='free'
+    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default='free'
         Constraint on ``W_mm`` (see :class:`LMNLayer`).
     memory_bias : bool, default=False
         Add a memory bias ``b_m``.

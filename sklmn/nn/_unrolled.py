@@ -494,6 +494,11 @@ def init_lmn_from_unrolled_(
     W_mh = sum(W_tape[i - 1] @ decoders[i - 1] for i in range(1, k + 1))
     W_mo = sum(W_out[i] @ decoders[i] for i in range(k + 1))
 
+    if getattr(layer, "memory_matrix", None) == "schur":
+        raise ValueError(
+            "the unrolled transfer does not support memory_matrix='schur' yet; "
+            "use memory_matrix='free' or 'spectral'"
+        )
     like = layer.weight_xh
     layer.weight_xh.copy_(urnn.weight_xh)
     layer.bias_h.copy_(urnn.bias_h)

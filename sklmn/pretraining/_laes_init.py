@@ -487,6 +487,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     out = (q * n_dirs + j) * unit
                     src = (q * n_dirs + j) * p_last
                     W_full[:, out : out + p_last] = W[:, src : src + p_last]
+                    basis = _memory_basis(recurrent, j)
+                    if basis is not None:  # a Schur memory turned its units
+                        cols = slice(out, out + unit)
+                        W_full[:, cols] = W_full[:, cols] @ basis
         set_linear_(module.readout, W_full, b)
         self.laes_layers_ = laes_layers
         self.laes_ = laes_layers[0][0]
@@ -584,6 +588,16 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
 
 
 @torch.no_grad()
+def _memory_basis(recurrent, j: int) -> np.ndarray | None:
+    """``memory_basis`` (float64) of direction ``j`` of the last layer of an
+    LMN with a Schur memory, None otherwise."""
+    layers = getattr(recurrent, "layers", None) if j == 0 else None
+    if j == 1:
+        layers = getattr(recurrent, "layers_reverse", None)
+    basis = None if layers is None else getattr(layers[-1], "memory_basis", None)
+    return None if basis is None else basis.detach().cpu().double().numpy()
+
+
 def _layer_outputs(recurrent, i: int, inputs: np.ndarray, lengths: np.ndarray):
     """Output sequences of layer ``i`` (all directions) of the initialized
     network (its ``layer_outputs``): the inputs of layer ``i + 1``, float64,
