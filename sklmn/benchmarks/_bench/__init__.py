@@ -26,6 +26,9 @@ from . import (
     ms_redundancy,
     recurrence,
     regressor_start,
+    stable_memory,
+    stable_memory_report,
+    stable_memory_speed,
     threads,
     validation,
 )
@@ -63,6 +66,18 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "check-gpu": ("check_gpu", "every estimator on a CUDA device, checked and timed"),
     "threads": ("threads", "fit time under each thread setting, idle and contended"),
     "layout-rule": ("layout_rule", "the channels-first warning against both mistakes"),
+    "stable-memory": (
+        "stable_memory",
+        "the Schur memory variants on the time-series suite (JSON lines)",
+    ),
+    "stable-memory-report": (
+        "stable_memory_report",
+        "tables of the stable-memory results",
+    ),
+    "stable-memory-speed": (
+        "stable_memory_speed",
+        "forward + backward time of the old and the Schur memory",
+    ),
 }
 
 

@@ -1,21 +1,19 @@
 """Forward + backward time of the LMN / MS-LMN with the old memory and the
 Schur memory (free and bounded feedback), one thread.
 
-Usage: PYTHONPATH=. python benchmarks/proto_stable_memory_speed.py
+Usage: python -m sklmn.benchmarks bench stable-memory-speed
 """
 
+from __future__ import annotations
+
 import math
-import sys
 import time
 
 import torch
 
-sys.path.insert(0, "benchmarks")
-from proto_stable_memory import make_stable_  # noqa: E402
+from sklmn.nn import LMN, MultiScaleLMN
 
-from sklmn.nn import LMN, MultiScaleLMN  # noqa: E402
-
-torch.set_num_threads(1)
+from .stable_memory import make_stable_
 
 
 def bench(make, x, lengths, reps=15):
@@ -31,7 +29,9 @@ def bench(make, x, lengths, reps=15):
     return times[len(times) // 2]
 
 
-def main():
+def main(argv=None):
+    """Print the median forward + backward times (no options)."""
+    torch.set_num_threads(1)
     torch.manual_seed(0)
     ring = (0.4, 0.99, math.pi)
     for name, (n, T, d) in {"ArrowHead-like": (36, 251, 1),
@@ -52,6 +52,3 @@ def main():
         for label, make in rows.items():
             print(f"{name} | {label} | {1000 * bench(make, x, lengths):.1f} ms")
 
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@ MS-LMN estimators without editing them (subclasses + a pretrainer wrapper).
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/proto_stable_memory.py \
+    PYTHONPATH=. .venv/bin/python python -m sklmn.benchmarks bench stable-memory \
         --variants lmn_old lmn_free --datasets ArrowHead --seeds 0 1 \
         --out /tmp/proto.jsonl
 
@@ -458,14 +458,15 @@ def run_one(name, dataset, seed, data):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser()
+def main(argv=None):
+    """Fit the variants and append one JSON line per fit to ``--out``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--variants", nargs="+", required=True)
     p.add_argument("--datasets", nargs="+",
                    default=["BasicMotions", "ItalyPowerDemand", "ArrowHead"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     p.add_argument("--out", required=True)
-    a = p.parse_args()
+    a = p.parse_args(argv)
     done = set()
     try:
         with open(a.out) as f:
@@ -485,6 +486,3 @@ def main():
                 with open(a.out, "a") as f:
                     f.write(json.dumps(r) + "\n")
 
-
-if __name__ == "__main__":
-    main()

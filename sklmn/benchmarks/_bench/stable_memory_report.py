@@ -1,7 +1,9 @@
-"""Markdown tables of benchmarks/proto_stable_memory.py results (JSON lines).
+"""Markdown tables of ``bench stable-memory`` results (JSON lines).
 
-Usage: python benchmarks/proto_stable_memory_report.py results.jsonl [variant ...]
+Usage: python -m sklmn.benchmarks bench stable-memory-report [--compact] results.jsonl [variant ...]
 """
+
+from __future__ import annotations
 
 import json
 import sys
@@ -44,12 +46,14 @@ def compact(rows, variants):
         print(f"| {v} | {' | '.join(cells)} | {mean} | {' | '.join(rad)} |")
 
 
-def main():
-    if sys.argv[1] == "--compact":
-        path, *variants = sys.argv[2:]
+def main(argv=None):
+    """Print the tables of the results file (``--compact``: one row per variant)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--compact":
+        path, *variants = argv[1:]
         rows = [json.loads(line) for line in open(path)]
         return compact(rows, variants or list(dict.fromkeys(r["variant"] for r in rows)))
-    path, *variants = sys.argv[1:]
+    path, *variants = argv
     rows = [json.loads(line) for line in open(path)]
     groups = defaultdict(list)
     for r in rows:
@@ -86,6 +90,3 @@ def main():
         fi = np.mean([np.mean([r["final"] for r in g]) for g in per])
         print(f"| {v} | {s:.3f} → {fi:.3f} |")
 
-
-if __name__ == "__main__":
-    main()
