@@ -90,12 +90,12 @@ def test_auto_does_not_wait_for_another_threads_setting(monkeypatch):
     def hold():
         with _base._torch_threads(1):
             entered.set()
-            release.wait(30)
+            release.wait(600)  # held until the fit below has ended
 
     holder = threading.Thread(target=hold)
     holder.start()
     try:
-        assert entered.wait(30)
+        assert entered.wait(600)
         held = torch.get_num_threads()
         clf = RNNClassifier(
             hidden_size=3,
