@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._layout import _InputLayoutPicklesMixin
 from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import (
     INPUT_LAYOUTS,
@@ -48,6 +49,7 @@ def _timesteps_per_item(X, seqs: Sequences, input_layout=None):
 
 
 class FlattenSequences(
+    _InputLayoutPicklesMixin,
     _DocLinkMixin,
     _SequenceInputTagsMixin,
     TransformerMixin,
@@ -127,12 +129,6 @@ class FlattenSequences(
     def __init__(self, *, n_timesteps=None, input_layout=None):
         self.n_timesteps = n_timesteps
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

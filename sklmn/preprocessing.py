@@ -37,6 +37,7 @@ from ._flat_layout import (
 )
 from .utils._compat import StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._layout import _InputLayoutPicklesMixin
 from .utils._registry import register_safe_classes
 from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import (
@@ -206,6 +207,7 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
 
 
 class SequenceStandardScaler(
+    _InputLayoutPicklesMixin,
     _DocLinkMixin,
     _SequenceInputTagsMixin,
     OneToOneFeatureMixin,
@@ -336,12 +338,6 @@ class SequenceStandardScaler(
         self.with_mean = with_mean
         self.with_std = with_std
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     def _reset(self) -> None:
         for attr in ("mean_", "var_", "scale_", "n_samples_seen_"):

@@ -18,6 +18,7 @@ from ..utils._compat import (
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
+from ..utils._layout import _InputLayoutPicklesMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
     INPUT_LAYOUTS,
@@ -44,7 +45,11 @@ GRAM_MAX_COLUMNS = 4096
 
 
 class LAESTransformer(
-    _DocLinkMixin, _SequenceInputTagsMixin, TransformerMixin, BaseEstimator
+    _InputLayoutPicklesMixin,
+    _DocLinkMixin,
+    _SequenceInputTagsMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
@@ -226,12 +231,6 @@ class LAESTransformer(
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     # -- fitting ------------------------------------------------------------
     _check_weights = staticmethod(check_sequence_weights)

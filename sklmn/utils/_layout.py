@@ -24,6 +24,16 @@ __all__ = [
 ]
 
 
+class _InputLayoutPicklesMixin:
+    """``__setstate__`` of the transformers that gained ``input_layout``:
+    objects pickled before it existed read batch-first data (None)."""
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.setdefault("input_layout", None)
+        super().__setstate__(state)
+
+
 def _is_sequence_list(X) -> bool:
     """True for a list/tuple or 1-D object array whose items are sequences."""
     if isinstance(X, np.ndarray):
