@@ -37,7 +37,7 @@ from ._flat_layout import (
 )
 from .utils._compat import StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
-from .utils._layout import _InputLayoutPicklesMixin
+from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from .utils._registry import register_safe_classes
 from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import (
@@ -206,6 +206,7 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
     return out[:, :, 0].copy() if seqs.univariate else out
 
 
+@fill_input_layout_doc
 class SequenceStandardScaler(
     _InputLayoutPicklesMixin,
     _DocLinkMixin,
@@ -238,13 +239,7 @@ class SequenceStandardScaler(
         Center the data (subtract ``mean_``) before scaling.
     with_std : bool, default=True
         Scale the data to unit variance (divide by ``scale_``).
-    input_layout : {'batch_first', 'channels_first'} or None, default=None
-        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
-        n_timesteps, n_features)``, with a warning in ``fit`` when the data
-        look channels-first; ``'batch_first'``: the same without the check;
-        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
-        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
-        arrays), in which :meth:`transform` and :meth:`inverse_transform`
+    %(input_layout)s, in which :meth:`transform` and :meth:`inverse_transform`
         also return sequences. See docs/user_guide/input.md.
 
     Attributes
