@@ -146,18 +146,8 @@ class _BaseSequenceEstimator(
     #: Parameters added after models could be saved, with the values that
     #: keep an older saved model's behaviour (read by ``__setstate__`` and
     #: :func:`sklmn.persistence.load`; subclasses add theirs, merged over the
-    #: class hierarchy by :meth:`_added_parameters`)
+    #: class hierarchy by ``PersistenceMixin._added_parameters``)
     _added_parameter_values: dict = {"n_threads": None, "input_layout": None}
-
-    @classmethod
-    def _added_parameters(cls) -> dict:
-        """The added parameters this class has (see
-        :attr:`_added_parameter_values`), with their old-model values."""
-        names = cls._get_param_names()
-        values = {}
-        for klass in reversed(cls.__mro__):
-            values.update(vars(klass).get("_added_parameter_values", {}))
-        return {k: v for k, v in values.items() if k in names}
 
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep", "ctc"})],
@@ -695,10 +685,3 @@ class _BaseSequenceEstimator(
             "memory amplifies its state, or on extreme input values. No "
             "prediction is made from non-finite outputs."
         )
-
-    def __setstate__(self, state):
-        # parameters added after a model was pickled take their defaults
-        state = dict(state)
-        for key, value in self._added_parameters().items():
-            state.setdefault(key, value)
-        super().__setstate__(state)
