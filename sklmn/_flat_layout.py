@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import (
     INPUT_LAYOUTS,
@@ -47,7 +48,9 @@ def _timesteps_per_item(X, seqs: Sequences, input_layout=None):
     return int(shape[2] if last and len(shape) == 3 else shape[1])
 
 
+@fill_input_layout_doc
 class FlattenSequences(
+    _InputLayoutPicklesMixin,
     _DocLinkMixin,
     _SequenceInputTagsMixin,
     TransformerMixin,
@@ -79,13 +82,7 @@ class FlattenSequences(
         training input (the longest training sequence for a list). Sequences
         longer than ``n_timesteps_`` are refused at transform time (never
         truncated silently).
-    input_layout : {'batch_first', 'channels_first'} or None, default=None
-        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
-        n_timesteps, n_features)``, with a warning in ``fit`` when the data
-        look channels-first; ``'batch_first'``: the same without the check;
-        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
-        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
-        arrays), in which :meth:`inverse_transform` also returns sequences.
+    %(input_layout)s, in which :meth:`inverse_transform` also returns sequences.
         See docs/user_guide/input.md.
 
     Attributes
@@ -127,12 +124,6 @@ class FlattenSequences(
     def __init__(self, *, n_timesteps=None, input_layout=None):
         self.n_timesteps = n_timesteps
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -37,6 +37,7 @@ from ._flat_layout import (
 )
 from .utils._compat import StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
+from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from .utils._registry import register_safe_classes
 from .utils._tags import _SequenceInputTagsMixin
 from .utils.sequences import (
@@ -205,7 +206,9 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
     return out[:, :, 0].copy() if seqs.univariate else out
 
 
+@fill_input_layout_doc
 class SequenceStandardScaler(
+    _InputLayoutPicklesMixin,
     _DocLinkMixin,
     _SequenceInputTagsMixin,
     OneToOneFeatureMixin,
@@ -236,13 +239,7 @@ class SequenceStandardScaler(
         Center the data (subtract ``mean_``) before scaling.
     with_std : bool, default=True
         Scale the data to unit variance (divide by ``scale_``).
-    input_layout : {'batch_first', 'channels_first'} or None, default=None
-        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
-        n_timesteps, n_features)``, with a warning in ``fit`` when the data
-        look channels-first; ``'batch_first'``: the same without the check;
-        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
-        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
-        arrays), in which :meth:`transform` and :meth:`inverse_transform`
+    %(input_layout)s, in which :meth:`transform` and :meth:`inverse_transform`
         also return sequences. See docs/user_guide/input.md.
 
     Attributes
@@ -336,12 +333,6 @@ class SequenceStandardScaler(
         self.with_mean = with_mean
         self.with_std = with_std
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     def _reset(self) -> None:
         for attr in ("mean_", "var_", "scale_", "n_samples_seen_"):

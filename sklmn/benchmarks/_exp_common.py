@@ -35,6 +35,19 @@ __all__ = [
 ]
 
 
+#: The settings the LMN and MultiScaleLMN families share (in :data:`PINNED`).
+_LMN_FAMILY = dict(
+    bidirectional=False,
+    memory_matrix="free",
+    norm_penalty=0.0,
+    orthogonality_penalty=0.0,
+    output="memory",
+    pooling="last",  # the papers' readout of the last step
+    pretrainer=None,
+    pretrained_alpha=0.0,
+    truncate_gradient=False,
+)
+
 #: Every estimator setting that the experiments do not take from a paper,
 #: stated explicitly (the library defaults when the set-ups were written) so
 #: that a later change of a library default cannot silently change an
@@ -68,32 +81,8 @@ PINNED: dict[str, dict] = {
         verbose=0,
         warm_start=False,
     ),
-    "LMN": dict(
-        bidirectional=False,
-        dropout=0.0,
-        memory_bias=False,
-        memory_matrix="free",
-        norm_penalty=0.0,
-        num_layers=1,
-        orthogonality_penalty=0.0,
-        output="memory",
-        pooling="last",  # the papers' readout of the last step
-        pretrainer=None,
-        pretrained_alpha=0.0,
-        truncate_gradient=False,
-    ),
-    "MultiScaleLMN": dict(
-        bidirectional=False,
-        incremental=None,
-        memory_matrix="free",
-        norm_penalty=0.0,
-        orthogonality_penalty=0.0,
-        output="memory",
-        pooling="last",  # the papers' readout of the last step
-        pretrainer=None,
-        pretrained_alpha=0.0,
-        truncate_gradient=False,
-    ),
+    "LMN": dict(_LMN_FAMILY, dropout=0.0, memory_bias=False, num_layers=1),
+    "MultiScaleLMN": dict(_LMN_FAMILY, incremental=None),
     "RNN": dict(
         bidirectional=False,
         dropout=0.0,

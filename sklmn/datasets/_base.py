@@ -7,6 +7,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from sklearn.utils import Bunch
+
 __all__ = ["get_data_home"]
 
 _ENV_VAR = "SKLMN_DATA"
@@ -53,6 +55,18 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
 def _bundled_path(name: str) -> Path:
     """Path of a file shipped in ``sklmn/datasets/data/``."""
     return Path(str(resources.files("sklmn.datasets").joinpath("data", name)))
+
+
+def _split_result(X, y, parts: dict, split, return_X_y: bool, **extra):
+    """What a loader with splits returns: ``(X, y)`` of ``split`` (the whole
+    set for None) with ``return_X_y``, else the Bunch of ``data`` and
+    ``target`` (the same), the ``parts`` (``X_<name>``, ``y_<name>``, ...)
+    and the ``extra`` fields."""
+    if split is not None:
+        X, y = parts[f"X_{split}"], parts[f"y_{split}"]
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, target=y, **parts, **extra)
 
 
 def _check_bool(name: str, value) -> bool:

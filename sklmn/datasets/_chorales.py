@@ -8,9 +8,8 @@ import zlib
 from fractions import Fraction
 
 import numpy as np
-from sklearn.utils import Bunch
 
-from ._base import _bundled_path, _check_bool, get_data_home
+from ._base import _bundled_path, _check_bool, _split_result, get_data_home
 
 __all__ = ["load_bach_chorales"]
 
@@ -276,16 +275,12 @@ def load_bach_chorales(
         index = np.flatnonzero(labels == name)
         parts[f"X_{name}"] = [X_all[i] for i in index]
         parts[f"y_{name}"] = [y_all[i] for i in index]
-    if split is None:
-        X, y = X_all, y_all
-    else:
-        X, y = parts[f"X_{split}"], parts[f"y_{split}"]
-    if return_X_y:
-        return X, y
-    return Bunch(
-        data=X,
-        target=y,
-        **parts,
+    return _split_result(
+        X_all,
+        y_all,
+        parts,
+        split,
+        return_X_y,
         rolls=rolls,
         names=names,
         split_labels=labels,

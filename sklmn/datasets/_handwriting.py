@@ -13,9 +13,10 @@ from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 
 from ..utils._compat import Interval, StrOptions, validate_params
+from ._base import _split_result
 
 __all__ = [
     "HANDWRITING_VOCABULARY",
@@ -468,16 +469,12 @@ def load_online_handwriting(
         parts[f"X_{name}"] = [X[i] for i in idx]
         parts[f"y_{name}"] = y[idx]
         parts[f"writer_{name}"] = writer[idx]
-    if split is None:
-        X_out, y_out = X, y
-    else:
-        X_out, y_out = parts[f"X_{split}"], parts[f"y_{split}"]
-    if return_X_y:
-        return X_out, y_out
-    return Bunch(
-        data=X_out,
-        target=y_out,
-        **parts,
+    return _split_result(
+        X,
+        y,
+        parts,
+        split,
+        return_X_y,
         writer=writer,
         writer_styles=styles,
         vocabulary=list(words),

@@ -6,9 +6,8 @@ import numbers
 from functools import lru_cache
 
 import numpy as np
-from sklearn.utils import Bunch
 
-from ._base import _bundled_path, _check_bool
+from ._base import _bundled_path, _check_bool, _split_result
 from ._mfcc import mfcc
 
 __all__ = ["load_common_suffix_words", "SUFFIX_CLASSES"]
@@ -206,16 +205,12 @@ def load_common_suffix_words(
         "X_test": [features[i] for i in test_idx],
         "y_test": y[test_idx],
     }
-    if split is None:
-        X_out, y_out = features, y
-    else:
-        X_out, y_out = parts[f"X_{split}"], parts[f"y_{split}"]
-    if return_X_y:
-        return X_out, y_out
-    return Bunch(
-        data=X_out,
-        target=y_out,
-        **parts,
+    return _split_result(
+        features,
+        y,
+        parts,
+        split,
+        return_X_y,
         target_names=target_names,
         words=words,
         suffix=suffix,

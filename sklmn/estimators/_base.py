@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import threading
 import warnings
 from numbers import Integral, Real
 
@@ -51,66 +50,11 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import INPUT_LAYOUTS, Sequences, validate_sequences
-from ._auto import auto_threads
-from ._persist import MAX_THREADS, PersistenceMixin, machine_threads
+from ._persist import MAX_THREADS, PersistenceMixin
 from ._prepare import _FitPreparationMixin
+from ._threads import _resolved_threads, _seeded_torch, _torch_threads
 
 __all__: list[str] = []
-
-# torch's global RNG is shared by all threads: fits running concurrently in
-# threads (joblib's threading backend, dask thread workers) would interleave
-# their seeded draws, so seeded blocks run one at a time (reentrant: a
-# pretrainer may fit another estimator inside)
-_TORCH_RNG_LOCK = threading.RLock()
-# torch's thread count is process-wide: estimators that set it take turns
-_TORCH_THREADS_LOCK = threading.RLock()
-
-
-def _resolved_threads(n_threads, module: torch.nn.Module, batch_size: int):
-    """The threads of a call with ``n_threads`` (``'auto'`` resolved for
-    ``module`` run on batches of ``batch_size``; None: as is)."""
-    if not isinstance(n_threads, str):
-        return n_threads
-    size = sum(p.numel() for p in module.parameters())
-    return auto_threads(batch_size * size, torch.get_num_threads())
-
-
-@contextlib.contextmanager
-def _torch_threads(n_threads, *, wait: bool = True):
-    """``torch.set_num_threads(n_threads)`` inside the block (None: as is).
-
-    With ``wait=False`` (``n_threads='auto'``) a call whose thread count
-    another thread of the process holds runs as is instead of waiting: fits
-    in threads (joblib's threading backend) stay concurrent.
-    """
-    if n_threads is None or machine_threads(n_threads) == torch.get_num_threads():
-        yield
-        return
-    if not _TORCH_THREADS_LOCK.acquire(blocking=wait):
-        yield
-        return
-    try:
-        previous = torch.get_num_threads()
-        torch.set_num_threads(machine_threads(n_threads))
-        try:
-            yield
-        finally:
-            torch.set_num_threads(previous)
-    finally:
-        _TORCH_THREADS_LOCK.release()
-
-
-@contextlib.contextmanager
-def _seeded_torch(seed: int):
-    """Seed torch's global RNGs inside the block and restore them afterwards."""
-    devices = (
-        list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-    )
-    with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
-
-
 
 def _same_parameter(a, b) -> bool:
     """Whether two parameter values are equal; nested estimators compare by
@@ -159,7 +103,6 @@ def _completed(history, key: str) -> list[float]:
         return []
 
 
-
 class _BaseSequenceEstimator(
     PersistenceMixin,
     _FitPreparationMixin,
@@ -203,19 +146,8 @@ class _BaseSequenceEstimator(
     #: Parameters added after models could be saved, with the values that
     #: keep an older saved model's behaviour (read by ``__setstate__`` and
     #: :func:`sklmn.persistence.load`; subclasses add theirs, merged over the
-    #: class hierarchy by :meth:`_added_parameters`)
+    #: class hierarchy by ``PersistenceMixin._added_parameters``)
     _added_parameter_values: dict = {"n_threads": None, "input_layout": None}
-
-    @classmethod
-    def _added_parameters(cls) -> dict:
-        """The added parameters this class has (see
-        :attr:`_added_parameter_values`), with their old-model values."""
-        names = cls._get_param_names()
-        values = {}
-        for klass in reversed(cls.__mro__):
-            values.update(vars(klass).get("_added_parameter_values", {}))
-        return {k: v for k, v in values.items() if k in names}
-
 
     _parameter_constraints: dict = {
         "target": [StrOptions({"sequence", "timestep", "ctc"})],
@@ -300,7 +232,6 @@ class _BaseSequenceEstimator(
         self.n_threads = n_threads
         self.input_layout = input_layout
         self.callbacks = callbacks
-
 
     def set_params(self, **params):
         """Set the parameters of this estimator (scikit-learn's contract).
@@ -637,7 +568,6 @@ class _BaseSequenceEstimator(
                 if key in settings:
                     group[key] = settings[key]
 
-
     def _record_history(self, net, warm: bool) -> None:
         """Set ``loss_curve_``, ``n_iter_``, ``best_loss_``, ``best_epoch_``
         and the validation curves from the net's history."""
@@ -678,7 +608,6 @@ class _BaseSequenceEstimator(
             self.best_loss_ = (
                 vlosses[kept] if 0 <= kept < len(vlosses) else monitor.start_loss_
             )
-
 
     def _current_fitted_params(self) -> dict:
         names = ["target", *self._model_parameter_names()]
@@ -756,10 +685,3 @@ class _BaseSequenceEstimator(
             "memory amplifies its state, or on extreme input values. No "
             "prediction is made from non-finite outputs."
         )
-
-    def __setstate__(self, state):
-        # parameters added after a model was pickled take their defaults
-        state = dict(state)
-        for key, value in self._added_parameters().items():
-            state.setdefault(key, value)
-        super().__setstate__(state)

@@ -47,7 +47,25 @@ def _int(value: Any) -> bool:
 
 class PersistenceMixin:
     """The documented hook pair used by :func:`sklmn.persistence.save` and
-    :func:`sklmn.persistence.load` (see ``docs/architecture.md``)."""
+    :func:`sklmn.persistence.load` (see ``docs/architecture.md``), and the
+    defaults of the parameters added after a model was saved or pickled."""
+
+    @classmethod
+    def _added_parameters(cls) -> dict:
+        """The added parameters this class has (see
+        ``_added_parameter_values``), with their old-model values."""
+        names = cls._get_param_names()
+        values = {}
+        for klass in reversed(cls.__mro__):
+            values.update(vars(klass).get("_added_parameter_values", {}))
+        return {k: v for k, v in values.items() if k in names}
+
+    def __setstate__(self, state):
+        # parameters added after a model was pickled take their defaults
+        state = dict(state)
+        for key, value in self._added_parameters().items():
+            state.setdefault(key, value)
+        super().__setstate__(state)
 
     def _sklmn_state_(self) -> dict:
         """What :func:`~sklmn.persistence.save` stores beyond the parameters

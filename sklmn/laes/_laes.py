@@ -18,6 +18,7 @@ from ..utils._compat import (
     _get_output_config,
 )
 from ..utils._doc_link import _DocLinkMixin
+from ..utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
     INPUT_LAYOUTS,
@@ -43,8 +44,13 @@ __all__ = ["LAESTransformer"]
 GRAM_MAX_COLUMNS = 4096
 
 
+@fill_input_layout_doc
 class LAESTransformer(
-    _DocLinkMixin, _SequenceInputTagsMixin, TransformerMixin, BaseEstimator
+    _InputLayoutPicklesMixin,
+    _DocLinkMixin,
+    _SequenceInputTagsMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Linear autoencoder for sequences (LAES) with a closed-form solution.
 
@@ -98,13 +104,7 @@ class LAESTransformer(
     n_jobs : int, default=None
         Threads of the FFTs of the ``'matrix_free'`` solver (None means 1, -1
         all processors, as in joblib). Matrix products use the BLAS threads.
-    input_layout : {'batch_first', 'channels_first'} or None, default=None
-        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
-        n_timesteps, n_features)``, with a warning in ``fit`` when the data
-        look channels-first; ``'batch_first'``: the same without the check;
-        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
-        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
-        arrays), in which :meth:`inverse_transform` also returns sequences.
+    %(input_layout)s, in which :meth:`inverse_transform` also returns sequences.
         See docs/user_guide/input.md.
 
     Attributes
@@ -226,12 +226,6 @@ class LAESTransformer(
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.input_layout = input_layout
-
-    def __setstate__(self, state):
-        # objects pickled before input_layout existed read batch-first data
-        state = dict(state)
-        state.setdefault("input_layout", None)
-        super().__setstate__(state)
 
     # -- fitting ------------------------------------------------------------
     _check_weights = staticmethod(check_sequence_weights)

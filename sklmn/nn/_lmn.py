@@ -44,10 +44,10 @@ from ._checks import (
     check_step_input,
 )
 from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
+from ._lmn_schur import LMNLayerSchurMixin
 from ._padding import reverse_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
-from ._stable_memory import SchurMemory
 from .parametrizations import (
     PicklableParametrizationsMixin,
     spectral_radius_normalization,
@@ -58,15 +58,17 @@ __all__ = ["LMN", "LMNLayer", "lmn_scan"]
 _OUTPUTS = ("memory", "hidden")
 _MEMORY_MATRICES = ("free", "orthogonal", "spectral", "schur")
 
-#: the ring of the ``'schur'`` memory's random start (``r_min, r_max,
-#: max_phase``; measured in docs/memory.md)
-_SCHUR_RING = (0.9, 0.999, math.pi / 10)
 
 
 # --------------------------------------------------------------------------- #
 # One layer
 # --------------------------------------------------------------------------- #
-class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModule):
+class LMNLayer(
+    LMNLayerSchurMixin,
+    LMNLayerLAESMixin,
+    PicklableParametrizationsMixin,
+    RecurrentModule,
+):
     """One unidirectional Linear Memory Network layer (Carta et al. 2021 §3.1).
 
     ``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)``,
@@ -169,8 +171,7 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
         self.bias_h = nn.Parameter(torch.empty(H))
         self.weight_hm = nn.Parameter(torch.empty(M, H))
         if self.memory_matrix == "schur":
-            self.memory = SchurMemory(M)
-            self.register_buffer("memory_basis", torch.eye(M))
+            self._add_schur_memory(M)
         else:
             self.weight_mm = nn.Parameter(torch.empty(M, M))
         if self.memory_bias:
@@ -203,12 +204,7 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
             if self.init_radius is not None and self.memory_matrix != "orthogonal":
                 stabilize_memory_(q, self.weight_hm, self.weight_mh, self.init_radius)
             if self.memory_matrix == "schur":
-                # ring start (Orvieto et al. 2023), the rows of W_hm scaled
-                # by gamma = sqrt(1 - |lambda|^2) (their input normalization)
-                self.memory.reset_ring_(*_SCHUR_RING)
-                gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
-                self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
-                self.memory_basis.copy_(torch.eye(M))
+                self._reset_schur_memory_()
             elif parametrize.is_parametrized(self, "weight_mm"):
                 self.weight_mm = q
             else:
@@ -225,60 +221,6 @@ class LMNLayer(LMNLayerLAESMixin, PicklableParametrizationsMixin, RecurrentModul
         if self.truncate_gradient:
             s += ", truncate_gradient=True"
         return s
-
-    @property
-    def weight_mm(self) -> Tensor:
-        """The memory matrix ``W_mm`` (see the class attributes)."""
-        if self.__dict__.get("memory_matrix") == "schur":
-            return self.memory()
-        try:
-            return self._parameters["weight_mm"]
-        except KeyError:
-            raise AttributeError("weight_mm") from None
-
-    @torch.no_grad()
-    def set_memory_(self, W: object) -> Tensor:
-        """Set the memory matrix of a ``'schur'`` layer to ``W``.
-
-        ``W = Q T Q^T`` (real Schur form, :meth:`SchurMemory.set_dense_`):
-        the parameters hold ``T`` and the memory coordinates turn by ``Q``,
-        absorbed into ``W_hm <- Q^T W_hm``, ``W_mh <- W_mh Q`` and ``b_m <-
-        Q^T b_m``, so that the layer's hidden states are those of a layer
-        with ``W_mm = W`` and its memory states are ``Q^T`` times theirs.
-        ``memory_basis`` accumulates ``Q``. Eigenvalues of modulus above the
-        bound are scaled down to it.
-
-        Parameters
-        ----------
-        W : array-like of shape (M, M)
-
-        Returns
-        -------
-        Q : Tensor of shape (M, M)
-            Float64, orthogonal.
-
-        Examples
-        --------
-        >>> layer = LMNLayer(2, 3, 3, memory_matrix="schur").double()
-        >>> W = torch.tensor([[0.5, 0.2, 0.0], [-0.3, 0.4, 0.1], [0.0, 0.0, 0.9]],
-        ...                  dtype=torch.float64)
-        >>> Q = layer.set_memory_(W)
-        >>> torch.allclose(Q @ layer.weight_mm @ Q.T, W)
-        True
-        """
-        if self.memory_matrix != "schur":
-            raise ValueError(
-                f"set_memory_ needs memory_matrix='schur', got "
-                f"memory_matrix={self.memory_matrix!r}"
-            )
-        Q, _ = self.memory.set_dense_(torch.as_tensor(W))
-        Qd = Q.to(self.weight_hm)
-        self.weight_hm.copy_(Qd.T @ self.weight_hm)
-        self.weight_mh.copy_(self.weight_mh @ Qd)
-        if self.bias_m is not None:
-            self.bias_m.copy_(Qd.T @ self.bias_m)
-        self.memory_basis.copy_(self.memory_basis @ Q.to(self.memory_basis))
-        return Q
 
     # -- internal API shared with LMN ------------------------------------- #
     def _weights(self) -> tuple[Tensor, ...]:
@@ -731,73 +673,8 @@ class LMN(LMNLAESMixin, RecurrentModule):
         return inp, (torch.stack(hs), torch.stack(ms))
 
     # -- weight setting ---------------------------------------------------- #
-    @classmethod
-    def from_elman(cls, rnn: nn.Module) -> LMN:
-        """Build an LMN whose memory equals the hidden state of an Elman RNN.
-
-        With ``W_xh = V``, ``W_mh = U``, ``b_h`` = the RNN biases,
-        ``W_hm = I`` and ``W_mm = 0``, the LMN memory is ``m_t = h_rnn_t``
-        exactly (Carta et al. 2020b §2.1, Carta et al. 2021 §3.1), for every layer and
-        direction.
-
-        Parameters
-        ----------
-        rnn : torch.nn.RNN or sklmn.nn.ElmanRNN
-            A tanh Elman RNN (``batch_first`` does not matter).
-
-        Returns
-        -------
-        lmn : LMN
-            With ``output='memory'``, ``memory_matrix='free'``, same sizes,
-            number of layers, direction, dtype and device as ``rnn``.
-
-        Examples
-        --------
-        >>> _ = torch.manual_seed(0)
-        >>> rnn = torch.nn.RNN(3, 4, batch_first=True)
-        >>> lmn = LMN.from_elman(rnn)
-        >>> x = torch.randn(2, 5, 3)
-        >>> torch.allclose(lmn(x)[0], rnn(x)[0], atol=1e-5)
-        True
-        """
-        inner = getattr(rnn, "rnn", rnn)
-        if not isinstance(inner, nn.RNN):
-            raise ValueError(
-                f"rnn must be a torch.nn.RNN or sklmn.nn.ElmanRNN, got "
-                f"{type(rnn).__name__}"
-            )
-        if inner.nonlinearity != "tanh":
-            raise ValueError(
-                f"rnn must use the tanh nonlinearity, got {inner.nonlinearity!r}"
-            )
-        if getattr(inner, "proj_size", 0):
-            raise ValueError(f"rnn must not use proj_size, got {inner.proj_size}")
-        ref = inner.weight_ih_l0
-        lmn = cls(
-            inner.input_size,
-            inner.hidden_size,
-            inner.hidden_size,
-            num_layers=inner.num_layers,
-            bidirectional=inner.bidirectional,
-            dropout=float(inner.dropout),
-        ).to(device=ref.device, dtype=ref.dtype)
-        eye = torch.eye(inner.hidden_size, dtype=ref.dtype, device=ref.device)
-        with torch.no_grad():
-            for i in range(inner.num_layers):
-                for j in range(lmn.num_directions):
-                    sfx = f"_l{i}" + ("_reverse" if j == 1 else "")
-                    layer = lmn.layers[i] if j == 0 else lmn.layers_reverse[i]
-                    layer.weight_xh.copy_(getattr(inner, "weight_ih" + sfx))
-                    layer.weight_mh.copy_(getattr(inner, "weight_hh" + sfx))
-                    bias = torch.zeros_like(layer.bias_h)
-                    if inner.bias:
-                        bias = getattr(inner, "bias_ih" + sfx)
-                        bias = bias + getattr(inner, "bias_hh" + sfx)
-                    layer.bias_h.copy_(bias)
-                    layer.weight_hm.copy_(eye)
-                    layer.weight_mm.zero_()
-        return lmn
-    # (the LAES and unrolled starts: :class:`~sklmn.nn._lmn_laes.LMNLAESMixin`)
+    # (from_elman, the LAES and unrolled starts:
+    # :class:`~sklmn.nn._lmn_laes.LMNLAESMixin`)
 
 
 def _reverse_tm(x_tm: Tensor, lengths: Tensor | None) -> Tensor:

@@ -1,4 +1,4 @@
-"""The LAES and unrolled starts of the LMN: how the LMN's parameters hold them.
+"""The Elman, LAES and unrolled starts of the LMN: how its parameters hold them.
 
 Mixins of :class:`~sklmn.nn.LMNLayer`, :class:`~sklmn.nn.LMN` and
 :class:`~sklmn.nn.MultiScaleLMN`: the pretrainers (:mod:`sklmn.pretraining`)
@@ -152,7 +152,76 @@ class LMNLayerLAESMixin:
 
 
 class LMNLAESMixin:
-    """LAES and unrolled starts of a stacked :class:`~sklmn.nn.LMN`."""
+    """Elman, LAES and unrolled starts of a stacked :class:`~sklmn.nn.LMN`."""
+
+    @classmethod
+    def from_elman(cls, rnn: nn.Module) -> LMN:
+        """Build an LMN whose memory equals the hidden state of an Elman RNN.
+
+        With ``W_xh = V``, ``W_mh = U``, ``b_h`` = the RNN biases,
+        ``W_hm = I`` and ``W_mm = 0``, the LMN memory is ``m_t = h_rnn_t``
+        exactly (Carta et al. 2020b §2.1, Carta et al. 2021 §3.1), for every layer and
+        direction.
+
+        Parameters
+        ----------
+        rnn : torch.nn.RNN or sklmn.nn.ElmanRNN
+            A tanh Elman RNN (``batch_first`` does not matter).
+
+        Returns
+        -------
+        lmn : LMN
+            With ``output='memory'``, ``memory_matrix='free'``, same sizes,
+            number of layers, direction, dtype and device as ``rnn``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> _ = torch.manual_seed(0)
+        >>> rnn = torch.nn.RNN(3, 4, batch_first=True)
+        >>> lmn = LMN.from_elman(rnn)
+        >>> x = torch.randn(2, 5, 3)
+        >>> torch.allclose(lmn(x)[0], rnn(x)[0], atol=1e-5)
+        True
+        """
+        inner = getattr(rnn, "rnn", rnn)
+        if not isinstance(inner, nn.RNN):
+            raise ValueError(
+                f"rnn must be a torch.nn.RNN or sklmn.nn.ElmanRNN, got "
+                f"{type(rnn).__name__}"
+            )
+        if inner.nonlinearity != "tanh":
+            raise ValueError(
+                f"rnn must use the tanh nonlinearity, got {inner.nonlinearity!r}"
+            )
+        if getattr(inner, "proj_size", 0):
+            raise ValueError(f"rnn must not use proj_size, got {inner.proj_size}")
+        ref = inner.weight_ih_l0
+        lmn = cls(
+            inner.input_size,
+            inner.hidden_size,
+            inner.hidden_size,
+            num_layers=inner.num_layers,
+            bidirectional=inner.bidirectional,
+            dropout=float(inner.dropout),
+        ).to(device=ref.device, dtype=ref.dtype)
+        eye = torch.eye(inner.hidden_size, dtype=ref.dtype, device=ref.device)
+        with torch.no_grad():
+            for i in range(inner.num_layers):
+                for j in range(lmn.num_directions):
+                    sfx = f"_l{i}" + ("_reverse" if j == 1 else "")
+                    layer = lmn.layers[i] if j == 0 else lmn.layers_reverse[i]
+                    layer.weight_xh.copy_(getattr(inner, "weight_ih" + sfx))
+                    layer.weight_mh.copy_(getattr(inner, "weight_hh" + sfx))
+                    bias = torch.zeros_like(layer.bias_h)
+                    if inner.bias:
+                        bias = getattr(inner, "bias_ih" + sfx)
+                        bias = bias + getattr(inner, "bias_hh" + sfx)
+                    layer.bias_h.copy_(bias)
+                    layer.weight_hm.copy_(eye)
+                    layer.weight_mm.zero_()
+        return lmn
 
     def _layer(self, layer: object, direction: object) -> LMNLayer:
         """Layer ``layer`` of direction ``direction`` (validated)."""

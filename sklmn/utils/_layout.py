@@ -24,6 +24,36 @@ __all__ = [
 ]
 
 
+#: the ``input_layout`` parameter of the transformers, up to what their
+#: output does (their docstrings go on after ``arrays)``)
+INPUT_LAYOUT_DOC = """\
+    input_layout : {'batch_first', 'channels_first'} or None, default=None
+        Layout of 3-D input sequences. None: sklmn's ``(n_samples,
+        n_timesteps, n_features)``, with a warning in ``fit`` when the data
+        look channels-first; ``'batch_first'``: the same without the check;
+        ``'channels_first'``: ``(n_samples, n_channels, n_timepoints)`` as
+        sktime, aeon and pyts store it (lists of ``(n_channels, T_i)``
+        arrays)"""
+
+
+def fill_input_layout_doc(cls):
+    """Class decorator: the line ``%(input_layout)s`` (indented by 4 spaces,
+    like the docstring) of ``cls``'s docstring becomes :data:`INPUT_LAYOUT_DOC`."""
+    if cls.__doc__:
+        cls.__doc__ = cls.__doc__.replace("    %(input_layout)s", INPUT_LAYOUT_DOC)
+    return cls
+
+
+class _InputLayoutPicklesMixin:
+    """``__setstate__`` of the transformers that gained ``input_layout``:
+    objects pickled before it existed read batch-first data (None)."""
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.setdefault("input_layout", None)
+        super().__setstate__(state)
+
+
 def _is_sequence_list(X) -> bool:
     """True for a list/tuple or 1-D object array whose items are sequences."""
     if isinstance(X, np.ndarray):

@@ -9,7 +9,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklmn.estimators import LMNClassifier, RNNClassifier
-from sklmn.estimators import _auto, _base
+from sklmn.estimators import _auto, _threads
 from sklmn.estimators._auto import auto_threads
 
 
@@ -57,7 +57,7 @@ def test_no_load_average_leaves_the_budget(monkeypatch):
 def test_work_is_batch_size_times_parameters(monkeypatch):
     seen = []
     monkeypatch.setattr(
-        _base, "auto_threads", lambda work, budget: seen.append(work) or 1
+        _threads, "auto_threads", lambda work, budget: seen.append(work) or 1
     )
     X, y = _data()
     clf = RNNClassifier(hidden_size=4, max_iter=1, batch_size=8, random_state=0)
@@ -68,13 +68,13 @@ def test_work_is_batch_size_times_parameters(monkeypatch):
 
 @pytest.mark.parametrize("resolved", [1, 2])
 def test_auto_is_set_for_the_fit_and_restored(monkeypatch, resolved):
-    monkeypatch.setattr(_base, "auto_threads", lambda work, budget: resolved)
+    monkeypatch.setattr(_threads, "auto_threads", lambda work, budget: resolved)
     before = torch.get_num_threads()
     X, y = _data()
     clf = RNNClassifier(
         hidden_size=3, max_iter=1, random_state=0, callbacks=[("probe", Probe())]
     ).fit(X, y)
-    expected = min(resolved, _base.machine_threads(resolved))
+    expected = min(resolved, _threads.machine_threads(resolved))
     assert dict(clf.net_.callbacks_)["probe"].seen == expected
     assert torch.get_num_threads() == before
 
@@ -86,14 +86,14 @@ def test_auto_does_not_wait_for_another_threads_setting(monkeypatch):
     # the holder must change the count (a call asking for the current count
     # takes no turn), and 'auto' must ask for another count than the holder's
     holding = 1 if before != 1 else 2
-    if _base.machine_threads(holding) == before:
+    if _threads.machine_threads(holding) == before:
         pytest.skip("needs a machine with two cores")
-    monkeypatch.setattr(_base, "auto_threads", lambda work, budget: before)
+    monkeypatch.setattr(_threads, "auto_threads", lambda work, budget: before)
     X, y = _data()
     entered, release = threading.Event(), threading.Event()
 
     def hold():
-        with _base._torch_threads(holding):
+        with _threads._torch_threads(holding):
             entered.set()
             release.wait(600)  # held until the fit below has ended
 

@@ -168,41 +168,50 @@ def _score_table(task, rows, cols, ok_scores, by_cell, n_seeds):
     return lines
 
 
-def _time_table(datasets, models, by_cell, cap):
-    cols = [m for m in models if any((d, m) in by_cell for d in datasets)]
-    if not cols:
-        return []
+def _dataset_table(head, datasets, cols, by_cell, cell):
+    """The lines ``head``, then a table with a row per dataset and a column
+    per model of ``cols``: ``cell(records)`` of the records of each (dataset,
+    model), ``""`` for none; rows with no cell are left out."""
     lines = [
-        "",
-        "## Fit time (mean wall seconds per fit) and iterations",
-        "",
-        f"`s / it`: mean seconds / mean iterations (epochs, or the solver's "
-        f"iterations); ⚠k: k fits over the {cap:g} s cap (not stopped).",
+        *head,
         "",
         "| dataset | " + " | ".join(cols) + " |",
         "|" + "---|" * (len(cols) + 1),
     ]
     for ds in datasets:
-        cells = []
-        for m in cols:
-            recs = [
-                r for r in by_cell.get((ds, m), []) if r.get("fit_seconds") is not None
-            ]
-            if not recs:
-                cells.append("")
-                continue
-            secs = [r["fit_seconds"] for r in recs]
-            its = [r["n_iter"] for r in recs if r.get("n_iter") is not None]
-            cell = f"{np.mean(secs):.1f}"
-            if its:
-                cell += f" / {np.mean(its):.0f}"
-            over = sum(s > cap for s in secs)
-            if over:
-                cell += f" ⚠{over}"
-            cells.append(cell)
+        cells = [cell(by_cell.get((ds, m), [])) for m in cols]
         if any(cells):
             lines.append(f"| {ds} | " + " | ".join(cells) + " |")
     return lines
+
+
+def _time_table(datasets, models, by_cell, cap):
+    cols = [m for m in models if any((d, m) in by_cell for d in datasets)]
+    if not cols:
+        return []
+
+    def cell(records):
+        recs = [r for r in records if r.get("fit_seconds") is not None]
+        if not recs:
+            return ""
+        secs = [r["fit_seconds"] for r in recs]
+        its = [r["n_iter"] for r in recs if r.get("n_iter") is not None]
+        text = f"{np.mean(secs):.1f}"
+        if its:
+            text += f" / {np.mean(its):.0f}"
+        over = sum(s > cap for s in secs)
+        if over:
+            text += f" ⚠{over}"
+        return text
+
+    head = [
+        "",
+        "## Fit time (mean wall seconds per fit) and iterations",
+        "",
+        f"`s / it`: mean seconds / mean iterations (epochs, or the solver's "
+        f"iterations); ⚠k: k fits over the {cap:g} s cap (not stopped).",
+    ]
+    return _dataset_table(head, datasets, cols, by_cell, cell)
 
 
 def _spike_table(datasets, models, by_cell):
@@ -220,33 +229,23 @@ def _spike_table(datasets, models, by_cell):
     )
     if not cols:
         return []
-    lines = [
+
+    def cell(records):
+        spikes = [r["n_spikes"] for r in records if r.get("n_spikes") is not None]
+        if not spikes:
+            return ""
+        hit = sum(s > 0 for s in spikes)
+        return f"{sum(spikes)} ({hit}/{len(spikes)})"
+
+    head = [
         "",
         "## Loss spikes",
         "",
         "An epoch is a spike when its training loss exceeds twice the minimum "
         "of all earlier epochs. Cells: total spikes over the seeds (fits with "
         "at least one spike / fits).",
-        "",
-        "| dataset | " + " | ".join(cols) + " |",
-        "|" + "---|" * (len(cols) + 1),
     ]
-    for ds in datasets:
-        cells = []
-        for m in cols:
-            spikes = [
-                r["n_spikes"]
-                for r in by_cell.get((ds, m), [])
-                if r.get("n_spikes") is not None
-            ]
-            if not spikes:
-                cells.append("")
-                continue
-            hit = sum(s > 0 for s in spikes)
-            cells.append(f"{sum(spikes)} ({hit}/{len(spikes)})")
-        if any(cells):
-            lines.append(f"| {ds} | " + " | ".join(cells) + " |")
-    return lines
+    return _dataset_table(head, datasets, cols, by_cell, cell)
 
 
 def _problem_list(records, cap):
