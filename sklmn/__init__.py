@@ -18,6 +18,7 @@ the subpackages hold the rest:
 * :mod:`sklmn.benchmarks` — the papers' experiments (``python -m sklmn.benchmarks``).
 """
 
+from . import estimators
 from ._version import __version__
 from .estimators import (
     ENRNNClassifier,
@@ -35,17 +36,14 @@ from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretraine
 
 __all__ = [
     "__version__",
-    "ENRNNClassifier",
-    "ENRNNRegressor",
-    "IncrementalTraining",
-    "LAESInitializer",
-    "LAESTransformer",
-    "LMNClassifier",
-    "LMNRegressor",
-    "MultiScaleLMNClassifier",
-    "MultiScaleLMNRegressor",
-    "RNNClassifier",
-    "RNNRegressor",
-    "SequenceStandardScaler",
-    "UnrolledPretrainer",
+    *sorted(
+        [
+            *estimators.__all__,
+            "IncrementalTraining",
+            "LAESInitializer",
+            "LAESTransformer",
+            "SequenceStandardScaler",
+            "UnrolledPretrainer",
+        ]
+    ),
 ]

@@ -416,10 +416,9 @@ def get_timestep_scorer(scoring):
     --------
     >>> import numpy as np
     >>> from sklearn.model_selection import cross_val_score
-    >>> from sklmn.estimators import RNNClassifier
+    >>> from sklmn import RNNClassifier
     >>> from sklmn.metrics import get_timestep_scorer
-    >>> rng = np.random.RandomState(0)
-    >>> X = rng.randn(30, 6, 1)
+    >>> X = np.random.RandomState(0).randn(30, 6, 1)
     >>> y = (X[..., 0] > 0).astype(int)
     >>> clf = RNNClassifier(hidden_size=4, target="timestep", max_iter=5,
     ...                     random_state=0)

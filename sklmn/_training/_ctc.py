@@ -140,7 +140,7 @@ def beam_decode(
     Returns
     -------
     labellings : list of ndarray of int64
-        Label indices of every sequence.
+        Label indices of every sequence, from its most probable beam.
 
     Examples
     --------

@@ -76,7 +76,7 @@ def auto_batch_size(n_samples: int) -> int:
     Parameters
     ----------
     n_samples : int
-        Number of training sequences.
+        Number of sequences the estimator trains on.
 
     Returns
     -------

@@ -353,6 +353,7 @@ class LAESTransformer(
         Returns
         -------
         self : LAESTransformer
+            The transformer, its components updated with the batch.
 
         Examples
         --------

@@ -181,7 +181,9 @@ def randomized_svd_operator(
     Returns
     -------
     singular_values : ndarray of shape (n_components,)
+        Approximate largest singular values of ``op``, in decreasing order.
     components : ndarray of shape (n_components, m)
+        Their right singular vectors, one a row.
 
     Examples
     --------

@@ -101,7 +101,7 @@ class _TorchRecurrent(RecurrentModule):
         Parameters
         ----------
         x : Tensor of shape (N, T, input_size)
-            Batch-first input.
+            Batch-first input sequences.
         lengths : Tensor of shape (N,), optional
             Valid lengths (values in ``1..T``); default all ``T``.
         state : Tensor or tuple of Tensor, optional

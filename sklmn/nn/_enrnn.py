@@ -7,15 +7,8 @@ import numbers
 import torch
 from torch import Tensor, nn
 
+from . import _checks
 from ._base import RecurrentModule
-from ._checks import (
-    check_bool,
-    check_choice,
-    check_input,
-    check_nonnegative_float,
-    check_positive_int,
-    check_step_input,
-)
 from ._padding import mask_from_lengths, zero_padded
 from .parametrizations import (
     PicklableParametrizationsMixin,
@@ -86,7 +79,7 @@ class ModReLU(nn.Module):
 
     def __init__(self, num_features: int) -> None:
         super().__init__()
-        self.num_features = check_positive_int("num_features", num_features)
+        self.num_features = _checks.check_positive_int("num_features", num_features)
         self.bias = nn.Parameter(torch.zeros(self.num_features))
 
     def reset_parameters(self) -> None:
@@ -220,9 +213,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         activation: str = "modrelu",
     ) -> None:
         super().__init__()
-        self.input_size = check_positive_int("input_size", input_size)
-        self.hidden_size = check_positive_int("hidden_size", hidden_size)
-        self.short_size = check_positive_int("short_size", short_size)
+        self.input_size = _checks.check_positive_int("input_size", input_size)
+        self.hidden_size = _checks.check_positive_int("hidden_size", hidden_size)
+        self.short_size = _checks.check_positive_int("short_size", short_size)
         if (
             isinstance(n_negative, bool)
             or not isinstance(n_negative, numbers.Integral)
@@ -233,11 +226,11 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
                 f"got {n_negative!r}"
             )
         self.n_negative = int(n_negative)
-        self.eps = check_nonnegative_float("eps", eps)
-        self.latch = check_bool("latch", latch)
-        self.coupling = check_bool("coupling", coupling)
-        self.normalize = check_bool("normalize", normalize)
-        self.activation = check_choice("activation", activation, _ACTIVATIONS)
+        self.eps = _checks.check_nonnegative_float("eps", eps)
+        self.latch = _checks.check_bool("latch", latch)
+        self.coupling = _checks.check_bool("coupling", coupling)
+        self.normalize = _checks.check_bool("normalize", normalize)
+        self.activation = _checks.check_choice("activation", activation, _ACTIVATIONS)
         self.output_size = self.hidden_size + self.short_size
 
         n, q, s = self.output_size, self.hidden_size, self.short_size
@@ -371,7 +364,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         penalty : Tensor of shape ()
             Only with ``return_penalty=True``: zero.
         """
-        lengths, n_steps = check_input(x, lengths, self.input_size)
+        lengths, n_steps = _checks.check_input(x, lengths, self.input_size)
         h = self._initial_state(state, x.shape[0], x)
         # the parametrized matrices are evaluated once, here (no process-wide
         # parametrize.cached(): it is shared by every thread)
@@ -435,7 +428,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         >>> torch.allclose(y, rnn(x)[0][:, -1], atol=1e-5)
         True
         """
-        check_step_input(x_t, self.input_size)
+        _checks.check_step_input(x_t, self.input_size)
         h = self._initial_state(state, x_t.shape[0], x_t)
         n = self.output_size
         if recurrent_matrix is None:

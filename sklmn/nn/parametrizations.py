@@ -457,7 +457,7 @@ def scornn_skew_init_(
     Returns
     -------
     tensor : Tensor
-        The same tensor.
+        ``tensor`` itself, filled in place.
 
     Examples
     --------

@@ -1,5 +1,6 @@
 """Utilities shared by sklmn estimators (input contract, validation)."""
 
+from . import sequences
 from .sequences import (
     Sequences,
     check_sequences,
@@ -12,14 +13,5 @@ from .sequences import (
     validate_sequences,
 )
 
-__all__ = [
-    "Sequences",
-    "check_sequences",
-    "validate_sequences",
-    "pad_sequences",
-    "unpad_sequences",
-    "lengths_to_mask",
-    "format_like_input",
-    "to_channels_first",
-    "from_channels_first",
-]
+# the public names of :mod:`sklmn.utils.sequences` imported above, in its order
+__all__ = [name for name in sequences.__all__ if name in globals()]

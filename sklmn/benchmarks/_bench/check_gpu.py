@@ -58,18 +58,7 @@ def make_data(n: int, length: int, n_features: int, seed: int):
 
 def estimators(quick: bool):
     """``(name, task, factory(device))`` of the checked configurations."""
-    from sklmn import (
-        ENRNNClassifier,
-        ENRNNRegressor,
-        IncrementalTraining,
-        LMNClassifier,
-        LMNRegressor,
-        MultiScaleLMNClassifier,
-        MultiScaleLMNRegressor,
-        RNNClassifier,
-        RNNRegressor,
-        UnrolledPretrainer,
-    )
+    import sklmn as sk
 
     it = 5 if quick else 30
     small = {"hidden_size": 16, "max_iter": it}
@@ -77,63 +66,71 @@ def estimators(quick: bool):
         (
             "LMNClassifier",
             "clf",
-            lambda d: LMNClassifier(**small, memory_size=16, device=d),
+            lambda d: sk.LMNClassifier(**small, memory_size=16, device=d),
         ),
         (
             "LMNClassifier(pooling='last+mean')",
             "clf",
-            lambda d: LMNClassifier(
+            lambda d: sk.LMNClassifier(
                 **small, memory_size=16, pooling="last+mean", device=d
             ),
         ),
         (
             "LMNClassifier(pretrainer=None, bidirectional)",
             "clf",
-            lambda d: LMNClassifier(
+            lambda d: sk.LMNClassifier(
                 **small, memory_size=16, pretrainer=None, bidirectional=True, device=d
             ),
         ),
         (
             "LMNClassifier(UnrolledPretrainer)",
             "clf",
-            lambda d: LMNClassifier(
+            lambda d: sk.LMNClassifier(
                 **small,
                 memory_size=16,
-                pretrainer=UnrolledPretrainer(max_iter=it),
+                pretrainer=sk.UnrolledPretrainer(max_iter=it),
                 device=d,
             ),
         ),
         (
             "MultiScaleLMNClassifier",
             "clf",
-            lambda d: MultiScaleLMNClassifier(**small, memory_size=4, device=d),
+            lambda d: sk.MultiScaleLMNClassifier(**small, memory_size=4, device=d),
         ),
         (
             "MultiScaleLMNClassifier(IncrementalTraining)",
             "clf",
-            lambda d: MultiScaleLMNClassifier(
+            lambda d: sk.MultiScaleLMNClassifier(
                 **small,
                 memory_size=4,
-                incremental=IncrementalTraining(epochs_per_module=2),
+                incremental=sk.IncrementalTraining(epochs_per_module=2),
                 device=d,
             ),
         ),
-        ("ENRNNClassifier", "clf", lambda d: ENRNNClassifier(max_iter=it, device=d)),
+        (
+            "ENRNNClassifier",
+            "clf",
+            lambda d: sk.ENRNNClassifier(max_iter=it, device=d),
+        ),
         (
             "LMNRegressor",
             "reg",
-            lambda d: LMNRegressor(**small, memory_size=16, device=d),
+            lambda d: sk.LMNRegressor(**small, memory_size=16, device=d),
         ),
         (
             "MultiScaleLMNRegressor",
             "reg",
-            lambda d: MultiScaleLMNRegressor(**small, memory_size=4, device=d),
+            lambda d: sk.MultiScaleLMNRegressor(**small, memory_size=4, device=d),
         ),
-        ("ENRNNRegressor", "reg", lambda d: ENRNNRegressor(max_iter=it, device=d)),
+        (
+            "ENRNNRegressor",
+            "reg",
+            lambda d: sk.ENRNNRegressor(max_iter=it, device=d),
+        ),
         (
             "RNNRegressor(cell='lstm')",
             "reg",
-            lambda d: RNNRegressor(**small, cell="lstm", device=d),
+            lambda d: sk.RNNRegressor(**small, cell="lstm", device=d),
         ),
     ]
     for cell in ("lstm", "gru", "elman", "clockwork", "unrolled"):
@@ -141,7 +138,7 @@ def estimators(quick: bool):
             (
                 f"RNNClassifier(cell={cell!r})",
                 "clf",
-                lambda d, c=cell: RNNClassifier(**small, cell=c, device=d),
+                lambda d, c=cell: sk.RNNClassifier(**small, cell=c, device=d),
             )
         )
     return out
