@@ -40,8 +40,6 @@ from sklmn.nn._scan import lmn_scan, multiscale_scan
 from sklmn.nn._clock import active_prefix_counts
 from sklmn.nn._stable_memory import SchurMemory, feedback_gain
 
-torch.set_num_threads(1)
-
 
 # --------------------------------------------------------------------------- #
 # Stable modules (class swap of today's layers)
@@ -460,6 +458,7 @@ def run_one(name, dataset, seed, data):
 
 def main(argv=None):
     """Fit the variants and append one JSON line per fit to ``--out``."""
+    torch.set_num_threads(1)
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--variants", nargs="+", required=True)
     p.add_argument("--datasets", nargs="+",
