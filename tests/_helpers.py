@@ -1,5 +1,7 @@
 """Small data and quick estimators shared by the estimator and training tests."""
 
+import warnings
+
 import numpy as np
 
 from sklmn.estimators import LMNClassifier, LMNRegressor
@@ -54,3 +56,11 @@ def _timestep_targets(X, kind):
     if kind == "regression":
         return [x[:, 0] + x[:, 1] for x in X]
     return [x[:, :2] * 2.0 for x in X]
+
+
+def _quiet(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with warnings silenced (short runs that stop at
+    ``max_iter`` on purpose)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)

@@ -1,7 +1,6 @@
 """Error messages that name the actual problem (third attack)."""
 
 import threading
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -10,6 +9,7 @@ from skorch.callbacks import Callback
 
 from sklmn.estimators import LMNClassifier, LMNRegressor
 from sklmn.laes import LAESTransformer
+from tests._helpers import _quiet
 
 
 def _clf(**kwargs):
@@ -22,12 +22,6 @@ def _clf(**kwargs):
 def data():
     rng = np.random.RandomState(0)
     return rng.randn(8, 4, 2), np.arange(8) % 2
-
-
-def _quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
 
 
 def test_y_val_class_not_in_y(data):

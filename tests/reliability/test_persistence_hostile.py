@@ -6,7 +6,6 @@ import copy
 import io
 import json
 import struct
-import warnings
 import zipfile
 
 import numpy as np
@@ -16,12 +15,7 @@ import torch
 from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNRegressor
 from sklmn.laes import LAESTransformer
 from sklmn.persistence import ModelFileError, UntrustedTypeError, load, save
-
-
-def _quiet(fn, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning of short runs
-        return fn(*args)
+from tests._helpers import _quiet
 
 
 @pytest.fixture(scope="module")

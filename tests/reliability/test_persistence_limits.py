@@ -5,7 +5,6 @@ value, before it costs memory (tracemalloc peak)."""
 import io
 import json
 import tracemalloc
-import warnings
 import zipfile
 
 import numpy as np
@@ -14,14 +13,9 @@ import pytest
 from sklmn.estimators import LMNClassifier
 from sklmn.laes import LAESTransformer
 from sklmn.persistence import ModelFileError, load, save
+from tests._helpers import _quiet
 
 PEAK = 32 << 20
-
-
-def _quiet(fn, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning of short runs
-        return fn(*args)
 
 
 @pytest.fixture(scope="module")
