@@ -82,6 +82,8 @@ def format_timeseries_report(
         lines += _score_table(task, rows, cols, ok_scores, by_cell, n_seeds)
     lines += _time_table(datasets, models, by_cell, max_fit_seconds)
     lines += _spike_table(datasets, models, by_cell)
+    lines += _start_table(datasets, models, by_cell)
+    lines += _radius_table(datasets, models, by_cell)
     lines += _problem_list(records, max_fit_seconds)
     if descriptions and any(descriptions.values()):
         lines += ["", "## Datasets", ""]
@@ -244,6 +246,68 @@ def _spike_table(datasets, models, by_cell):
         "An epoch is a spike when its training loss exceeds twice the minimum "
         "of all earlier epochs. Cells: total spikes over the seeds (fits with "
         "at least one spike / fits).",
+    ]
+    return _dataset_table(head, datasets, cols, by_cell, cell)
+
+
+def _models_with(key, datasets, models, by_cell):
+    return [
+        m
+        for m in models
+        if any(r.get(key) is not None for d in datasets for r in by_cell.get((d, m), []))
+    ]
+
+
+def _start_table(datasets, models, by_cell):
+    """Start -> final test score of the network models (mean over seeds)."""
+    cols = _models_with("start_score", datasets, models, by_cell)
+    if not cols:
+        return []
+
+    def cell(records):
+        pairs = [
+            (r["start_score"], r["score"])
+            for r in records
+            if r.get("status") == "ok" and r.get("start_score") is not None
+        ]
+        if not pairs:
+            return ""
+        start, final = np.mean(pairs, axis=0)
+        return f"{start:.3f} → {final:.3f}"
+
+    head = [
+        "",
+        "## Start and final model",
+        "",
+        "Test score of the network before its first epoch (after any "
+        "pretraining: for the LMN and multi-scale LMN the LAES start) and at "
+        "the end of the fit, mean over seeds.",
+    ]
+    return _dataset_table(head, datasets, cols, by_cell, cell)
+
+
+def _radius_table(datasets, models, by_cell):
+    """Largest radius of the memory matrix and linearized memory map."""
+    cols = _models_with("radii", datasets, models, by_cell)
+    if not cols:
+        return []
+
+    def cell(records):
+        logs = [r["radii"] for r in records if r.get("radii")]
+        epochs = [e for log in logs for e in log if e is not None]
+        if not epochs:
+            return ""
+        r_mm, r_id, r_d = np.max(np.asarray(epochs, dtype=float), axis=0)
+        return f"{r_mm:.4f} / {r_id:.4f} / {r_d:.4f}"
+
+    head = [
+        "",
+        "## Memory map radius",
+        "",
+        "Largest spectral radius over the seeds, layers, directions and epochs "
+        "(start included) of `W_mm` / `W_mm + W_hm W_mh` / `W_mm + W_hm D W_mh` "
+        "over 8 random diagonal `D` in `[0, I]` per epoch (the tanh "
+        "derivative), on the module's dense matrices in float64.",
     ]
     return _dataset_table(head, datasets, cols, by_cell, cell)
 

@@ -18,6 +18,7 @@ from sklearn.pipeline import Pipeline
 
 from .datasets import DATASETS, METRICS, SuiteDataset, _dataset_info
 from .models import MODELS, parse_model_spec
+from .probes import RadiusProbe, StartProbe
 from .report import format_timeseries_report
 
 # -- helpers --
@@ -92,6 +93,8 @@ def _fit_one(
         "n_iter": None,
         "n_spikes": None,
         "final_loss": None,
+        "start_score": None,
+        "radii": None,
         "note": "",
         "warnings": [],
         "estimator": "",
@@ -116,6 +119,7 @@ def _fit_one(
             est, note = built if isinstance(built, tuple) else (built, "")
             if overrides:
                 est.set_params(**overrides)
+            probes = _add_probes(_final_step(est))
             record["note"] = note
             record["estimator"] = repr(est)
             t0 = time.perf_counter()
@@ -130,14 +134,14 @@ def _fit_one(
             t0 = time.perf_counter()
             pred = est.predict(X_test)
             record["predict_seconds"] = time.perf_counter() - t0
-        if dataset.task == "classification":
-            score = float(np.mean(np.asarray(pred) == np.asarray(y_test)))
-        else:
-            diff = np.asarray(pred, dtype=float) - np.asarray(y_test, dtype=float)
-            score = float(np.sqrt(np.mean(diff**2)))
+        score = _score(pred, y_test, dataset.task)
         record["score"] = score
         record["status"] = "ok" if math.isfinite(score) else "diverged"
         final = _final_step(est)
+        if probes:
+            record["start_score"] = _start_score(est, X_test, y_test, dataset.task)
+            radii = _probe(final, RadiusProbe).log_
+            record["radii"] = radii if any(r is not None for r in radii) else None
         n_iter = getattr(final, "n_iter_", None)
         if n_iter is not None:
             record["n_iter"] = int(np.max(n_iter))
@@ -159,6 +163,41 @@ def _fit_one(
         torch.set_num_threads(previous)
         record["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     return record
+
+
+def _add_probes(final) -> bool:
+    """Add the start and radius probes to an sklmn network estimator."""
+    if "callbacks" not in final.get_params(deep=False):
+        return False
+    callbacks = list(final.get_params(deep=False)["callbacks"] or [])
+    callbacks += [("suite_start", StartProbe()), ("suite_radius", RadiusProbe())]
+    final.set_params(callbacks=callbacks)
+    return True
+
+
+def _probe(final, kind):
+    for _, callback in final.net_.callbacks_:
+        if isinstance(callback, kind):
+            return callback
+    raise LookupError(kind.__name__)
+
+
+def _start_score(est, X_test, y_test, task) -> float | None:
+    """Test score of the network as it was before the first epoch."""
+    import copy
+
+    start = copy.deepcopy(est)
+    final = _final_step(start)
+    final.net_.module_.load_state_dict(_probe(final, StartProbe).state_)
+    return _score(start.predict(X_test), y_test, task)
+
+
+def _score(pred, y_test, task) -> float:
+    """Accuracy (classification) or RMSE (regression)."""
+    if task == "classification":
+        return float(np.mean(np.asarray(pred) == np.asarray(y_test)))
+    diff = np.asarray(pred, dtype=float) - np.asarray(y_test, dtype=float)
+    return float(np.sqrt(np.mean(diff**2)))
 
 
 # -- results file --
