@@ -121,11 +121,14 @@ def make_estimator_net(
     device="cpu",
     shuffle_seed: int = 0,
     bucket_by_length: bool = False,
+    param_groups: list | None = None,
 ) -> SequenceNeuralNet:
     """The net of an estimator: :func:`make_sequence_net` with the
     estimators' conventions (``optimizer`` by name, the L2 penalty ``alpha``
     scaled as in scikit-learn's MLP and not applied to biases, evaluation in
-    batches of at least 256).
+    batches of at least 256). ``param_groups``: skorch's ``(name pattern,
+    {option: value})`` pairs, e.g. a learning rate of their own for some
+    parameters.
 
     Examples
     --------
@@ -140,6 +143,8 @@ def make_estimator_net(
     (3, 8)
     """
     optimizer_class, optimizer_kwargs = OPTIMIZERS[optimizer]
+    if param_groups:
+        optimizer_kwargs = {**optimizer_kwargs, "param_groups": list(param_groups)}
     return make_sequence_net(
         module,
         problem=problem,

@@ -379,7 +379,13 @@ class _BaseSequenceEstimator(
             device=device,
             shuffle_seed=shuffle_seed,
             bucket_by_length=self.bucket_by_length,
+            param_groups=self._optimizer_param_groups(lr),
         )
+
+    def _optimizer_param_groups(self, lr: float) -> list:
+        """skorch ``param_groups`` of the optimizer (parameters trained at
+        another rate than ``lr``); none by default."""
+        return []
 
     # --------------------------------------------------------------- fitting
     @_fit_context(prefer_skip_nested_validation=True)

@@ -39,6 +39,7 @@ _LMN_CONSTRAINTS = {
     "bidirectional": ["boolean"],
     "memory_matrix": [StrOptions({"free", "orthogonal", "spectral", "schur"})],
     "memory_bias": ["boolean"],
+    "memory_lr_scale": [Interval(Real, 0, None, closed="neither")],
     "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
@@ -46,6 +47,27 @@ _LMN_CONSTRAINTS = {
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
 }
+
+
+#: names (fnmatch patterns) of the parameters ``memory_lr_scale`` applies to:
+#: ``W_mm`` (free or parametrized), a Schur memory's parameters, ``W_mh``
+_MEMORY_PARAMETERS = ("*weight_mm*", "*.memory.*", "*weight_mh")
+
+
+def memory_param_groups(scale: float, lr: float) -> list:
+    """skorch ``param_groups`` that train the memory recurrence and the
+    feedback at ``scale * lr`` (none when ``scale == 1``).
+
+    Examples
+    --------
+    >>> memory_param_groups(0.5, 1e-3)[0]
+    ('*weight_mm*', {'lr': 0.0005})
+    >>> memory_param_groups(1.0, 1e-3)
+    []
+    """
+    if float(scale) == 1.0:
+        return []
+    return [(pattern, {"lr": float(scale) * lr}) for pattern in _MEMORY_PARAMETERS]
 
 
 def pretrained_alpha_doc(default, rationale: str, kind: str = "float") -> str:
@@ -107,6 +129,11 @@ LMN_PARAMETERS_DOC = """\
         the LAES start exact (see ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a bias to the memory update.
+    memory_lr_scale : float, default=1.0
+        The memory's recurrent parameters (``W_mm``, or the parameters of a
+        ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
+        at this fraction of the learning rate (an optimizer parameter group
+        of their own; see ``docs/memory.md``).
     orthogonality_penalty : float, default=0.0
         Weight ``λ`` of the soft orthogonality penalty ``λ‖W_mmᵀW_mm − I‖²_F``
         added to the loss (Carta et al. 2020b §2.1).
@@ -244,6 +271,9 @@ class _LMNMixin(_PretrainedStartMixin):
     def _resolve_pretrainer(self, n_samples: int, context=None):
         return resolve_pretrainer(self, n_samples, context)
 
+    def _optimizer_param_groups(self, lr: float) -> list:
+        return memory_param_groups(self.memory_lr_scale, lr)
+
     def _build_module(self, input_size: int) -> LMN:
         return LMN(
             input_size,
@@ -325,6 +355,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         bidirectional=False,
         memory_matrix="free",
         memory_bias=False,
+        memory_lr_scale=1.0,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -389,6 +420,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.memory_bias = memory_bias
+        self.memory_lr_scale = memory_lr_scale
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
@@ -458,6 +490,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         bidirectional=False,
         memory_matrix="free",
         memory_bias=False,
+        memory_lr_scale=1.0,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -519,6 +552,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.memory_bias = memory_bias
+        self.memory_lr_scale = memory_lr_scale
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient

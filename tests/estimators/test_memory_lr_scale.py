@@ -1,0 +1,74 @@
+"""``memory_lr_scale``: the memory recurrence and the feedback in an optimizer
+group of their own."""
+
+import numpy as np
+import pytest
+from skorch.callbacks import Callback
+
+from sklmn.estimators import LMNClassifier, LMNRegressor
+
+
+def _data(n=24, T=6, d=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, T, d)
+    return X, (X[:, 0, 0] > 0).astype(int)
+
+
+def _group_of(net, name):
+    param = dict(net.module_.named_parameters())[name]
+    for group in net.optimizer_.param_groups:
+        if any(p is param for p in group["params"]):
+            return group
+    raise LookupError(name)
+
+
+@pytest.mark.parametrize("memory_matrix", ["free", "schur", "spectral"])
+def test_memory_parameters_train_at_the_scaled_rate(memory_matrix):
+    X, y = _data()
+    clf = LMNClassifier(
+        hidden_size=4, memory_size=4, memory_matrix=memory_matrix,
+        memory_lr_scale=0.1, learning_rate_init=0.01, max_iter=2,
+        pretrainer=None, random_state=0,
+    ).fit(X, y)
+    names = [n for n, _ in clf.net_.module_.named_parameters()]
+    memory = [n for n in names if "weight_mm" in n or ".memory." in n or n.endswith("weight_mh")]
+    others = [n for n in names if n not in memory]
+    assert memory and others
+    for name in memory:
+        assert _group_of(clf.net_, name)["lr"] == pytest.approx(1e-3, rel=1e-12)
+    for name in others:
+        assert _group_of(clf.net_, name)["lr"] == pytest.approx(1e-2, rel=1e-12)
+
+
+def test_scale_one_keeps_a_single_rate_and_the_same_fit():
+    X, y = _data()
+    params = dict(hidden_size=4, memory_size=4, max_iter=3, random_state=0,
+                  learning_rate_init=0.01)
+    a = LMNClassifier(**params).fit(X, y)
+    b = LMNClassifier(memory_lr_scale=1.0, **params).fit(X, y)
+    assert {g["lr"] for g in a.net_.optimizer_.param_groups} == {0.01}
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-5, atol=1e-6)
+
+
+def test_frozen_rate_is_refused_and_a_tiny_one_moves_the_memory_less():
+    X, y = _data()
+    with pytest.raises(ValueError, match="memory_lr_scale"):
+        LMNRegressor(memory_lr_scale=0.0).fit(X, y.astype(float))
+    moved = {}
+    for scale in (1.0, 1e-3):
+        reg = LMNRegressor(
+            hidden_size=4, memory_size=4, memory_matrix="schur", pretrainer=None,
+            memory_lr_scale=scale, max_iter=5, learning_rate_init=0.05,
+            random_state=0, callbacks=[("start", _Start())],
+        ).fit(X, y.astype(float))
+        start = dict(reg.net_.callbacks_)["start"].state_
+        end = reg.net_.module_.state_dict()
+        moved[scale] = max(
+            float((end[k] - start[k]).abs().max()) for k in end if ".memory." in k
+        )
+    assert moved[1e-3] < 0.05 * moved[1.0]
+
+
+class _Start(Callback):
+    def on_train_begin(self, net, **kwargs):
+        self.state_ = {k: v.clone() for k, v in net.module_.state_dict().items()}
