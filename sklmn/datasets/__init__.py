@@ -9,6 +9,7 @@ from ._mnist import load_mnist_sequences
 from ._polyphonic import load_polyphonic_music
 from ._ptb import load_ptb_characters
 from ._synthetic import make_adding_problem, make_copy_task
+from ._timit import load_timit
 from ._ts import load_ts_file
 from ._ucr import load_timeseries_dataset
 from ._words import load_common_suffix_words
@@ -26,4 +27,5 @@ __all__ += [
     "load_polyphonic_music",
     "load_mnist_sequences",
     "load_ptb_characters",
+    "load_timit",
 ]

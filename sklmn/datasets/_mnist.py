@@ -205,7 +205,9 @@ def load_mnist_sequences(
             f"split must be 'train', 'valid', 'test' or None, got {split!r}."
         )
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}.")
+        raise ValueError(
+            f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}."
+        )
     return_X_y = _check_bool("return_X_y", return_X_y)
 
     train_images, train_labels = _read_part(folder, "train")
@@ -228,9 +230,8 @@ def load_mnist_sequences(
     X = X[:, :, None] if mode == "pixel" else X.reshape(-1, 28, 28)
     bounds = np.cumsum([len(keep), n_valid])
     parts = {}
-    for name, (lo, hi) in zip(
-        _SPLITS, ((0, bounds[0]), (bounds[0], bounds[1]), (bounds[1], len(X)))
-    ):
+    edges = ((0, bounds[0]), (bounds[0], bounds[1]), (bounds[1], len(X)))
+    for name, (lo, hi) in zip(_SPLITS, edges, strict=True):
         parts[f"X_{name}"], parts[f"y_{name}"] = X[lo:hi], y[lo:hi]
     return _split_result(
         X,

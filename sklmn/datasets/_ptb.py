@@ -149,7 +149,7 @@ def load_ptb_characters(path, *, line_end=True):
     vocabulary = sorted(set(texts[0]))
     codes = {char: i for i, char in enumerate(vocabulary)}
     streams = {}
-    for part, file, text in zip(_SPLITS, files, texts):
+    for part, file, text in zip(_SPLITS, files, texts, strict=True):
         unknown = sorted(set(text) - set(codes))
         if unknown:
             raise ValueError(
