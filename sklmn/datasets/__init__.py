@@ -5,6 +5,7 @@ from ._chorales import load_bach_chorales
 from ._digits import load_sequential_digits
 from ._generation import load_generation_signal
 from ._handwriting import load_online_handwriting, make_online_handwriting
+from ._iam_ondb import load_iam_ondb
 from ._mnist import load_mnist_sequences
 from ._polyphonic import load_polyphonic_music
 from ._ptb import load_ptb_characters
@@ -28,4 +29,5 @@ __all__ += [
     "load_mnist_sequences",
     "load_ptb_characters",
     "load_timit",
+    "load_iam_ondb",
 ]
