@@ -98,18 +98,17 @@ def safe_load_pickle(data: bytes, source: str = "the pickle"):
     ValueError: the pickle uses the opcode STACK_GLOBAL at byte ... to load it ...
     """
     try:
-        for opcode, _, position in pickletools.genops(data):
-            if opcode.name not in _SAFE_OPCODES:
-                raise ValueError(
-                    f"{source} uses the opcode {opcode.name} at byte {position}, "
-                    "which only pickles of objects other than lists, tuples, "
-                    "dicts, numbers and strings need: refusing to load it "
-                    "(a pickle naming a class or function can run code)."
-                )
-    except ValueError:
-        raise
-    except Exception as exc:  # pickletools raises ValueError or others on junk
-        raise ValueError(f"{source} is not a valid pickle: {exc}") from exc
+        opcodes = [(op.name, pos) for op, _, pos in pickletools.genops(data)]
+    except Exception as exc:  # pickletools raises ValueError and others on junk
+        raise ValueError(f"{source} is not a valid pickle: {exc}") from None
+    for name, position in opcodes:
+        if name not in _SAFE_OPCODES:
+            raise ValueError(
+                f"{source} uses the opcode {name} at byte {position}, which "
+                "only pickles of objects other than lists, tuples, dicts, "
+                "numbers and strings need: refusing to load it (a pickle naming "
+                "a class or function can run code)."
+            )
     try:
         return _DataOnlyUnpickler(io.BytesIO(data), encoding="latin1").load()
     except (pickle.UnpicklingError, EOFError, TypeError, IndexError) as exc:
