@@ -184,7 +184,7 @@ def _companion(audio_path, suffix: str):
     )
 
 
-def _read_segments(path):
+def _read_segments(path, allow_empty: bool = False):
     """``(start, end, label)`` lines of a .PHN or .WRD file."""
     segments = []
     for number, line in enumerate(path.read_text(encoding="latin1").splitlines(), 1):
@@ -204,7 +204,7 @@ def _read_segments(path):
                 "or negative."
             )
         segments.append((start, end, label.lower()))
-    if not segments:
+    if not segments and not allow_empty:
         raise ValueError(f"{str(path)!r} holds no segment.")
     return segments
 
@@ -304,7 +304,7 @@ def _word_occurrences(utterances):
     """For each of the 25 words, its first 7 occurrences (see DESCR)."""
     found = {word: [] for word in _WORDS}
     for part, dialect, speaker, sentence, path in utterances:
-        segments = _read_segments(_companion(path, ".wrd"))
+        segments = _read_segments(_companion(path, ".wrd"), allow_empty=True)
         for start, end, word in segments:
             if word in found:
                 rank = 0 if sentence == _WORD_SENTENCE[word] else 1
