@@ -253,8 +253,9 @@ def _deltas(features: np.ndarray, width: int = 2) -> np.ndarray:
 
 def _framewise(samples, segments, phone_set, deltas, n_mfcc):
     win, hop = 400, 160  # 25 ms every 10 ms at 16 kHz
-    features = mfcc(samples, SAMPLE_RATE, n_mfcc=n_mfcc, window_ms=25.0,
-                    hop_ms=10.0, energy=True)  # fmt: skip
+    features = mfcc(
+        samples, SAMPLE_RATE, n_mfcc=n_mfcc, window_ms=25.0, hop_ms=10.0, energy=True
+    )
     if deltas:
         features = np.hstack([features, _deltas(features)])
     centres = np.arange(len(features)) * hop + win // 2
@@ -311,8 +312,10 @@ def _word_occurrences(utterances):
                 found[word].append(
                     (rank, part, dialect, speaker, sentence, path, start, end)
                 )
-    return {word: sorted(items, key=lambda t: t[:5])[:_N_PER_WORD]
-            for word, items in found.items()}  # fmt: skip
+    return {
+        word: sorted(items, key=lambda t: t[:5])[:_N_PER_WORD]
+        for word, items in found.items()
+    }
 
 
 def load_timit(
@@ -486,16 +489,28 @@ def load_timit(
                 words.append(word)
                 labels.append("test" if rank >= 5 else "train")
                 names.append(f"{part}/{dialect}/{speaker}/{sentence}")
-                X.append(mfcc(cut, SAMPLE_RATE, n_mfcc=n_mfcc, window_ms=25.0,
-                              hop_ms=float(hop_ms), energy=True))  # fmt: skip
+                X.append(
+                    mfcc(
+                        cut,
+                        SAMPLE_RATE,
+                        n_mfcc=n_mfcc,
+                        window_ms=25.0,
+                        hop_ms=float(hop_ms),
+                        energy=True,
+                    )
+                )
         word_index = np.array([_WORDS.index(w) for w in words], dtype=np.int64)
         if target == "word":
             y_all, target_names = word_index, np.array(_WORDS)
         else:
             y_all, target_names = word_index // 5, np.array(list(SUFFIX_CLASSES))
         y = list(y_all)
-        extra.update(target_names=target_names, words=np.array(words), audio=audio,
-                     sample_rate=SAMPLE_RATE)  # fmt: skip
+        extra.update(
+            target_names=target_names,
+            words=np.array(words),
+            audio=audio,
+            sample_rate=SAMPLE_RATE,
+        )
     else:
         target_names = np.array(TIMIT_PHONES if phone_set == 61 else _PHONES_39)
         codes = {p: i for i, p in enumerate(target_names)}
@@ -555,6 +570,13 @@ def load_timit(
             y_array[index] if task == "words" else [y[i] for i in index]
         )
     return _split_result(
-        X, y_array, parts, split, return_X_y,
-        utterances=names, split_labels=labels, DESCR=_DESCR, **extra,
-    )  # fmt: skip
+        X,
+        y_array,
+        parts,
+        split,
+        return_X_y,
+        utterances=names,
+        split_labels=labels,
+        DESCR=_DESCR,
+        **extra,
+    )
