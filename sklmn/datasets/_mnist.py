@@ -38,8 +38,8 @@ with a fixed random permutation of the pixels), after Le et al. (2015), as in
 Carta et al. 2020b §5.2 (Table 2). ``mode='row'`` gives 28 steps of one row.
 Pixels are scaled to [0, 1] (divided by 255). The validation part is
 ``n_valid`` training images drawn at random (the paper: 10000), removed from
-the training part. Licence: the MNIST files are distributed by Y. LeCun and
-C. Cortes under CC BY-SA 3.0.
+the training part. Licence: the MNIST files (Y. LeCun and C. Cortes) are
+commonly redistributed under CC BY-SA 3.0; their site states no licence.
 
 Random draws: ``random_state`` first draws the pixel permutation (784
 values; drawn even when ``permuted=False``, so the validation images do not
