@@ -56,7 +56,7 @@ class LMNLayerLAESMixin:
         if self.memory_matrix == "orthogonal":
             raise ValueError(
                 f"{caller} cannot set an orthogonal memory matrix to the LAES "
-                "matrix B: use memory_matrix='free' or 'spectral', got "
+                "matrix B: use memory_matrix='free', 'spectral' or 'schur', got "
                 "memory_matrix='orthogonal'"
             )
 
@@ -144,7 +144,7 @@ class LMNLayerLAESMixin:
         if self.memory_matrix == "orthogonal":
             raise ValueError(
                 "init_from_laes_ cannot set an orthogonal memory_matrix to the "
-                "LAES matrix B; use memory_matrix='free' or 'spectral'"
+                "LAES matrix B; use memory_matrix='free', 'spectral' or 'schur'"
             )
         mu = (
             np.zeros(self.input_size)

@@ -589,12 +589,16 @@ class SchurMemory(nn.Module):
         >>> B = torch.tensor([[0.5, -0.8], [0.6, 0.1]], dtype=torch.float64)
         >>> before = mem()[:2, :2].clone()
         >>> Q, info = mem.set_module_dense_(1, B)
-        >>> torch.allclose(Q @ mem()[2:, 2:] @ Q.T, B), torch.equal(mem()[:2, :2], before)
-        (True, True)
+        >>> torch.allclose(Q @ mem()[2:, 2:] @ Q.T, B)
+        True
+        >>> torch.equal(mem()[:2, :2], before)
+        True
         """
         N, M = self.module_size, self.size
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < M // N:
-            raise ValueError(f"module index must be an int in 0..{M // N - 1}, got {k!r}")
+            raise ValueError(
+                f"module index must be an int in 0..{M // N - 1}, got {k!r}"
+            )
         B_np = B.detach().cpu().double().numpy() if isinstance(B, Tensor) else B
         B_np = np.asarray(B_np, dtype=np.float64)
         if B_np.shape != (N, N):
