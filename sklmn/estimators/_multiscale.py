@@ -48,9 +48,13 @@ MULTISCALE_PARAMETERS_DOC = """\
         Add a reverse direction (a second multi-scale LMN reading each
         sequence backwards; outputs concatenated). With ``incremental`` both
         directions grow together.
-    memory_matrix : {'free'}, default='free'
-        Constraint on the memory recurrence (only ``'free'``, the block
-        upper-triangular matrix of the paper).
+    memory_matrix : {'free', 'spectral', 'schur'}, default='free'
+        Constraint on the memory recurrence: ``'free'``, the block
+        upper-triangular matrix of the paper; ``'spectral'``, that matrix
+        divided by its spectral radius (latch rule); ``'schur'``, held in
+        real Schur form (one orthogonal change of coordinates per module),
+        spectral radius below one whatever the optimizer does, the LAES
+        start and the incremental growth exact (see ``docs/memory.md``).
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
         added to the loss (Carta et al. 2020b §2.1).
@@ -146,7 +150,7 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
         "output": [StrOptions({"memory", "hidden"})],
         "pooling": [StrOptions(set(POOLINGS))],
         "bidirectional": ["boolean"],
-        "memory_matrix": [StrOptions({"free"})],
+        "memory_matrix": [StrOptions({"free", "spectral", "schur"})],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
