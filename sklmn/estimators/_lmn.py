@@ -131,11 +131,13 @@ LMN_PARAMETERS_DOC = """\
         block starts at zero weights.
     bidirectional : bool, default=False
         Add reverse-direction layers (outputs concatenated).
-    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default='free'
+    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default=%(memory_matrix)s
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
         Schur form, spectral radius below one whatever the optimizer does,
-        the LAES start exact (see ``docs/memory.md``).
+        the LAES start exact (see ``docs/memory.md``). The
+        regressors default to ``'schur'``, the classifiers to ``'free'``
+        (chosen by measurement, ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a bias to the memory update.
     memory_lr_scale : float, default=1.0
@@ -301,7 +303,11 @@ class _LMNMixin(_PretrainedStartMixin):
         )
 
 
-@fill_doc(LMN_PARAMETERS_DOC.replace("%(memory_size)s", _MEMORY_SIZE_DOC))
+@fill_doc(
+    LMN_PARAMETERS_DOC.replace("%(memory_size)s", _MEMORY_SIZE_DOC).replace(
+        "%(memory_matrix)s", "'free'"
+    )
+)
 class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     """Linear Memory Network classifier (Carta et al. 2021 §3.1).
 
@@ -441,7 +447,11 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.beam_width = beam_width
 
 
-@fill_doc(LMN_PARAMETERS_DOC.replace("%(memory_size)s", _REGRESSOR_MEMORY_SIZE_DOC))
+@fill_doc(
+    LMN_PARAMETERS_DOC.replace("%(memory_size)s", _REGRESSOR_MEMORY_SIZE_DOC).replace(
+        "%(memory_matrix)s", "'schur'"
+    )
+)
 class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
     """Linear Memory Network regressor (Carta et al. 2021 §3.1).
 
@@ -497,7 +507,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         output="memory",
         pooling="auto",
         bidirectional=False,
-        memory_matrix="free",
+        memory_matrix="schur",
         memory_bias=False,
         memory_lr_scale=1.0,
         orthogonality_penalty=0.0,

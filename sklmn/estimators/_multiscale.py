@@ -53,13 +53,15 @@ MULTISCALE_PARAMETERS_DOC = """\
         Add a reverse direction (a second multi-scale LMN reading each
         sequence backwards; outputs concatenated). With ``incremental`` both
         directions grow together.
-    memory_matrix : {'free', 'spectral', 'schur'}, default='free'
+    memory_matrix : {'free', 'spectral', 'schur'}, default=%(memory_matrix)s
         Constraint on the memory recurrence: ``'free'``, the block
         upper-triangular matrix of the paper; ``'spectral'``, that matrix
         divided by its spectral radius (latch rule); ``'schur'``, held in
         real Schur form (one orthogonal change of coordinates per module),
         spectral radius below one whatever the optimizer does, the LAES
-        start and the incremental growth exact (see ``docs/memory.md``).
+        start and the incremental growth exact (see ``docs/memory.md``). The
+        regressors default to ``'schur'``, the classifiers to ``'free'``
+        (chosen by measurement, ``docs/memory.md``).
 """ + MEMORY_LR_SCALE_DOC + """\
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
@@ -250,7 +252,11 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
             self.best_loss_ = -float(stage["best_score"])
 
 
-@fill_doc(MULTISCALE_PARAMETERS_DOC.replace("%(sizes)s", _CLASSIFIER_SIZES_DOC))
+@fill_doc(
+    MULTISCALE_PARAMETERS_DOC.replace("%(sizes)s", _CLASSIFIER_SIZES_DOC).replace(
+        "%(memory_matrix)s", "'free'"
+    )
+)
 class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     """Multi-scale Linear Memory Network classifier.
 
@@ -399,7 +405,11 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.beam_width = beam_width
 
 
-@fill_doc(MULTISCALE_PARAMETERS_DOC.replace("%(sizes)s", _REGRESSOR_SIZES_DOC))
+@fill_doc(
+    MULTISCALE_PARAMETERS_DOC.replace("%(sizes)s", _REGRESSOR_SIZES_DOC).replace(
+        "%(memory_matrix)s", "'schur'"
+    )
+)
 class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
     """Multi-scale Linear Memory Network regressor.
 
@@ -462,7 +472,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         output="memory",
         pooling="auto",
         bidirectional=False,
-        memory_matrix="free",
+        memory_matrix="schur",
         memory_lr_scale=1.0,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,

@@ -128,8 +128,14 @@ class _PretrainedStartMixin(_PretrainerMixin):
     ``pretrained_alpha``, ``pooling``)."""
 
     #: models saved before ``pretrained_alpha`` existed fine-tuned their start
-    #: freely; models saved before ``pooling`` existed read the last step only
-    _added_parameter_values: dict = {"pretrained_alpha": 0.0, "pooling": "last"}
+    #: freely; models saved before ``pooling`` existed read the last step
+    #: only; models saved before ``memory_lr_scale`` existed trained every
+    #: parameter at one rate
+    _added_parameter_values: dict = {
+        "pretrained_alpha": 0.0,
+        "pooling": "last",
+        "memory_lr_scale": 1.0,
+    }
 
     def _initialize_module(
         self, module: SequenceNet, context: FitContext, n_samples: int

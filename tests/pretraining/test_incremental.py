@@ -364,6 +364,7 @@ def test_fitted_growth_callback_keeps_no_training_data():
         incremental=IncrementalTraining(epochs_per_module=2),
         random_state=0,
         pretrainer=None,  # the random start: the second stage is kept
+        memory_matrix="free",
     ).fit(X, X[:, :, 0].sum(axis=1))
     growth = dict(reg.net_.callbacks_)["incremental"]
     assert not any(isinstance(v, FitContext) for v in vars(growth).values())

@@ -69,6 +69,7 @@ def _lmn(**params):
         batch_size=16,
         pretrainer=None,
         random_state=0,
+        memory_matrix="free",  # ExplodeMemory writes a free W_mm
     )
     return LMNRegressor(**{**defaults, **params})
 

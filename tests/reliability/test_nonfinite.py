@@ -48,13 +48,20 @@ def test_classifier_never_maps_nan_to_a_class(data):
 
 def test_regressor_and_timestep_outputs_are_checked(data):
     X, _, yr = data
-    reg = _fit(LMNRegressor(hidden_size=4, memory_size=4, max_iter=2), X, yr)
+    reg = _fit(
+        LMNRegressor(hidden_size=4, memory_size=4, max_iter=2, memory_matrix="free"),
+        X,
+        yr,
+    )
     _amplify_memory(reg)
     long = np.random.RandomState(1).randn(2, 1000, 1)
     with pytest.raises(FloatingPointError, match=r"2 of 2 sequences \(indices 0, 1"):
         reg.predict(long)
     steps = _fit(
-        LMNRegressor(hidden_size=4, memory_size=4, max_iter=2, target="timestep"),
+        LMNRegressor(
+            hidden_size=4, memory_size=4, max_iter=2, target="timestep",
+            memory_matrix="free",
+        ),
         X,
         X[:, :, 0],
     )
