@@ -40,9 +40,9 @@ def _train_eval_size(n_samples: int) -> int:
     of them, at least 128.
 
     Measuring the loss of a fixed subsample costs that fraction of a
-    forward pass over the training set after every epoch, instead of a
-    whole pass (a sixth to a fifth of an epoch's training work for the
-    default LSTM and LMN; see ``docs/training.md``).
+    forward pass over the training set after every epoch instead of a whole
+    pass (the measurement is in ``docs/user_guide/fitting.md``, "Cost of
+    ``fit``").
 
     Parameters
     ----------
@@ -60,7 +60,8 @@ def _train_eval_size(n_samples: int) -> int:
     (100, 128, 1000)
     """
     n_samples = int(n_samples)
-    return min(n_samples, max(_TRAIN_EVAL_MIN, -(-n_samples // _TRAIN_EVAL_FRACTION)))
+    share = -(-n_samples // _TRAIN_EVAL_FRACTION)
+    return min(n_samples, max(_TRAIN_EVAL_MIN, share))
 
 
 class ValidationScore(Callback):
@@ -231,9 +232,9 @@ class ConvergenceMonitor(SequenceCallback):
     train_eval_size : int, 'auto' or None, default=None
         With ``monitor='train_loss'``: the number of training sequences,
         drawn once at the start of training (seeded by the net's
-        ``shuffle_seed``), on which the training loss is measured; None
-        measures all of them, ``'auto'``
-        (all up to 128, else an eighth of them, at least 128).
+        ``shuffle_seed``), on which the training loss is measured. None
+        measures all of them; ``'auto'`` all of them up to 128, else an
+        eighth of them, at least 128 (the estimators' setting).
 
     Attributes
     ----------
@@ -329,11 +330,14 @@ class ConvergenceMonitor(SequenceCallback):
             size = int(self.train_eval_size)
         if size >= n:
             return None
-        generator = torch.Generator().manual_seed(int(getattr(net, "shuffle_seed", 0)))
+        seed = int(getattr(net, "shuffle_seed", 0))
+        generator = torch.Generator().manual_seed(seed)
         return torch.randperm(n, generator=generator)[:size]
 
     def _train_loss(self, net) -> float:
-        return dataset_loss(net, self._train, indices=getattr(self, "_train_index", None))
+        """Training loss of the current weights (on the subsample, if any)."""
+        indices = getattr(self, "_train_index", None)
+        return dataset_loss(net, self._train, indices=indices)
 
     def restart(self, net) -> None:
         """Forget the best weights and measure the current ones as epoch 0.

@@ -39,8 +39,8 @@ def _resolved_threads(n_threads, module: torch.nn.Module, batch_size: int):
 
 
 # the BLAS libraries threadpoolctl found, and the number of imported modules
-# then: finding them reads the loaded shared objects (milliseconds), so it is
-# done again only after new imports (which may load another BLAS)
+# then: finding them scans the loaded shared objects, so it is done again
+# only after new imports (which may load another BLAS)
 _BLAS_CONTROLLER: list = [None, -1]
 
 

@@ -8,14 +8,17 @@ Usage::
     python -m sklmn.benchmarks bench fit-overhead --prototypes    # candidate fixes
     python -m sklmn.benchmarks bench fit-overhead --threads 1 2   # interleaved counts
     python -m sklmn.benchmarks bench fit-overhead --profile       # cProfile of a fit
-    python -m sklmn.benchmarks bench fit-overhead --models lstm --data acceptance \
-        --epochs 30 --batch 32 --threads 1 --clock cpu               # the acceptance figure
+    python -m sklmn.benchmarks bench fit-overhead --clock cpu     # CPU time, not wall
+
+The acceptance figure: ``--models lstm --data acceptance --epochs 30 --batch
+32 --threads 1 --repeats 7`` with ``--clock cpu`` and ``--clock wall``.
 
 For each model (``RNNClassifier(cell='lstm')``, ``LMNClassifier(pretrainer=
 None)``, both with their default sizes) and data size (small: 200 sequences
 x T=50 x d=4; medium: 2000 x T=100 x d=8; lengths uniform in T/2..T;
-acceptance: 400 x T=40 x d=4, all of length 40; 3 classes) it times, interleaved round-robin over ``--repeats`` rounds after a
-warm-up round (the first fit of a process pays ~1.3 s for torch importing
+acceptance: 400 x T=40 x d=4, all of length 40; 3 classes) it times,
+interleaved round-robin over ``--repeats`` rounds after a warm-up round
+(the first fit of a process pays ~1.3 s for torch importing
 ``torch._dynamo`` with the first optimizer):
 
 * ``hand``: a hand-written loop over a copy of the fitted estimator's module
@@ -323,7 +326,7 @@ def _report(cases, variants, times, durs, mons, args) -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     low = {k: min(v) for k, v in times.items()}
     print(
-        f"\n## Wall time, ms (median / min of {args.repeats}; "
+        f"\n## {args.clock.capitalize()} time, ms (median / min of {args.repeats}; "
         f"{args.epochs} epochs, batch {args.batch})\n"
     )
     print(
