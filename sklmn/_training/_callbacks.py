@@ -4,6 +4,8 @@ share."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -23,6 +25,43 @@ __all__ = [
     "dataset_loss",
     "snapshot_state",
 ]
+
+#: the rule of ``train_eval_size='auto'``: the training loss of the stopping
+#: rule is measured on at least this many training sequences (all of them
+#: up to it) ...
+_TRAIN_EVAL_MIN = 128
+#: ... and on this fraction of a larger training set
+_TRAIN_EVAL_FRACTION = 8
+
+
+def _train_eval_size(n_samples: int) -> int:
+    """Training sequences on which ``train_eval_size='auto'`` measures the
+    stopping rule's training loss: all of them up to 128, else one eighth
+    of them, at least 128.
+
+    Measuring the loss of a fixed subsample costs that fraction of a
+    forward pass over the training set after every epoch instead of a whole
+    pass (the measurement is in ``docs/user_guide/fitting.md``, "Cost of
+    ``fit``").
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training sequences.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from sklmn._training._callbacks import _train_eval_size
+    >>> _train_eval_size(100), _train_eval_size(400), _train_eval_size(8000)
+    (100, 128, 1000)
+    """
+    n_samples = int(n_samples)
+    share = -(-n_samples // _TRAIN_EVAL_FRACTION)
+    return min(n_samples, max(_TRAIN_EVAL_MIN, share))
 
 
 class ValidationScore(Callback):
@@ -145,9 +184,12 @@ class ConvergenceMonitor(SequenceCallback):
     * ``'valid_loss'``: the loss on the validation set (computed by skorch
       after the epoch's updates);
     * ``'valid_score'``: the natural validation score (higher is better);
-    * ``'train_loss'``: the loss on the whole training set, recomputed in
-      evaluation mode after the epoch's updates (one forward pass, recorded as
-      ``'train_eval_loss'`` in the history).
+    * ``'train_loss'``: the loss on the training set, recomputed in
+      evaluation mode after the epoch's updates (one forward pass, recorded
+      as ``'train_eval_loss'`` in the history), on all the training
+      sequences or, with ``train_eval_size``, on a fixed random subsample of
+      them (the same sequences at every epoch, so that epochs are compared
+      on the same data).
 
     The starting weights are a candidate too (epoch 0, measured in
     :meth:`on_train_begin`), so a pretrained model never ends worse than it
@@ -187,6 +229,12 @@ class ConvergenceMonitor(SequenceCallback):
         Growth of the loss over the lowest loss so far that counts as a
         divergence (large enough for the transient spikes of optimizers such
         as RMSprop in their first steps).
+    train_eval_size : int, 'auto' or None, default=None
+        With ``monitor='train_loss'``: the number of training sequences,
+        drawn once at the start of training (seeded by the net's
+        ``shuffle_seed``), on which the training loss is measured. None
+        measures all of them; ``'auto'`` all of them up to 128, else an
+        eighth of them, at least 128 (the estimators' setting).
 
     Attributes
     ----------
@@ -210,6 +258,7 @@ class ConvergenceMonitor(SequenceCallback):
         learning_rate="constant",
         sink=None,
         explosion_factor=1e6,
+        train_eval_size=None,
     ):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -217,11 +266,23 @@ class ConvergenceMonitor(SequenceCallback):
         self.learning_rate = learning_rate
         self.sink = sink
         self.explosion_factor = explosion_factor
+        self.train_eval_size = train_eval_size
 
     def initialize(self):
         if self.monitor not in self.MONITORS:
             raise ValueError(
                 f"monitor must be one of {self.MONITORS}, got {self.monitor!r}"
+            )
+        size = self.train_eval_size
+        if not (
+            size is None
+            or size == "auto"
+            or (isinstance(size, numbers.Integral) and not isinstance(size, bool))
+            and size >= 1
+        ):
+            raise ValueError(
+                "train_eval_size must be None, 'auto' or a positive int, got "
+                f"{size!r}"
             )
         return super().initialize()
 
@@ -233,7 +294,7 @@ class ConvergenceMonitor(SequenceCallback):
         """Monitored value of the current weights, before any update, and
         (when the score is monitored) their validation loss."""
         if self.monitor == "train_loss":
-            return dataset_loss(net, self._train), None
+            return self._train_loss(net), None
         if self.monitor == "valid_loss":
             return dataset_loss(net, self._valid), None
         loss, outputs = dataset_loss(net, self._valid, return_outputs=True)
@@ -254,7 +315,29 @@ class ConvergenceMonitor(SequenceCallback):
             self._valid = (
                 net.get_split_datasets(X, y)[1] if net.train_split is not None else None
             )
+            self._train_index = self._draw_train_subset(net, X)
         self.restart(net)
+
+    def _draw_train_subset(self, net, dataset):
+        """Indices of the training sequences the training loss is measured
+        on (None: all), drawn with the net's ``shuffle_seed``."""
+        if self.monitor != "train_loss" or self.train_eval_size is None:
+            return None
+        n = len(dataset)
+        if self.train_eval_size == "auto":
+            size = _train_eval_size(n)
+        else:
+            size = int(self.train_eval_size)
+        if size >= n:
+            return None
+        seed = int(getattr(net, "shuffle_seed", 0))
+        generator = torch.Generator().manual_seed(seed)
+        return torch.randperm(n, generator=generator)[:size]
+
+    def _train_loss(self, net) -> float:
+        """Training loss of the current weights (on the subsample, if any)."""
+        indices = getattr(self, "_train_index", None)
+        return dataset_loss(net, self._train, indices=indices)
 
     def restart(self, net) -> None:
         """Forget the best weights and measure the current ones as epoch 0.
@@ -278,7 +361,7 @@ class ConvergenceMonitor(SequenceCallback):
 
     def _value(self, net, row) -> float:
         if self.monitor == "train_loss":
-            value = dataset_loss(net, self._train)
+            value = self._train_loss(net)
             net.history.record("train_eval_loss", value)
             return value
         return float(row[self.monitor])
@@ -366,7 +449,7 @@ class ConvergenceMonitor(SequenceCallback):
             self.restore_best(net)
         # do not keep (and pickle) the copy and the datasets with the model
         self._best_state = None
-        self._train = self._valid = None
+        self._train = self._valid = self._train_index = None
 
 
 def snapshot_state(module: nn.Module) -> dict:
@@ -374,27 +457,38 @@ def snapshot_state(module: nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
-def _length_sorted_loader(net, dataset):
-    """Evaluation batches of ``dataset`` in decreasing length order."""
+def _length_sorted_loader(net, dataset, indices=None):
+    """Evaluation batches of ``dataset`` (of its sequences ``indices``) in
+    decreasing length order."""
     size = net.get_params_for("iterator_valid").get("batch_size", net.batch_size)
     if size is None or size < 0:
         size = len(dataset)
-    order = torch.argsort(dataset.lengths, descending=True, stable=True).tolist()
+    lengths = dataset.lengths if indices is None else dataset.lengths[indices]
+    order = torch.argsort(lengths, descending=True, stable=True)
+    if indices is not None:
+        order = indices[order]
+    order = order.tolist()
     batches = [order[i : i + size] for i in range(0, len(order), size)]
+    if hasattr(dataset, "__getitems__"):
+        # what a DataLoader of these batches yields, without its machinery
+        return (collate_batch(dataset.__getitems__(batch)) for batch in batches)
     return torch.utils.data.DataLoader(
         dataset, batch_sampler=batches, collate_fn=collate_batch
     )
 
 
-def dataset_loss(net, dataset, *, return_outputs: bool = False):
+def dataset_loss(net, dataset, *, return_outputs: bool = False, indices=None):
     """Mean loss (data loss + penalty) of the current weights on a dataset.
 
     Evaluation mode, no gradient; batch losses weighted by batch size, like
     skorch's ``valid_loss`` (by their total sample weight when the dataset
     has weights). With ``return_outputs`` also the module's outputs
     (float64, per-step outputs zero-padded to the dataset's length), from the
-    same forward pass.
+    same forward pass. ``indices`` (a tensor of sequence indices, without
+    ``return_outputs``) measures the loss of those sequences only.
     """
+    if indices is not None and return_outputs:
+        raise ValueError("dataset_loss: indices cannot be used with return_outputs")
     total, count, chunks = 0.0, 0, []
     T = int(dataset.X.shape[1])
     if return_outputs:
@@ -403,7 +497,7 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False):
         # the loss does not depend on the order: batches of similar lengths
         # waste no recurrence steps on padding (27% of the LMN's evaluation
         # time on mixed lengths, python -m sklmn.benchmarks bench fit-overhead)
-        batches = _length_sorted_loader(net, dataset)
+        batches = _length_sorted_loader(net, dataset, indices)
     for batch in batches:
         step = net.validation_step(batch)
         weight = batch[0].get("sample_weight")

@@ -116,12 +116,11 @@ class SequenceLoss(nn.Module):
         if sample_weight is not None:
             return self._weighted(y_pred, y_true, lengths, sample_weight)
         if self.problem == "multiclass":
+            if y_pred.dim() != 2:  # per step: (N, T, C) scores, (N, T) labels
+                y_pred = y_pred.reshape(-1, y_pred.shape[-1])
+                y_true = y_true.reshape(-1)
             # padded steps carry IGNORE_INDEX and drop out of the mean
-            return F.cross_entropy(
-                y_pred.reshape(-1, y_pred.shape[-1]),
-                y_true.reshape(-1),
-                ignore_index=IGNORE_INDEX,
-            )
+            return F.cross_entropy(y_pred, y_true, ignore_index=IGNORE_INDEX)
         if self.problem == "multilabel":
             elementwise = F.binary_cross_entropy_with_logits(
                 y_pred, y_true, reduction="none"

@@ -4,6 +4,7 @@ that wires it for a module and a target."""
 from __future__ import annotations
 
 import copy
+import math
 import weakref
 from collections.abc import Mapping
 
@@ -165,6 +166,20 @@ class SequenceNeuralNet(NeuralNet):
             return iterator(dataset, batch_sampler=sampler, **kwargs)
         return iterator(dataset, generator=generator, **kwargs)
 
+    def _set_training(self, training=True):
+        """Train or evaluation mode for the module and the criterion.
+
+        skorch switches the mode before every batch; ``Module.train`` walks
+        every submodule and sets its flag, so a module whose submodules are
+        all in the requested mode already is left alone.
+        """
+        for name in self._modules + self._criteria:
+            module = getattr(self, name + "_")
+            if isinstance(module, torch.nn.Module) and any(
+                m.training != training for m in module.modules()
+            ):
+                module.train(training)
+
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         self.divergence_ = None
         self.interrupted_ = False
@@ -232,6 +247,10 @@ class SequenceNeuralNet(NeuralNet):
         try:
             if not with_penalty:
                 return super().infer(x, **fit_params)
+            if not fit_params and self._on_device(x):
+                # a SequenceDataset batch already on the device (every batch
+                # of a CPU fit): skorch's conversions would copy nothing
+                return forward_with_penalty(self.module_, **x)
             x = to_tensor(x, device=self.device)
             if isinstance(x, Mapping):
                 x_dict = self._merge_x_and_fit_params(x, fit_params)
@@ -251,6 +270,15 @@ class SequenceNeuralNet(NeuralNet):
                 "inputs and targets."
             )
             raise  # pragma: no cover - diverged always raises
+
+    def _on_device(self, x) -> bool:
+        """Whether ``x`` is a dict of tensors on the CPU and the net's
+        device is the CPU (nothing to convert or move)."""
+        return (
+            type(x) is dict
+            and str(self.device) == "cpu"
+            and all(type(v) is Tensor and v.device.type == "cpu" for v in x.values())
+        )
 
     def train_step_single(self, batch, **fit_params):
         """skorch's training step, with the penalty of the forward pass.
@@ -332,7 +360,10 @@ class SequenceNeuralNet(NeuralNet):
         -------
         loss : Tensor of shape ()
         """
-        y_true = to_tensor(y_true, device=self.device)
+        if not (type(y_true) is Tensor and y_true.device.type == "cpu") or str(
+            self.device
+        ) != "cpu":
+            y_true = to_tensor(y_true, device=self.device)
         weight = X.get("sample_weight") if isinstance(X, dict) else None
         if weight is None:
             data_loss = self.criterion_(y_pred, y_true, X["lengths"])
@@ -342,8 +373,11 @@ class SequenceNeuralNet(NeuralNet):
             )
         if penalty is None:
             penalty = data_loss.new_zeros(())
-        loss = data_loss + penalty
-        if training and not bool(torch.isfinite(loss)):
+        if penalty.requires_grad or penalty.device.type != "cpu" or penalty.item():
+            loss = data_loss + penalty
+        else:  # a constant zero (a module without penalty): nothing to add
+            loss = data_loss
+        if training and not math.isfinite(loss.item()):
             self._raise_diverged(data_loss, penalty)
         return loss
 

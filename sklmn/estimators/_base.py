@@ -349,6 +349,7 @@ class _BaseSequenceEstimator(
                 monitor="train_loss" if context is None else context.monitor,
                 learning_rate=self.learning_rate,
                 sink=print if self.verbose else None,
+                train_eval_size="auto",
             )
         callbacks = callback_chain(
             problem=problem,
@@ -481,7 +482,9 @@ class _BaseSequenceEstimator(
                 module = self._sequence_net(recurrent)
             threads = _resolved_threads(self.n_threads, module, prepared.batch_size)
             stack.enter_context(
-                _torch_threads(threads, wait=not isinstance(self.n_threads, str))
+                _torch_threads(
+                    threads, wait=not isinstance(self.n_threads, str), blas=True
+                )
             )
             if not prepared.warm:
                 self._initialize_module(

@@ -129,8 +129,11 @@ TRAINING_PARAMETERS_DOC = """\
         for the call and restored afterwards). ``'auto'``: one thread for a
         small model (batch size times parameters below 2 000 000), else
         torch's setting (lowered in joblib workers and by ``threadpoolctl``)
-        bounded by the cores other processes leave free. None: leave torch's
-        setting. An int is bounded by the machine's cores. The setting is
+        bounded by the cores other processes leave free. ``fit`` and
+        ``partial_fit`` also limit the BLAS thread pools of numpy and scipy
+        (the pretraining, the readout) to that count, never raising them.
+        None: leave torch's and BLAS's settings. An int is bounded by the
+        machine's cores. The setting is
         process-wide, so calls with an int run one at a time in a process
         (see docs/user_guide/fitting.md, threads).
     input_layout : {'batch_first', 'channels_first'} or None, default=None
@@ -191,8 +194,9 @@ FITTED_ATTRIBUTES_DOC = """\
     best_loss_ : float
         Monitored loss of the weights the estimator ends with, measured on
         those weights: the validation loss with early stopping, else the
-        training loss recomputed after the epoch (or the starting weights'
-        loss when no epoch improved on it). With
+        training loss recomputed after the epoch, on a fixed subsample above
+        128 training sequences (see ``docs/training.md``), or the starting
+        weights' loss when no epoch improved on it. With
         ``validation_metric='score'`` the validation loss of the kept epoch.
     best_epoch_ : int
         Epoch whose weights were kept (0: the weights before training, e.g.

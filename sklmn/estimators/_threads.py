@@ -1,16 +1,19 @@
 """Process-wide torch state of the estimators: threads and seeded RNG.
 
-torch's intra-op thread count and its global random generators belong to
-the process, not to an estimator: fits that set them take turns through the
-locks here (``n_threads`` and ``random_state`` of the estimators).
+torch's intra-op thread count, the thread pools of numpy's and scipy's BLAS
+and torch's global random generators belong to the process, not to an
+estimator: fits that set them take turns through the locks here
+(``n_threads`` and ``random_state`` of the estimators).
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 
 import torch
+from threadpoolctl import ThreadpoolController
 
 from ._auto import auto_threads
 from ._persist import machine_threads
@@ -35,27 +38,66 @@ def _resolved_threads(n_threads, module: torch.nn.Module, batch_size: int):
     return auto_threads(batch_size * size, torch.get_num_threads())
 
 
+# the BLAS libraries threadpoolctl found, and the number of imported modules
+# then: finding them scans the loaded shared objects, so it is done again
+# only after new imports (which may load another BLAS)
+_BLAS_CONTROLLER: list = [None, -1]
+
+
+def _blas_controller():
+    """threadpoolctl's controller of the loaded BLAS libraries (cached)."""
+    if _BLAS_CONTROLLER[1] != len(sys.modules):
+        _BLAS_CONTROLLER[0] = ThreadpoolController().select(user_api="blas")
+        _BLAS_CONTROLLER[1] = len(sys.modules)
+    return _BLAS_CONTROLLER[0]
+
+
+def _blas_limits(count: int):
+    """Limit the BLAS thread pools of numpy and scipy to ``count`` threads
+    inside the block (never raised above their current setting).
+
+    The fit's numpy and scipy work (the LAES pretraining, the readout) then
+    runs with the threads of its torch work: an idle OpenBLAS worker spins
+    (busy-waits) after each parallel call, taking a core's share from the
+    fit's own thread on a busy machine.
+    """
+    blas = _blas_controller()
+    current = [info["num_threads"] for info in blas.info()]
+    if not current or max(current) <= count:
+        return contextlib.nullcontext()
+    return blas.limit(limits=min(count, *current))
+
+
 @contextlib.contextmanager
-def _torch_threads(n_threads, *, wait: bool = True):
+def _torch_threads(n_threads, *, wait: bool = True, blas: bool = False):
     """``torch.set_num_threads(n_threads)`` inside the block (None: as is).
 
-    With ``wait=False`` (``n_threads='auto'``) a call whose thread count
-    another thread of the process holds runs as is instead of waiting: fits
-    in threads (joblib's threading backend) stay concurrent.
+    With ``blas=True`` the BLAS thread pools of numpy and scipy are limited
+    to the same count (:func:`_blas_limits`; a fit, whose pretraining and
+    readout use them, not a prediction). With ``wait=False``
+    (``n_threads='auto'``) a call whose thread count another thread of the
+    process holds runs as is instead of waiting: fits in threads (joblib's
+    threading backend) stay concurrent.
     """
-    if n_threads is None or machine_threads(n_threads) == torch.get_num_threads():
+    if n_threads is None:
+        yield
+        return
+    count = machine_threads(n_threads)
+    if count == torch.get_num_threads() and not blas:
         yield
         return
     if not _TORCH_THREADS_LOCK.acquire(blocking=wait):
         yield
         return
     try:
-        previous = torch.get_num_threads()
-        torch.set_num_threads(machine_threads(n_threads))
-        try:
+        with contextlib.ExitStack() as stack:
+            if blas:
+                stack.enter_context(_blas_limits(count))
+            previous = torch.get_num_threads()
+            if count != previous:
+                torch.set_num_threads(count)
+                stack.callback(torch.set_num_threads, previous)
             yield
-        finally:
-            torch.set_num_threads(previous)
     finally:
         _TORCH_THREADS_LOCK.release()
 

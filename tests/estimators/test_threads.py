@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from skorch.callbacks import Callback
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from sklmn.estimators import LMNClassifier, RNNClassifier
 from sklmn.estimators import _auto, _threads
@@ -16,6 +17,11 @@ from sklmn.estimators._auto import auto_threads
 class Probe(Callback):
     def on_epoch_end(self, net, **kwargs):
         self.seen = torch.get_num_threads()
+        self.blas = _blas_threads()
+
+
+def _blas_threads():
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
 
 def _data(n=16, seed=0):
@@ -122,3 +128,28 @@ def test_invalid_n_threads_names_the_value():
     X, y = _data()
     with pytest.raises(ValueError, match="n_threads"):
         RNNClassifier(n_threads="many").fit(X, y)
+
+
+def test_blas_pools_follow_the_fit_threads_and_are_restored(monkeypatch):
+    """numpy's and scipy's BLAS pools run with the fit's thread count (an idle
+    OpenBLAS worker spins, taking a core from the fit on a busy machine), are
+    never raised, and are restored after the fit."""
+    before = _blas_threads()
+    if not before:
+        pytest.skip("no BLAS library that threadpoolctl controls")
+    monkeypatch.setattr(_threads, "auto_threads", lambda work, budget: 1)
+    X, y = _data()
+    probe = Probe()
+    clf = RNNClassifier(
+        hidden_size=3, max_iter=1, random_state=0, callbacks=[("probe", probe)]
+    ).fit(X, y)
+    assert dict(clf.net_.callbacks_)["probe"].blas == [1] * len(before)
+    assert _blas_threads() == before
+    # never raised above the process's own limit; n_threads=None: as is
+    with threadpool_limits(limits=1, user_api="blas"):
+        monkeypatch.setattr(_threads, "auto_threads", lambda work, budget: 2)
+        clf.fit(X, y)
+        assert dict(clf.net_.callbacks_)["probe"].blas == [1] * len(before)
+    assert _blas_threads() == before
+    clf.set_params(n_threads=None).fit(X, y)
+    assert dict(clf.net_.callbacks_)["probe"].blas == before

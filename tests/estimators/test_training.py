@@ -7,9 +7,16 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from skorch.callbacks import GradientNormClipping
+from skorch.callbacks import Callback, GradientNormClipping
 
-from sklmn._training import dataset_loss
+from sklmn._training import (
+    ConvergenceMonitor,
+    SequenceDataset,
+    SequenceNet,
+    dataset_loss,
+    make_sequence_net,
+)
+from sklmn._training._callbacks import _train_eval_size
 from sklmn.estimators import (
     LMNClassifier,
     LMNRegressor,
@@ -20,6 +27,7 @@ from sklmn.estimators import (
 )
 from sklmn.nn import LMN, MultiScaleLMN
 from sklmn.nn._base import memory_map_radius, stabilize_memory_
+from sklmn.utils.sequences import validate_sequences
 
 SMALL = dict(hidden_size=4, memory_size=3, random_state=0)
 
@@ -175,6 +183,89 @@ def test_fit_ends_with_the_best_weights_judged_on_the_training_set():
     if clf.best_epoch_ > 0:
         assert evaluated[clf.best_epoch_ - 1] == pytest.approx(final, rel=1e-4)
     assert clf.validation_scores_ is None and clf.validation_loss_curve_ is None
+
+
+def test_training_loss_is_measured_on_a_fixed_subsample_of_a_larger_set():
+    """Above 128 training sequences the stopping rule measures the training
+    loss of the weights after every epoch on a fixed random subsample (the
+    same sequences every epoch, drawn with the net's shuffle seed): the kept
+    weights are those with the lowest loss on it, and best_loss_ is their
+    loss on it."""
+    X, y, _ = _data(n=300, T=4)
+    clf = LMNClassifier(
+        **SMALL,
+        max_iter=12,
+        learning_rate_init=0.3,
+        pretrainer=None,
+        gradient_clipping=None,
+        n_iter_no_change=100,
+    ).fit(X, y)
+    evaluated = [float(v) for v in clf.net_.history[:, "train_eval_loss"]]
+    assert len(evaluated) == clf.n_iter_ == 12
+    seqs = clf._standardized_inputs(
+        validate_sequences(clf, X, reset=False, dtype=np.float32)
+    )
+    y_enc = clf._encode_target(y, seqs, reset=False)
+    dataset = clf._dataset(seqs, clf._standardized_target(y_enc, seqs))
+    generator = torch.Generator().manual_seed(int(clf.net_.shuffle_seed))
+    subsample = torch.randperm(300, generator=generator)[:128]
+    final = dataset_loss(clf.net_, dataset, indices=subsample)
+    assert final == pytest.approx(clf.best_loss_, rel=1e-4, abs=1e-6)
+    assert final <= min(evaluated) + 1e-5
+    if clf.best_epoch_ > 0:
+        assert evaluated[clf.best_epoch_ - 1] == pytest.approx(final, rel=1e-4)
+    # the whole set gives another value: the subsample is what was measured
+    assert dataset_loss(clf.net_, dataset) != pytest.approx(final, rel=1e-6)
+
+
+def test_train_eval_size_none_measures_every_sequence_and_bad_values_are_named():
+    assert [_train_eval_size(n) for n in (1, 128, 129, 1024, 1032, 8000)] == [
+        1,
+        128,
+        128,
+        128,
+        129,
+        1000,
+    ]
+    rng = np.random.RandomState(0)
+    data = SequenceDataset(
+        torch.from_numpy(rng.randn(200, 4, 2).astype(np.float32)),
+        torch.full((200,), 4),
+        torch.from_numpy(rng.randn(200, 1).astype(np.float32)),
+    )
+
+    class Seen(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            self.value = dataset_loss(net, data)
+
+    for size, whole in ((None, True), (200, True), (50, False), ("auto", False)):
+        seen = Seen()
+        net = make_sequence_net(
+            SequenceNet(LMN(2, 3, 3), 1),
+            problem="continuous",
+            per_step=False,
+            lr=1e-2,
+            max_epochs=1,
+            batch_size=50,
+            callbacks=[
+                ("seen", seen),
+                ("stop", ConvergenceMonitor(0.0, 10, train_eval_size=size)),
+            ],
+        ).fit(data)
+        measured = float(net.history[-1, "train_eval_loss"])
+        assert (measured == pytest.approx(seen.value, rel=1e-5)) is whole, size
+    for bad in (0, -3, 1.5, True, "all"):
+        net = make_sequence_net(
+            SequenceNet(LMN(2, 3, 3), 1),
+            problem="continuous",
+            per_step=False,
+            lr=1e-2,
+            max_epochs=1,
+            batch_size=50,
+            callbacks=[("stop", ConvergenceMonitor(0.0, 10, train_eval_size=bad))],
+        )
+        with pytest.raises(ValueError, match=f"train_eval_size.*{bad!r}"):
+            net.fit(data)
 
 
 def test_fit_ends_with_the_best_weights_judged_on_the_validation_set():

@@ -16,9 +16,11 @@ from sklmn._training import (
     SequenceDataset,
     SequenceLoss,
     SequenceNet,
+    make_sequence_net,
     score_outputs,
 )
 from sklmn.callbacks import DivergenceWarning
+from sklmn.nn import LMN
 from sklmn.utils.sequences import check_sequences
 from tests._helpers import _lmn_clf, _lmn_reg, _pad, _ragged, _sequence_targets
 
@@ -240,3 +242,53 @@ def test_bucket_by_length_training_is_reproducible():
     # other batches: a different training, not just other rounding
     assert not np.allclose(a.loss_curve_, c.loss_curve_, rtol=1e-3, atol=0)
     assert_array_equal(a.predict(seqs), b.predict(seqs))
+
+
+# --------------------------------------------------------------------------- #
+# The lean training plumbing behaves as skorch's
+# --------------------------------------------------------------------------- #
+def _tiny_net():
+    module = SequenceNet(LMN(2, 3, 3), 2)
+    data = SequenceDataset(
+        torch.randn(8, 4, 2, generator=torch.Generator().manual_seed(0)),
+        torch.full((8,), 4),
+        torch.tensor([0, 1] * 4),
+    )
+    net = make_sequence_net(
+        module, problem="multiclass", per_step=False, lr=1e-2, max_epochs=1,
+        batch_size=4,
+    ).fit(data)
+    return net, data
+
+
+def test_set_training_switches_every_submodule():
+    net, _ = _tiny_net()
+    net.module_.readout.eval()  # one submodule out of step
+    net._set_training(True)
+    assert all(m.training for m in net.module_.modules())
+    net._set_training(False)
+    assert not any(m.training for m in net.module_.modules())
+    net._set_training(False)  # already there: stays
+    assert not any(m.training for m in net.module_.modules())
+    net._set_training(True)
+    assert all(m.training for m in net.module_.modules())
+
+
+def test_get_loss_adds_the_penalty_unless_it_is_a_constant_zero():
+    net, data = _tiny_net()
+    batch, y = data.__getitems__([0, 1, 2, 3])
+    out = net.module_(batch["X"], lengths=batch["lengths"])
+    data_loss = net.criterion_(out, y, batch["lengths"])
+    zero = torch.zeros(())
+    torch.testing.assert_close(net.get_loss(out, y, X=batch, penalty=zero), data_loss)
+    torch.testing.assert_close(
+        net.get_loss(out, y, X=batch, penalty=torch.tensor(0.5)), data_loss + 0.5
+    )
+    w = torch.tensor(0.0, requires_grad=True)
+    loss = net.get_loss(out, y, X=batch, penalty=2.0 * w)  # zero, with a gradient
+    loss.backward()
+    assert w.grad is not None and float(w.grad) == pytest.approx(2.0)
+    # the fast path of a CPU batch and skorch's conversions agree
+    fast, _ = net.infer_with_penalty(batch)
+    slow, _ = net.infer_with_penalty({k: v.numpy() for k, v in batch.items()})
+    torch.testing.assert_close(fast, slow)

@@ -8,12 +8,17 @@ Usage::
     python -m sklmn.benchmarks bench fit-overhead --prototypes    # candidate fixes
     python -m sklmn.benchmarks bench fit-overhead --threads 1 2   # interleaved counts
     python -m sklmn.benchmarks bench fit-overhead --profile       # cProfile of a fit
+    python -m sklmn.benchmarks bench fit-overhead --clock cpu     # CPU time, not wall
+
+The acceptance figure: ``--models lstm --data acceptance --epochs 30 --batch
+32 --threads 1 --repeats 7`` with ``--clock cpu`` and ``--clock wall``.
 
 For each model (``RNNClassifier(cell='lstm')``, ``LMNClassifier(pretrainer=
 None)``, both with their default sizes) and data size (small: 200 sequences
-x T=50 x d=4; medium: 2000 x T=100 x d=8; lengths uniform in T/2..T, 3
-classes) it times, interleaved round-robin over ``--repeats`` rounds after a
-warm-up round (the first fit of a process pays ~1.3 s for torch importing
+x T=50 x d=4; medium: 2000 x T=100 x d=8; lengths uniform in T/2..T;
+acceptance: 400 x T=40 x d=4, all of length 40; 3 classes) it times,
+interleaved round-robin over ``--repeats`` rounds after a warm-up round
+(the first fit of a process pays ~1.3 s for torch importing
 ``torch._dynamo`` with the first optimizer):
 
 * ``hand``: a hand-written loop over a copy of the fitted estimator's module
@@ -29,10 +34,11 @@ warm-up round (the first fit of a process pays ~1.3 s for torch importing
   improves);
 * ``fit``: ``est.fit(X, y)`` with ``early_stopping=False``,
   ``standardize=False``, ``max_iter=--epochs``, ``batch_size=--batch``,
-  ``n_iter_no_change`` so large that all epochs run; reported as total wall
-  time, as the sum of the skorch history's per-epoch ``dur`` (the epochs'
-  training work: ``EpochTimer`` closes an epoch before the stopping rule
-  runs) and as the time spent in the stopping rule (``ConvergenceMonitor``:
+  ``n_iter_no_change`` so large that all epochs run; reported as total
+  time, as the time of its training passes (``run_single_epoch`` with
+  ``training=True``, timed by wrapping it: the epochs' training work,
+  without the stopping rule) and as the time spent in the stopping rule
+  (``ConvergenceMonitor``:
   the evaluation passes and snapshots of best-weight selection, measured by
   wrapping its methods);
 * ``fit-noeval``: ``fit`` with the stopping rule's evaluation and snapshots
@@ -50,7 +56,10 @@ of the per-round ratios, and the ratio of the minima). Compare ratios: the
 2-core development machines are shared. With two torch threads on two cores
 a single competing process slows every parallel kernel several-fold (see
 ``benchmarks/README.md``), so record with ``--threads 1`` unless the machine
-is quiet.
+is quiet. ``--clock cpu`` times with the CPU time of the process instead of
+the wall clock: with one thread, the work done, not the waits for a core
+that other processes on a loaded machine impose (the wall clock is right on
+a quiet machine).
 
 ``--breakdown`` times (by wrapping functions) the components of a fit in ms
 per epoch: setup (validation, module build, net initialization), data
@@ -88,6 +97,8 @@ from .fit_overhead_parts import (
     prototype,
     breakdown,
     profile_fit,
+    now,
+    set_clock,
     _fmt,
     _training_classes,
     no_best_weight_eval,
@@ -132,8 +143,16 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="print a cProfile (by tottime) of one fit per model",
     )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall time, or the process's CPU time (with one torch thread: the "
+        "work, without waiting for a core on a shared machine)",
+    )
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
+    set_clock(args.clock)
 
     threads_list = args.threads or [torch.get_num_threads()]
     torch.set_num_threads(threads_list[0])
@@ -143,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"sklmn={sklmn.__file__} "
         f"torch={torch.__version__} threads={threads_list} epochs={args.epochs} "
-        f"batch={args.batch} repeats={args.repeats} "
+        f"batch={args.batch} repeats={args.repeats} clock={args.clock} "
         f"load={' '.join(f'{v:.1f}' for v in _loadavg())}"
     )
 
@@ -163,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     for key, est in templates.items():
         p = dict(est.get_params())
         seen[key] = (
-            p["learning_rate_init"],
+            est.net_.lr,  # learning_rate_init resolved ('auto')
             p["alpha"] / args.batch,
             p["gradient_clipping"],
         )
@@ -262,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
 def _time_hand(template, tensors, args, params, evaluate=False) -> float:
     lr, wd, clip = params
     module = copy.deepcopy(template.net_.module_)
-    t0 = time.perf_counter()
+    t0 = now()
     hand_loop(
         module,
         tensors,
@@ -273,7 +292,7 @@ def _time_hand(template, tensors, args, params, evaluate=False) -> float:
         clip=clip,
         evaluate=evaluate,
     )
-    return time.perf_counter() - t0
+    return now() - t0
 
 
 def _threads_in_fit(model, data, batch) -> int:
@@ -307,13 +326,13 @@ def _report(cases, variants, times, durs, mons, args) -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     low = {k: min(v) for k, v in times.items()}
     print(
-        f"\n## Wall time, ms (median / min of {args.repeats}; "
+        f"\n## {args.clock.capitalize()} time, ms (median / min of {args.repeats}; "
         f"{args.epochs} epochs, batch {args.batch})\n"
     )
     print(
         "| model | data | threads | "
         + " | ".join(variants)
-        + " | fit epochs (dur) | fit stopping rule |"
+        + " | fit epochs (training passes) | fit stopping rule |"
     )
     print("|---|---|---:|" + "---:|" * (len(variants) + 2))
     for c in cases:
@@ -330,7 +349,7 @@ def _report(cases, variants, times, durs, mons, args) -> None:
     )
     cols = [
         ("fit / hand", "fit", "hand", times),
-        ("fit epochs (dur) / hand", "fit", "hand", durs),
+        ("fit epochs / hand", "fit", "hand", durs),
         ("fit-noeval / hand", "fit-noeval", "hand", times),
         ("fit-noeval epochs / hand", "fit-noeval", "hand", durs),
         ("fit / hand+eval", "fit", "hand+eval", times),
