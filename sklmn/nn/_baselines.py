@@ -430,7 +430,8 @@ def init_layer_from_laes_(
             ) from None
     B_np = as_numpy(B, "B", (p, p))
     mu = np.zeros(d) if mean is None else as_numpy(mean, "mean", (d,))
-    elman_layer_from_laes_(owner, layer, direction, A_np, B_np, mu, check_scale(input_scale))
+    s = check_scale(input_scale)
+    elman_layer_from_laes_(owner, layer, direction, A_np, B_np, mu, s)
 
 
 def _check_finite_float(name: str, value: object) -> float:

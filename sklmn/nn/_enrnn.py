@@ -498,8 +498,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             Input at the current step.
         state : Tensor of shape (N, num_layers * cell_size), optional
             Previous state (default zero).
-        recurrent_matrix : Tensor of shape (cell_size, cell_size) or list of Tensor, optional
-            The value of :meth:`recurrent_matrix`, computed once by the caller
+        recurrent_matrix : Tensor or list of Tensor, optional
+            The value of :meth:`recurrent_matrix` (shape ``(cell_size,
+            cell_size)``), computed once by the caller
             for a loop of steps (with ``num_layers > 1``: a list of the
             matrices of :attr:`cells`, one per layer); default: evaluated at
             this call (one Cayley solve and one eigendecomposition per layer).

@@ -401,7 +401,9 @@ orthogonal`, the constraint of the LMN's ``memory_matrix='orthogonal'``):
         if lengths is not None:
             mask = mask_from_lengths(lengths, n_steps, device=x.device)
             valid = list(mask.unsqueeze(-1).unbind(1))
-        h0 = x.new_zeros(self.num_layers * self.num_directions, x.shape[0], self.hidden_size)
+        h0 = x.new_zeros(
+            self.num_layers * self.num_directions, x.shape[0], self.hidden_size
+        )
         return self._layer(i, x, lengths, valid, h0)[0]
 
     def init_from_laes_(

@@ -332,7 +332,9 @@ def test_orthogonal_recurrent_init_every_gate_layer_and_direction(cls, gates):
         if name.startswith("weight_hh"):
             assert p.shape == (gates * 4, 4)
             for block in p.detach().split(4):
-                torch.testing.assert_close(block @ block.T, torch.eye(4), atol=1e-6, rtol=0)
+                torch.testing.assert_close(
+                    block @ block.T, torch.eye(4), atol=1e-6, rtol=0
+                )
         elif name.startswith("weight_ih"):  # the input weights: uniform as before
             assert float(p.detach().abs().max()) <= bound
     assert "recurrent_init='orthogonal'" in repr(module)

@@ -184,7 +184,9 @@ def test_laes_start_is_the_autoencoder_exactly(mean, scale):
     y = np.zeros(3)
     for t in range(5):
         y = A @ (x[0, t].numpy() - mu) + B @ y
-        np.testing.assert_allclose(out[0, t].detach(), scale * y, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(
+            out[0, t].detach(), scale * y, rtol=1e-10, atol=1e-10
+        )
     assert rnn.laes_output_scale(scale) == scale
     assert rnn.laes_capacity(2) == [(3, "the network has hidden_size=3")]
     # partial: the first units only, in a layer and direction of a stack
@@ -233,7 +235,7 @@ def test_input_validation_and_penalty():
     rnn = LinearRNN(2, 3, num_layers=2)
     with pytest.raises(ValueError, match="input_size=2"):
         rnn(torch.zeros(1, 3, 5))
-    with pytest.raises(ValueError, match=r"state must be a tensor of shape \(2, 1, 3\)"):
+    with pytest.raises(ValueError, match=r"must be a tensor of shape \(2, 1, 3\)"):
         rnn(torch.zeros(1, 3, 2), state=torch.zeros(1, 3))
     with pytest.raises(ValueError, match="lengths must be in 1..3"):
         rnn(torch.zeros(2, 3, 2), lengths=torch.tensor([0, 3]))

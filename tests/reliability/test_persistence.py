@@ -83,7 +83,9 @@ CASES = {
         "cls",
     ),
     "rnn_elman_orthogonal_init": (
-        lambda: RNNRegressor(cell="elman", hidden_size=3, recurrent_init="orthogonal", **_TINY),
+        lambda: RNNRegressor(
+            cell="elman", hidden_size=3, recurrent_init="orthogonal", **_TINY
+        ),
         "reg",
     ),
     "rnn_linear_orthogonal": (
