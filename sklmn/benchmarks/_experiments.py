@@ -106,6 +106,7 @@ def run_benchmarks(
     seeds=(0, 1, 2),
     n_jobs: int = 1,
     progress: bool = False,
+    data_dir: str | Path | None = None,
 ) -> list[ExperimentResult]:
     """Run the experiments of :data:`EXPERIMENTS` and write ``results.md`` and plots.
 
@@ -133,6 +134,12 @@ def run_benchmarks(
         Progress bars on stderr: overall, with the estimated remaining time
         (weighted by :data:`COSTS`), and one per running experiment
         (``python -m sklmn.benchmarks`` shows them).
+    data_dir : str, Path or None, default=None
+        Folder holding the papers' own data sets (``DIR/music/JSB
+        Chorales.pickle``, ``DIR/mnist/``, ``DIR/timit/``,
+        ``DIR/iam-ondb/``; see :mod:`sklmn.benchmarks._real_data`): the
+        experiments use the data found there and their stand-ins otherwise,
+        and the report says which, per experiment.
 
     Returns
     -------
@@ -157,4 +164,5 @@ def run_benchmarks(
         n_jobs=n_jobs,
         progress=progress,
         costs=COSTS.get(preset),
+        data_dir=data_dir,
     )

@@ -70,6 +70,9 @@ class ExperimentResult:
     #: peak resident memory of the process that ran it (MB; the largest
     #: over the seeds)
     max_rss_mb: float = 0.0
+    #: which data the run used (the papers' real data found under
+    #: ``--data-dir``, or the stand-in); empty for the generated tasks
+    data: str = ""
 
 
 #: ``fn(preset, output_dir, log, *, seed=0) -> ExperimentResult``

@@ -6,6 +6,8 @@ which passes them to :func:`run_experiments`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -147,6 +149,7 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
             seeds=[r.seeds[0] for r in failed],
             notes=list(failed[0].notes),
             error=error,
+            data=failed[0].data,
             **totals,
         )
     first = results[0]
@@ -158,6 +161,7 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
         notes=list(first.notes)
         + [f"seed {r.seeds[0]}: {n}" for r in failed for n in r.notes],
         error=error,
+        data=first.data,
         **totals,
     )
     for row in first.rows:
@@ -296,6 +300,19 @@ def format_markdown(
                 )
                 verdict = "not tested at this size"
             lines.append(f"| {_cell(c.text)} | {verdict} | {_cell(detail)} |")
+    if any(res.data for res in results):
+        lines += ["", "## Data", ""]
+        lines += [
+            "The papers' own data sets are used when `--data-dir` holds them "
+            "(layout: `python -m sklmn.benchmarks --help`), their offline "
+            "stand-ins otherwise.",
+            "",
+            "| experiment | data |",
+            "|---|---|",
+        ]
+        for res in results:
+            data = res.data or "generated or bundled (no real-data counterpart)"
+            lines.append(f"| {res.name} | {_cell(data)} |")
     notes = [(res.name, n) for res in results for n in res.notes]
     if notes:
         lines += ["", "## Set-ups: selection rules and deviations from the papers", ""]
@@ -390,6 +407,14 @@ def environment_line() -> str:
     )
 
 
+def _with_data_dir(fn, data_dir: Path):
+    """``fn`` with ``data_dir`` bound when it takes that keyword (a picklable
+    partial, so worker processes receive it)."""
+    if "data_dir" not in inspect.signature(fn).parameters:
+        return fn
+    return functools.partial(fn, data_dir=data_dir)
+
+
 def run_experiments(
     experiments: Mapping[str, tuple[ExperimentFn, str]],
     preset: str = "quick",
@@ -401,6 +426,7 @@ def run_experiments(
     n_jobs: int = 1,
     progress: bool = False,
     costs: Mapping[str, tuple[int, float]] | None = None,
+    data_dir: str | Path | None = None,
 ) -> list[ExperimentResult]:
     """Run experiments and write ``results.md`` and plots.
 
@@ -434,6 +460,12 @@ def run_experiments(
         name -> (expected fits, expected seconds on one core) of each
         experiment, which weigh the progress bars (see
         :data:`sklmn.benchmarks._experiments.COSTS`).
+    data_dir : str, Path or None, default=None
+        Folder holding the papers' own data sets (layout in
+        :mod:`sklmn.benchmarks._real_data`): passed as ``data_dir`` to the
+        experiments whose function takes it, which then use the data found
+        there instead of their stand-in. The report's "Data" section says
+        which data each experiment used.
 
     Returns
     -------
@@ -458,6 +490,14 @@ def run_experiments(
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
     if int(n_jobs) < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}.")
+    if data_dir is not None:
+        data_dir = Path(data_dir)
+        if not data_dir.is_dir():
+            raise ValueError(f"data_dir must be a folder, got {str(data_dir)!r}.")
+        experiments = {
+            name: (_with_data_dir(fn, data_dir), text)
+            for name, (fn, text) in experiments.items()
+        }
     names = list(experiments) if only is None else list(only)
     unknown = [n for n in names if n not in experiments]
     if unknown:

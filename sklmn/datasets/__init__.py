@@ -5,7 +5,12 @@ from ._chorales import load_bach_chorales
 from ._digits import load_sequential_digits
 from ._generation import load_generation_signal
 from ._handwriting import load_online_handwriting, make_online_handwriting
+from ._iam_ondb import load_iam_ondb
+from ._mnist import load_mnist_sequences
+from ._polyphonic import load_polyphonic_music
+from ._ptb import load_ptb_characters
 from ._synthetic import make_adding_problem, make_copy_task
+from ._timit import load_timit
 from ._ts import load_ts_file
 from ._ucr import load_timeseries_dataset
 from ._words import load_common_suffix_words
@@ -20,4 +25,9 @@ __all__ += [
     "load_online_handwriting",
     "load_ts_file",
     "load_timeseries_dataset",
+    "load_polyphonic_music",
+    "load_mnist_sequences",
+    "load_ptb_characters",
+    "load_timit",
+    "load_iam_ondb",
 ]
