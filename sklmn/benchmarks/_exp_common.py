@@ -91,6 +91,8 @@ PINNED: dict[str, dict] = {
         n_modules=4,  # the Clockwork RNN's; the experiments state theirs
         num_layers=1,
         pretrainer=None,
+        recurrent_init="uniform",
+        recurrent_matrix="free",
         tape_length=4,
     ),
     # classifiers only (``'classifier'`` applies to every classifier)
@@ -103,6 +105,8 @@ PINNED: dict[str, dict] = {
         latch=True,
         n_negative=0,
         normalize=True,
+        num_layers=1,
+        bidirectional=False,
     ),
 }
 

@@ -38,11 +38,22 @@ ENRNN_PARAMETERS_DOC = """\
         Normalize the short-term matrix (False: unconstrained, for
         ablations).
     activation : {'modrelu', 'relu', 'tanh'}, default='modrelu'
-        Nonlinearity of the state update."""
+        Nonlinearity of the state update.
+    num_layers : int, default=1
+        Stacked layers, each with its own orthogonal and
+        eigenvalue-normalized recurrent matrices (Helfrich & Ye 2020 compare
+        single layers and note that the ENRNN can be stacked).
+    bidirectional : bool, default=False
+        Add a reverse direction at every layer, reading each sequence
+        backwards (outputs concatenated)."""
 
 
 class _ENRNNMixin:
     """Model parameters and module of the ENRNN estimators."""
+
+    #: the parameters added after models were saved, with the values that
+    #: keep those models' behaviour (see ``_persist.PersistenceMixin``)
+    _added_parameter_values: dict = {"num_layers": 1, "bidirectional": False}
 
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
@@ -54,6 +65,8 @@ class _ENRNNMixin:
         "coupling": ["boolean"],
         "normalize": ["boolean"],
         "activation": [StrOptions({"modrelu", "relu", "tanh"})],
+        "num_layers": [Interval(Integral, 1, None, closed="left")],
+        "bidirectional": ["boolean"],
     }
 
     def _build_module(self, input_size: int) -> ENRNN:
@@ -72,6 +85,8 @@ class _ENRNNMixin:
             coupling=self.coupling,
             normalize=self.normalize,
             activation=self.activation,
+            num_layers=self.num_layers,
+            bidirectional=self.bidirectional,
         )
 
 
@@ -133,6 +148,8 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         coupling=False,
         normalize=True,
         activation="modrelu",
+        num_layers=1,
+        bidirectional=False,
         target="sequence",
         standardize=True,
         max_iter=200,
@@ -191,6 +208,8 @@ class ENRNNClassifier(_ENRNNMixin, _BaseSequenceClassifier):
         self.coupling = coupling
         self.normalize = normalize
         self.activation = activation
+        self.num_layers = num_layers
+        self.bidirectional = bidirectional
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width
@@ -245,6 +264,8 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         coupling=False,
         normalize=True,
         activation="modrelu",
+        num_layers=1,
+        bidirectional=False,
         target="sequence",
         standardize=True,
         max_iter=200,
@@ -300,3 +321,5 @@ class ENRNNRegressor(_ENRNNMixin, _BaseSequenceRegressor):
         self.coupling = coupling
         self.normalize = normalize
         self.activation = activation
+        self.num_layers = num_layers
+        self.bidirectional = bidirectional

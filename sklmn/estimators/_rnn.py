@@ -1,5 +1,5 @@
-"""Baseline recurrent estimators: Elman RNN, LSTM, GRU, Clockwork RNN and
-unrolled RNN behind one class per task with a ``cell`` parameter.
+"""Baseline recurrent estimators: Elman RNN, LSTM, GRU, linear RNN, Clockwork
+RNN and unrolled RNN behind one class per task with a ``cell`` parameter.
 
 One class with a ``cell`` parameter (rather than one class per cell) lets a
 benchmark or a grid search compare the baselines by changing one parameter,
@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 
-from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, UnrolledRNN
+from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, LinearRNN, UnrolledRNN
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
@@ -27,11 +27,14 @@ from ._start import _PretrainerMixin
 
 __all__ = ["RNNClassifier", "RNNRegressor"]
 
-_STACKED_CELLS = {"elman": ElmanRNN, "lstm": LSTM, "gru": GRU}
+_STACKED_CELLS = {"elman": ElmanRNN, "lstm": LSTM, "gru": GRU, "linear": LinearRNN}
 
 RNN_PARAMETERS_DOC = """\
-    cell : {'elman', 'lstm', 'gru', 'clockwork', 'unrolled'}, default='lstm'
-        Recurrent cell: Elman (tanh) RNN, LSTM, GRU, Clockwork RNN (Koutník
+    cell : {'elman', 'lstm', 'gru', 'linear', 'clockwork', 'unrolled'}, \
+default='lstm'
+        Recurrent cell: Elman (tanh) RNN, LSTM, GRU, linear RNN
+        (:class:`~sklmn.nn.LinearRNN`, no nonlinearity: the "linear RNN"
+        baseline of Carta et al. 2020b), Clockwork RNN (Koutník
         et al. 2014; ``n_modules`` modules with periods ``2**k``, the clock
         of the multi-scale LMN) or unrolled RNN (Carta et al. 2021 eq. 11; reads a
         tape of its last ``tape_length`` states).
@@ -39,13 +42,26 @@ RNN_PARAMETERS_DOC = """\
         Hidden units (per direction; for ``'clockwork'`` the total over the
         modules, a multiple of ``n_modules``).
     num_layers : int, default=1
-        Stacked layers (``'elman'``, ``'lstm'``, ``'gru'`` only).
+        Stacked layers (``'elman'``, ``'lstm'``, ``'gru'``, ``'linear'``
+        only).
     bidirectional : bool, default=False
         Add a reverse direction reading each sequence backwards (outputs
         concatenated), for every cell.
     dropout : float, default=0.0
-        Dropout between stacked layers (``'elman'``, ``'lstm'``, ``'gru'``
-        only).
+        Dropout between stacked layers (``'elman'``, ``'lstm'``, ``'gru'``,
+        ``'linear'`` only).
+    recurrent_init : {'uniform', 'orthogonal'}, default='uniform'
+        Initialization of the recurrent matrices of the ``'elman'``,
+        ``'lstm'``, ``'gru'`` and ``'linear'`` cells: uniform in
+        ``±1/sqrt(hidden_size)`` (torch's), or random orthogonal (one
+        block per gate), the "RNN (ortho init.)" baseline of Carta et al.
+        2020b with ``cell='elman'``; input weights are uniform either way.
+        See ``docs/user_guide/baselines.md``.
+    recurrent_matrix : {'free', 'orthogonal'}, default='free'
+        Constraint on the recurrent matrix of ``cell='linear'``:
+        ``'orthogonal'`` keeps it orthogonal during training (the "RNN
+        (linear orthogonal)" of Carta et al. 2020b); other cells accept only
+        ``'free'``.
     forget_bias : float, default=1.0
         Initial forget-gate bias of ``cell='lstm'`` (see
         :class:`~sklmn.nn.LSTM`): 1 is Keras' ``unit_forget_bias``
@@ -60,7 +76,8 @@ RNN_PARAMETERS_DOC = """\
     pretrainer : object or None, default=None
         Initialization from the data before training, e.g.
         :class:`~sklmn.pretraining.LAESInitializer` (``cell='elman'``: LAES
-        initialization of Pasa & Sperduti 2014): an object with a method
+        initialization of Pasa & Sperduti 2014; ``cell='linear'``: the
+        LAES itself, the "linear-RNN" of Carta et al. 2020b): an object with a method
         ``initialize(module, context)`` (see :mod:`sklmn.training`), cloned in
         ``fit`` into ``pretrainer_`` (not on warm starts)."""
 
@@ -70,13 +87,24 @@ class _RNNMixin(_PretrainerMixin):
 
     _fitted_attributes = {"pretrainer_": "estimator?"}
 
+    #: the parameters added after models were saved, with the values that
+    #: keep those models' behaviour (see ``_persist.PersistenceMixin``)
+    _added_parameter_values: dict = {
+        "recurrent_init": "uniform",
+        "recurrent_matrix": "free",
+    }
+
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
-        "cell": [StrOptions({"elman", "lstm", "gru", "clockwork", "unrolled"})],
+        "cell": [
+            StrOptions({"elman", "lstm", "gru", "linear", "clockwork", "unrolled"})
+        ],
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "num_layers": [Interval(Integral, 1, None, closed="left")],
         "bidirectional": ["boolean"],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "recurrent_init": [StrOptions({"uniform", "orthogonal"})],
+        "recurrent_matrix": [StrOptions({"free", "orthogonal"})],
         "forget_bias": [Interval(Real, -np.inf, np.inf, closed="neither")],
         "n_modules": [Interval(Integral, 1, None, closed="left")],
         "tape_length": [Interval(Integral, 1, None, closed="left")],
@@ -84,16 +112,25 @@ class _RNNMixin(_PretrainerMixin):
     }
 
     def _build_module(self, input_size: int) -> torch.nn.Module:
+        if self.recurrent_matrix != "free" and self.cell != "linear":
+            raise ValueError(
+                f"recurrent_matrix={self.recurrent_matrix!r} applies to "
+                f"cell='linear' only, got cell={self.cell!r}; the other cells "
+                "accept recurrent_matrix='free'."
+            )
         if self.cell in _STACKED_CELLS:
             extra = {}
             if self.cell == "lstm":  # ElmanRNN and GRU have no forget gate
                 extra["forget_bias"] = float(self.forget_bias)
+            if self.cell == "linear":
+                extra["recurrent_matrix"] = self.recurrent_matrix
             return _STACKED_CELLS[self.cell](
                 input_size,
                 self.hidden_size,
                 num_layers=self.num_layers,
                 bidirectional=self.bidirectional,
                 dropout=float(self.dropout),
+                recurrent_init=self.recurrent_init,
                 **extra,
             )
         unsupported = {
@@ -101,14 +138,15 @@ class _RNNMixin(_PretrainerMixin):
             for name, default in (
                 ("num_layers", 1),
                 ("dropout", 0.0),
+                ("recurrent_init", "uniform"),
             )
             if getattr(self, name) != default
         }
         if unsupported:
             raise ValueError(
                 f"cell={self.cell!r} does not support {unsupported!r}; "
-                "num_layers and dropout apply to the 'elman', 'lstm' and 'gru' "
-                "cells only."
+                "num_layers, dropout and recurrent_init apply to the 'elman', "
+                "'lstm', 'gru' and 'linear' cells only."
             )
         if self.cell == "clockwork":
             if self.hidden_size % self.n_modules:
@@ -133,7 +171,7 @@ class _RNNMixin(_PretrainerMixin):
 
 @fill_doc(RNN_PARAMETERS_DOC)
 class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
-    """Recurrent baseline classifier (Elman, LSTM, GRU, Clockwork, unrolled).
+    """Recurrent baseline classifier (Elman, LSTM, GRU, linear, Clockwork, unrolled).
 
     The baselines of the LMN papers behind one class: the ``cell`` parameter
     picks the recurrent module, every training setting is shared with the
@@ -188,6 +226,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         num_layers=1,
         bidirectional=False,
         dropout=0.0,
+        recurrent_init="uniform",
+        recurrent_matrix="free",
         forget_bias=1.0,
         n_modules=4,
         tape_length=4,
@@ -247,6 +287,8 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
         self.num_layers = num_layers
         self.bidirectional = bidirectional
         self.dropout = dropout
+        self.recurrent_init = recurrent_init
+        self.recurrent_matrix = recurrent_matrix
         self.forget_bias = forget_bias
         self.n_modules = n_modules
         self.tape_length = tape_length
@@ -258,7 +300,7 @@ class RNNClassifier(_RNNMixin, _BaseSequenceClassifier):
 
 @fill_doc(RNN_PARAMETERS_DOC)
 class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
-    """Recurrent baseline regressor (Elman, LSTM, GRU, Clockwork, unrolled).
+    """Recurrent baseline regressor (Elman, LSTM, GRU, linear, Clockwork, unrolled).
 
     The baselines of the LMN papers behind one class: the ``cell`` parameter
     picks the recurrent module, every training setting is shared with the
@@ -304,6 +346,8 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         num_layers=1,
         bidirectional=False,
         dropout=0.0,
+        recurrent_init="uniform",
+        recurrent_matrix="free",
         forget_bias=1.0,
         n_modules=4,
         tape_length=4,
@@ -360,6 +404,8 @@ class RNNRegressor(_RNNMixin, _BaseSequenceRegressor):
         self.num_layers = num_layers
         self.bidirectional = bidirectional
         self.dropout = dropout
+        self.recurrent_init = recurrent_init
+        self.recurrent_matrix = recurrent_matrix
         self.forget_bias = forget_bias
         self.n_modules = n_modules
         self.tape_length = tape_length

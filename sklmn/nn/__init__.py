@@ -11,6 +11,7 @@ from ._base import RecurrentModule
 from ._baselines import GRU, LSTM, ElmanRNN
 from ._clockwork import ClockworkRNN
 from ._enrnn import ENRNN, ModReLU, modrelu
+from ._linear import LinearRNN
 from ._lmn import LMN, LMNLayer
 from ._multiscale import MultiScaleLMN
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
@@ -25,6 +26,7 @@ __all__ = [
     "LMN",
     "LMNLayer",
     "LSTM",
+    "LinearRNN",
     "ModReLU",
     "MultiScaleLMN",
     "RecurrentModule",

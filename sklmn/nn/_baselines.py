@@ -7,6 +7,9 @@ neither the state nor the output, padded outputs are exactly zero), a
 ``step`` method for streaming inference, a zero penalty (``return_penalty``)
 and zero biases at initialization (except the LSTM forget gate bias,
 ``forget_bias``, 1 by default: Gers et al. 2000; Jozefowicz et al. 2015).
+``recurrent_init='orthogonal'`` starts every recurrent matrix (each gate's
+block for the LSTM and GRU) as a random orthogonal matrix, the "RNN (ortho
+init.)" baseline of Carta, Sperduti & Bacciu (2020b).
 """
 
 from __future__ import annotations
@@ -40,6 +43,27 @@ __all__ = ["GRU", "LSTM", "ElmanRNN"]
 
 State = Tensor | tuple[Tensor, Tensor]
 
+#: Initializations of the recurrent matrices (``recurrent_init``).
+RECURRENT_INITS = ("uniform", "orthogonal")
+
+
+@torch.no_grad()
+def orthogonal_blocks_(weight: Tensor, hidden_size: int) -> Tensor:
+    """Fill each ``(hidden_size, hidden_size)`` row block of a recurrent
+    weight with its own random orthogonal matrix (:func:`torch.nn.init.\
+orthogonal_`), in place: one block for an Elman or linear RNN, one per gate
+    for the LSTM (4) and GRU (3).
+
+    Examples
+    --------
+    >>> w = orthogonal_blocks_(torch.empty(6, 3), 3)
+    >>> torch.allclose(w[3:] @ w[3:].T, torch.eye(3), atol=1e-6)
+    True
+    """
+    for block in weight.split(hidden_size, dim=0):
+        nn.init.orthogonal_(block)
+    return weight
+
 
 class _TorchRecurrent(RecurrentModule):
     """Shared implementation: the wrapped module is ``self.rnn``."""
@@ -54,9 +78,13 @@ class _TorchRecurrent(RecurrentModule):
         num_layers: int = 1,
         bidirectional: bool = False,
         dropout: float = 0.0,
+        recurrent_init: str = "uniform",
         **rnn_kwargs: object,
     ) -> None:
         super().__init__()
+        self.recurrent_init = check_choice(
+            "recurrent_init", recurrent_init, RECURRENT_INITS
+        )
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.num_layers = check_positive_int("num_layers", num_layers)
@@ -76,7 +104,10 @@ class _TorchRecurrent(RecurrentModule):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Weights uniform in ``±1/sqrt(hidden_size)`` (as torch), biases zero."""
+        """Weights uniform in ``±1/sqrt(hidden_size)`` (as torch), biases zero;
+        with ``recurrent_init='orthogonal'`` every recurrent weight
+        ``weight_hh_*`` is then redrawn random orthogonal, one block per gate
+        (:func:`orthogonal_blocks_`)."""
         bound = 1.0 / math.sqrt(self.hidden_size)
         with torch.no_grad():
             for name, param in self.rnn.named_parameters():
@@ -84,9 +115,16 @@ class _TorchRecurrent(RecurrentModule):
                     nn.init.uniform_(param, -bound, bound)
                 else:
                     nn.init.zeros_(param)
+            if getattr(self, "recurrent_init", "uniform") == "orthogonal":
+                for name, param in self.rnn.named_parameters():
+                    if name.startswith("weight_hh"):
+                        orthogonal_blocks_(param, self.hidden_size)
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}"
+        s = f"{self.input_size}, {self.hidden_size}"
+        if getattr(self, "recurrent_init", "uniform") != "uniform":
+            s += f", recurrent_init={self.recurrent_init!r}"
+        return s
 
     def forward(
         self,
@@ -176,6 +214,13 @@ class ElmanRNN(_TorchRecurrent):
         Dropout between layers (training mode).
     nonlinearity : {'tanh', 'relu'}, default='tanh'
         Activation function.
+    recurrent_init : {'uniform', 'orthogonal'}, default='uniform'
+        Initialization of the recurrent matrices ``W_hh``: uniform in
+        ``±1/sqrt(hidden_size)`` like the input weights (torch's), or a
+        random orthogonal matrix (:func:`torch.nn.init.orthogonal_`), the
+        "RNN (ortho init.)" baseline of Carta, Sperduti & Bacciu (2020b);
+        the input weights are uniform either way (see
+        ``docs/user_guide/baselines.md``).
 
     Attributes
     ----------
@@ -191,6 +236,9 @@ class ElmanRNN(_TorchRecurrent):
     >>> out, h = rnn(torch.randn(2, 5, 3), lengths=torch.tensor([5, 2]))
     >>> out.shape, h.shape, bool((out[1, 2:] == 0).all())
     (torch.Size([2, 5, 4]), torch.Size([1, 2, 4]), True)
+    >>> W = ElmanRNN(3, 4, recurrent_init="orthogonal").rnn.weight_hh_l0.detach()
+    >>> torch.allclose(W @ W.T, torch.eye(4), atol=1e-6)
+    True
     """
 
     _rnn_class = nn.RNN
@@ -204,6 +252,7 @@ class ElmanRNN(_TorchRecurrent):
         bidirectional: bool = False,
         dropout: float = 0.0,
         nonlinearity: str = "tanh",
+        recurrent_init: str = "uniform",
     ) -> None:
         nonlinearity = check_choice("nonlinearity", nonlinearity, ("tanh", "relu"))
         super().__init__(
@@ -212,6 +261,7 @@ class ElmanRNN(_TorchRecurrent):
             num_layers=num_layers,
             bidirectional=bidirectional,
             dropout=dropout,
+            recurrent_init=recurrent_init,
             nonlinearity=nonlinearity,
         )
         self.nonlinearity = nonlinearity
@@ -329,29 +379,59 @@ class ElmanRNN(_TorchRecurrent):
         >>> rnn.rnn.weight_hh_l0.diagonal()
         tensor([1., 1., 1.], grad_fn=<DiagonalBackward0>)
         """
-        layer = resolve_layer(self, layer, direction)
-        self.check_laes_init()
-        H = self.hidden_size
-        d = self.input_size if layer == 0 else H * self.num_directions
-        a_shape = tuple(np.shape(A.detach() if isinstance(A, Tensor) else A))
-        p = a_shape[0] if len(a_shape) == 2 and partial else H
-        if partial:
-            A_np = as_numpy(A, "A", (p, d))
-            check_components(p, H, "hidden_size")
-        else:
-            try:
-                A_np = as_numpy(A, "A", (H, d))
-            except ValueError:
-                raise ValueError(
-                    f"A must have shape (hidden_size, input_size) = {(H, d)}, got "
-                    f"{a_shape}"
-                ) from None
-        B_np = as_numpy(B, "B", (p, p))
-        mu = np.zeros(d) if mean is None else as_numpy(mean, "mean", (d,))
-        elman_layer_from_laes_(
-            self.rnn, layer, direction, A_np, B_np, mu, check_scale(input_scale)
+        init_layer_from_laes_(
+            self,
+            self.rnn,
+            A,
+            B,
+            mean,
+            layer=layer,
+            direction=direction,
+            input_scale=input_scale,
+            partial=partial,
         )
         return self
+
+
+def init_layer_from_laes_(
+    module: nn.Module,
+    owner: nn.Module,
+    A: object,
+    B: object,
+    mean: object | None,
+    *,
+    layer: int | None,
+    direction: int,
+    input_scale: float,
+    partial: bool,
+) -> None:
+    """The LAES start of one layer and direction of an Elman or linear RNN
+    (Pasa & Sperduti 2014): ``module`` has ``num_layers``,
+    ``num_directions``, ``hidden_size``, ``input_size`` and
+    ``check_laes_init``; ``owner`` holds torch-named weights
+    (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``...). See
+    :meth:`ElmanRNN.init_from_laes_` for the arguments."""
+    layer = resolve_layer(module, layer, direction)
+    module.check_laes_init()
+    H = module.hidden_size
+    d = module.input_size if layer == 0 else H * module.num_directions
+    a_shape = tuple(np.shape(A.detach() if isinstance(A, Tensor) else A))
+    p = a_shape[0] if len(a_shape) == 2 and partial else H
+    if partial:
+        A_np = as_numpy(A, "A", (p, d))
+        check_components(p, H, "hidden_size")
+    else:
+        try:
+            A_np = as_numpy(A, "A", (H, d))
+        except ValueError:
+            raise ValueError(
+                f"A must have shape (hidden_size, input_size) = {(H, d)}, got "
+                f"{a_shape}"
+            ) from None
+    B_np = as_numpy(B, "B", (p, p))
+    mu = np.zeros(d) if mean is None else as_numpy(mean, "mean", (d,))
+    s = check_scale(input_scale)
+    elman_layer_from_laes_(owner, layer, direction, A_np, B_np, mu, s)
 
 
 def _check_finite_float(name: str, value: object) -> float:
@@ -396,6 +476,11 @@ class LSTM(_TorchRecurrent):
         Sutskever 2015, "An empirical exploration of recurrent network
         architectures"); larger values such as 5 are used by Carta, Sperduti &
         Bacciu for the sequence generation task with long sequences.
+    recurrent_init : {'uniform', 'orthogonal'}, default='uniform'
+        Initialization of the recurrent weights: uniform in
+        ``±1/sqrt(hidden_size)`` (torch's), or each gate's
+        ``(hidden_size, hidden_size)`` block of ``weight_hh`` a random
+        orthogonal matrix (:func:`orthogonal_blocks_`).
 
     Attributes
     ----------
@@ -428,6 +513,7 @@ class LSTM(_TorchRecurrent):
         bidirectional: bool = False,
         dropout: float = 0.0,
         forget_bias: float = 1.0,
+        recurrent_init: str = "uniform",
     ) -> None:
         # set before the base __init__, whose reset_parameters() reads it
         self.forget_bias = _check_finite_float("forget_bias", forget_bias)
@@ -437,6 +523,7 @@ class LSTM(_TorchRecurrent):
             num_layers=num_layers,
             bidirectional=bidirectional,
             dropout=dropout,
+            recurrent_init=recurrent_init,
         )
 
     def reset_parameters(self) -> None:
@@ -476,6 +563,11 @@ class GRU(_TorchRecurrent):
         Add a reverse direction; outputs are concatenated.
     dropout : float, default=0.0
         Dropout between layers (training mode).
+    recurrent_init : {'uniform', 'orthogonal'}, default='uniform'
+        Initialization of the recurrent weights: uniform in
+        ``±1/sqrt(hidden_size)`` (torch's), or each gate's
+        ``(hidden_size, hidden_size)`` block of ``weight_hh`` a random
+        orthogonal matrix (:func:`orthogonal_blocks_`).
 
     Attributes
     ----------
@@ -494,3 +586,22 @@ class GRU(_TorchRecurrent):
     """
 
     _rnn_class = nn.GRU
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+        dropout: float = 0.0,
+        recurrent_init: str = "uniform",
+    ) -> None:
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers=num_layers,
+            bidirectional=bidirectional,
+            dropout=dropout,
+            recurrent_init=recurrent_init,
+        )

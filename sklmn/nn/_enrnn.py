@@ -1,15 +1,17 @@
-"""Eigenvalue Normalized RNN (ENRNN, Helfrich & Ye 2020) and the modReLU activation."""
+"""Eigenvalue Normalized RNN (ENRNN, Helfrich & Ye 2020), stacked and bidirectional,
+and the modReLU activation."""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
 
 from . import _checks
 from ._base import RecurrentModule
-from ._padding import mask_from_lengths, zero_padded
+from ._padding import mask_from_lengths, reverse_padded, zero_padded
 from .parametrizations import (
     PicklableParametrizationsMixin,
     cayley_orthogonal,
@@ -122,6 +124,15 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     :math:`y_t = V^{(L)} h^{(L)}_t + V^{(S)} h^{(S)}_t + c`, is a linear layer
     on it, left to the caller).
 
+    Helfrich & Ye 2020 §5 compare single-layer networks but note that the
+    ENRNN "can be stacked in multiple layers": ``num_layers > 1`` stacks
+    layers (layer ``i + 1`` reads the output sequence of layer ``i``) and
+    ``bidirectional=True`` adds a reverse direction at every layer (outputs
+    concatenated ``[forward, reverse]``). Every layer and direction is a
+    single-layer ENRNN with its own orthogonal long-term matrix,
+    eigenvalue-normalized short-term matrix (and latch) and coupling block,
+    all with the settings above.
+
     Parameters
     ----------
     input_size : int
@@ -149,6 +160,11 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     activation : {'modrelu', 'relu', 'tanh'}, default='modrelu'
         :math:`\sigma`. With ``'modrelu'`` the bias ``b`` is the modReLU bias
         (:func:`modrelu`); otherwise it is added to the pre-activation.
+    num_layers : int, default=1
+        Number of stacked layers.
+    bidirectional : bool, default=False
+        Add a reverse direction at every layer, reading each sequence's valid
+        part backwards.
 
     Attributes
     ----------
@@ -165,8 +181,17 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         :math:`W^{(C)}`, Glorot-uniform initialization (Helfrich & Ye 2020 §4).
     bias : torch.nn.Parameter of shape (hidden_size + short_size,)
         :math:`[b^{(L)}; b^{(S)}]`, zero initialization.
+    cell_size : int
+        ``hidden_size + short_size``: the state of one layer and direction.
     output_size : int
-        ``hidden_size + short_size``.
+        ``cell_size``, times 2 if bidirectional.
+    extra_cells : torch.nn.ModuleList of ENRNN or None
+        The single-layer ENRNNs of the other layers and directions, in state
+        order after this one (layer-major, forward before reverse); None for
+        one unidirectional layer. The parameters above are those of the first
+        layer's forward direction.
+    cells : list of ENRNN
+        ``[self, *extra_cells]``, every layer and direction in state order.
 
     Notes
     -----
@@ -175,8 +200,11 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     one ``(N, n) x (n, n)`` product per step with the block matrix
     :math:`W = [[W^{(L)}, W^{(C)}], [0, W^{(S)}]]`.
     The input projection is computed once for all steps. The state is a
-    tensor ``(N, hidden_size + short_size)``; the initial state defaults to
-    zero (Helfrich & Ye 2020 §4). The biases start at zero, so with modReLU the
+    tensor ``(N, hidden_size + short_size)`` for one unidirectional layer;
+    with several layers or directions it concatenates the states of
+    :attr:`cells` along the last axis, ``(N, num_layers * num_directions *
+    cell_size)``. The initial state defaults to zero (Helfrich & Ye 2020
+    §4). The biases start at zero, so with modReLU the
     recurrence is linear at initialization until the biases move. ``step`` re-evaluates
     the matrix at every call unless the caller passes it
     (``step(x_t, state, recurrent_matrix=W)`` with ``W =
@@ -197,6 +225,10 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     True
     >>> float(output.detach()[1, 2:].abs().max())  # padded steps are zero
     0.0
+    >>> deep = ENRNN(2, 6, 4, num_layers=2, bidirectional=True)
+    >>> output, state = deep(x, lengths=torch.tensor([5, 2, 4]))
+    >>> output.shape, state.shape, len(deep.cells)
+    (torch.Size([3, 5, 20]), torch.Size([3, 40]), 4)
     """
 
     def __init__(
@@ -211,6 +243,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         coupling: bool = False,
         normalize: bool = True,
         activation: str = "modrelu",
+        num_layers: int = 1,
+        bidirectional: bool = False,
     ) -> None:
         super().__init__()
         self.input_size = _checks.check_positive_int("input_size", input_size)
@@ -231,9 +265,13 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         self.coupling = _checks.check_bool("coupling", coupling)
         self.normalize = _checks.check_bool("normalize", normalize)
         self.activation = _checks.check_choice("activation", activation, _ACTIVATIONS)
-        self.output_size = self.hidden_size + self.short_size
+        self.num_layers = _checks.check_positive_int("num_layers", num_layers)
+        self.bidirectional = _checks.check_bool("bidirectional", bidirectional)
+        self.num_directions = 2 if self.bidirectional else 1
+        self.cell_size = self.hidden_size + self.short_size
+        self.output_size = self.cell_size * self.num_directions
 
-        n, q, s = self.output_size, self.hidden_size, self.short_size
+        n, q, s = self.cell_size, self.hidden_size, self.short_size
         self.weight_ih = nn.Parameter(torch.empty(n, self.input_size))
         self.weight_long = nn.Parameter(torch.empty(q, q))
         self.weight_short = nn.Parameter(torch.empty(s, s))
@@ -249,7 +287,39 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             spectral_radius_normalization(
                 self, "weight_short", eps=self.eps, latch=self.latch
             )
+        self.register_module("extra_cells", None)
         self.reset_parameters()
+        if self.num_layers * self.num_directions > 1:
+            settings = dict(
+                n_negative=self.n_negative,
+                eps=self.eps,
+                latch=self.latch,
+                coupling=self.coupling,
+                normalize=self.normalize,
+                activation=self.activation,
+            )
+            sizes = [self.input_size] + [self.output_size] * (self.num_layers - 1)
+            cells = [
+                ENRNN(sizes[k // self.num_directions], q, s, **settings)
+                for k in range(1, self.num_layers * self.num_directions)
+            ]
+            self.extra_cells = nn.ModuleList(cells)
+
+    def __setstate__(self, state: dict) -> None:
+        # modules pickled before stacking existed: one unidirectional layer
+        state = dict(state)
+        state.setdefault("num_layers", 1)
+        state.setdefault("bidirectional", False)
+        state.setdefault("num_directions", 1)
+        state.setdefault("cell_size", state["hidden_size"] + state["short_size"])
+        super().__setstate__(state)
+        self._modules.setdefault("extra_cells", None)
+
+    @property
+    def cells(self) -> list[ENRNN]:
+        """Every layer and direction in state order (this module first)."""
+        extra = self._modules.get("extra_cells")
+        return [self, *(extra if extra is not None else ())]
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
@@ -260,7 +330,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         (:func:`~sklmn.nn.parametrizations.scornn_skew_init_`); ``T`` of
         ``weight_short``: Helfrich & Ye 2020 eq. 5
         (:func:`~sklmn.nn.parametrizations.scaled_rotation_init_`), which also
-        re-opens the latch; ``bias``: zero.
+        re-opens the latch; ``bias``: zero. The same for every layer and
+        direction.
         """
         nn.init.xavier_uniform_(self.weight_ih)
         if self.weight_coupling is not None:
@@ -272,6 +343,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             self.weight_short = T  # right_inverse: stores T, re-opens the latch
         else:
             self.weight_short.copy_(T)
+        for cell in self.cells[1:]:
+            cell.reset_parameters()
 
     def _short_free(self) -> Tensor:
         """The unconstrained short-term matrix ``T``."""
@@ -282,9 +355,12 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
     def recurrent_matrix(self) -> Tensor:
         """Recurrent matrix ``W = [[W_L, W_C], [0, W_S]]`` (Helfrich & Ye 2020 eq. 2).
 
+        Of the first layer's forward direction; ``cells[k].recurrent_matrix()``
+        is that of the others.
+
         Returns
         -------
-        W : Tensor of shape (output_size, output_size)
+        W : Tensor of shape (cell_size, cell_size)
             Block upper-triangular (block diagonal without coupling).
 
         Examples
@@ -319,18 +395,39 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             return x @ self.weight_ih.mT
         return torch.addmm(
             self.bias, x.reshape(-1, x.shape[-1]), self.weight_ih.mT
-        ).reshape(x.shape[:-1] + (self.output_size,))
+        ).reshape(x.shape[:-1] + (self.cell_size,))
 
     def _initial_state(self, state: Tensor | None, n: int, ref: Tensor) -> Tensor:
+        """The initial state of every cell, concatenated (``(N, n_cells *
+        cell_size)``)."""
+        size = self.cell_size * len(self.cells)
         if state is None:
-            return ref.new_zeros(n, self.output_size)
-        if not isinstance(state, Tensor) or state.shape != (n, self.output_size):
+            return ref.new_zeros(n, size)
+        if not isinstance(state, Tensor) or state.shape != (n, size):
             shape = tuple(state.shape) if isinstance(state, Tensor) else type(state)
             raise ValueError(
-                f"state must be a tensor of shape ({n}, {self.output_size}), "
-                f"got {shape}"
+                f"state must be a tensor of shape ({n}, {size}), got {shape}"
             )
         return state.to(dtype=ref.dtype)
+
+    def _run(
+        self, x: Tensor, h: Tensor, valid: list[Tensor] | None, lengths
+    ) -> tuple[Tensor, Tensor]:
+        """This cell's recurrence over batch-first ``x`` from ``h``: the
+        output (zero on padded steps) and the state at each sequence's last
+        valid step."""
+        # the parametrized matrices are evaluated once, here (no process-wide
+        # parametrize.cached(): it is shared by every thread)
+        w_t = self.recurrent_matrix().mT
+        # unbind (not proj[:, t]): its backward stacks the per-step
+        # gradients once instead of scattering each into a full-size zero.
+        proj = self._project(x).unbind(1)
+        outputs = []
+        for t in range(len(proj)):
+            h_new = self._activate(torch.addmm(proj[t], h, w_t))
+            h = h_new if valid is None else torch.where(valid[t], h_new, h)
+            outputs.append(h_new)
+        return zero_padded(torch.stack(outputs, dim=1), lengths), h
 
     def forward(
         self,
@@ -349,8 +446,9 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         lengths : Tensor of shape (N,), optional
             Valid lengths (values in ``1..T``); padded steps leave the state
             unchanged and their output is zero.
-        state : Tensor of shape (N, output_size), optional
-            Initial state ``[h^{(L)}_0; h^{(S)}_0]`` (default zero).
+        state : Tensor of shape (N, num_layers * num_directions * cell_size), optional
+            Initial state ``[h^{(L)}_0; h^{(S)}_0]`` (default zero), of every
+            cell in :attr:`cells` order.
         return_penalty : bool, default=False
             Also return the regularization term of this forward pass (the
             ENRNN has none: a zero scalar).
@@ -358,58 +456,62 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         Returns
         -------
         output : Tensor of shape (N, T, output_size)
-            ``h_t`` at every step (zero on padded steps).
-        state : Tensor of shape (N, output_size)
-            ``h`` at each sequence's last valid step.
+            ``h_t`` of the last layer at every step (directions concatenated;
+            zero on padded steps).
+        state : Tensor of shape (N, num_layers * num_directions * cell_size)
+            ``h`` of every cell at each sequence's last valid step.
         penalty : Tensor of shape ()
             Only with ``return_penalty=True``: zero.
         """
         lengths, n_steps = _checks.check_input(x, lengths, self.input_size)
-        h = self._initial_state(state, x.shape[0], x)
-        # the parametrized matrices are evaluated once, here (no process-wide
-        # parametrize.cached(): it is shared by every thread)
-        w_t = self.recurrent_matrix().mT
-        # unbind (not proj[:, t]): its backward stacks the per-step
-        # gradients once instead of scattering each into a full-size zero.
-        proj = self._project(x).unbind(1)
+        h0 = self._initial_state(state, x.shape[0], x).split(self.cell_size, 1)
         valid = None
         if lengths is not None:
             valid = mask_from_lengths(lengths, n_steps, device=x.device)
             valid = valid.unsqueeze(-1).unbind(1)
-        outputs = []
-        for t in range(n_steps):
-            h_new = self._activate(torch.addmm(proj[t], h, w_t))
-            h = h_new if valid is None else torch.where(valid[t], h_new, h)
-            outputs.append(h_new)
-        output = zero_padded(torch.stack(outputs, dim=1), lengths)
-        return self._forward_result(output, h, None, return_penalty)
+        cells, inp, last = self.cells, x, []
+        for i in range(self.num_layers):
+            outs = []
+            for j in range(self.num_directions):
+                k = i * self.num_directions + j
+                seq = inp if j == 0 else reverse_padded(inp, lengths)
+                out, h = cells[k]._run(seq, h0[k], valid, lengths)
+                outs.append(out if j == 0 else reverse_padded(out, lengths))
+                last.append(h)
+            inp = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
+        h = last[0] if len(last) == 1 else torch.cat(last, dim=1)
+        return self._forward_result(inp, h, None, return_penalty)
 
     def step(
         self,
         x_t: Tensor,
         state: Tensor | None = None,
         *,
-        recurrent_matrix: Tensor | None = None,
+        recurrent_matrix: Tensor | Sequence[Tensor] | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """One time step (streaming inference); iterating it equals ``forward``.
+        """One time step (streaming inference, unidirectional only);
+        iterating it equals ``forward``.
 
         Parameters
         ----------
         x_t : Tensor of shape (N, input_size)
             Input at the current step.
-        state : Tensor of shape (N, output_size), optional
+        state : Tensor of shape (N, num_layers * cell_size), optional
             Previous state (default zero).
-        recurrent_matrix : Tensor of shape (output_size, output_size), optional
-            The value of :meth:`recurrent_matrix`, computed once by the caller
-            for a loop of steps; default: evaluated at this call (one Cayley
-            solve and one eigendecomposition).
+        recurrent_matrix : Tensor or list of Tensor, optional
+            The value of :meth:`recurrent_matrix` (shape ``(cell_size,
+            cell_size)``), computed once by the caller
+            for a loop of steps (with ``num_layers > 1``: a list of the
+            matrices of :attr:`cells`, one per layer); default: evaluated at
+            this call (one Cayley solve and one eigendecomposition per layer).
 
         Returns
         -------
-        y_t : Tensor of shape (N, output_size)
-            The new hidden state ``h_t`` (the output).
-        state : Tensor of shape (N, output_size)
-            The same tensor, to pass to the next call.
+        y_t : Tensor of shape (N, cell_size)
+            The new hidden state ``h_t`` of the last layer (the output).
+        state : Tensor of shape (N, num_layers * cell_size)
+            The new state of every layer (for one layer, the same tensor as
+            ``y_t``), to pass to the next call.
 
         Examples
         --------
@@ -428,27 +530,44 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
         >>> torch.allclose(y, rnn(x)[0][:, -1], atol=1e-5)
         True
         """
-        _checks.check_step_input(x_t, self.input_size)
-        h = self._initial_state(state, x_t.shape[0], x_t)
-        n = self.output_size
-        if recurrent_matrix is None:
-            w = self.recurrent_matrix()
-        elif (
-            not isinstance(recurrent_matrix, Tensor)
-            or tuple(recurrent_matrix.shape) != (n, n)
-        ):
-            got = (
-                tuple(recurrent_matrix.shape)
-                if isinstance(recurrent_matrix, Tensor)
-                else type(recurrent_matrix).__name__
+        if self.bidirectional:
+            raise RuntimeError(
+                "step() is not available for a bidirectional ENRNN: the reverse "
+                "direction needs the whole sequence"
             )
+        _checks.check_step_input(x_t, self.input_size)
+        n = self.cell_size
+        h = self._initial_state(state, x_t.shape[0], x_t).split(n, 1)
+        if recurrent_matrix is None:
+            matrices = [None] * self.num_layers
+        elif self.num_layers == 1:
+            matrices = [recurrent_matrix]
+        elif (
+            isinstance(recurrent_matrix, Tensor)
+            or not isinstance(recurrent_matrix, Sequence)
+            or len(recurrent_matrix) != self.num_layers
+        ):
             raise ValueError(
-                f"recurrent_matrix must be a tensor of shape ({n}, {n}), got {got}"
+                f"recurrent_matrix must be a list of {self.num_layers} tensors "
+                f"of shape ({n}, {n}) (one per layer), got "
+                f"{type(recurrent_matrix).__name__}"
             )
         else:
-            w = recurrent_matrix.to(dtype=x_t.dtype)
-        h = self._activate(torch.addmm(self._project(x_t), h, w.mT))
-        return h, h
+            matrices = list(recurrent_matrix)
+        inp, new = x_t, []
+        for cell, h_k, w in zip(self.cells, h, matrices, strict=True):
+            if w is None:
+                w = cell.recurrent_matrix()
+            elif not isinstance(w, Tensor) or tuple(w.shape) != (n, n):
+                got = tuple(w.shape) if isinstance(w, Tensor) else type(w).__name__
+                raise ValueError(
+                    f"recurrent_matrix must be a tensor of shape ({n}, {n}), got {got}"
+                )
+            else:
+                w = w.to(dtype=x_t.dtype)
+            inp = cell._activate(torch.addmm(cell._project(inp), h_k, w.mT))
+            new.append(inp)
+        return inp, (new[0] if len(new) == 1 else torch.cat(new, dim=1))
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}, {self.short_size}"
@@ -461,4 +580,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             s += ", normalize=False"
         if self.activation != "modrelu":
             s += f", activation={self.activation!r}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
         return s

@@ -56,9 +56,18 @@ SMALL = [
     ENRNNRegressor(hidden_size=4, short_size=2, coupling=True),
     *[
         RNNClassifier(cell=cell, hidden_size=4, n_modules=2, tape_length=2)
-        for cell in ("elman", "lstm", "gru", "clockwork", "unrolled")
+        for cell in ("elman", "lstm", "gru", "linear", "clockwork", "unrolled")
     ],
     RNNRegressor(cell="lstm", hidden_size=4, bidirectional=True),
+    RNNRegressor(cell="elman", hidden_size=4, recurrent_init="orthogonal"),
+    RNNClassifier(
+        cell="linear",
+        hidden_size=4,
+        num_layers=2,
+        bidirectional=True,
+        recurrent_matrix="orthogonal",
+    ),
+    ENRNNClassifier(hidden_size=4, short_size=2, num_layers=2, bidirectional=True),
 ]
 
 
@@ -267,6 +276,10 @@ def test_caller_data_unmodified():
         (LMNClassifier(target="step"), "'target' parameter"),
         (LMNRegressor(optimizer="lbfgs"), "'optimizer' parameter"),
         (RNNClassifier(cell="transformer"), "'cell' parameter"),
+        (RNNClassifier(recurrent_init="identity"), "'recurrent_init' parameter"),
+        (RNNRegressor(recurrent_matrix="unitary"), "'recurrent_matrix' parameter"),
+        (ENRNNClassifier(num_layers=0), "'num_layers' parameter"),
+        (ENRNNRegressor(bidirectional="yes"), "'bidirectional' parameter"),
         (LMNRegressor(validation_fraction=1.0), "'validation_fraction' parameter"),
     ],
 )
@@ -286,6 +299,15 @@ def test_invalid_parameters(estimator, match):
         (
             RNNClassifier(cell="unrolled", num_layers=2),
             r"cell='unrolled' does not support \{'num_layers': 2\}",
+        ),
+        (
+            RNNClassifier(cell="gru", recurrent_matrix="orthogonal"),
+            r"recurrent_matrix='orthogonal' applies to cell='linear' only, got "
+            r"cell='gru'",
+        ),
+        (
+            RNNClassifier(cell="clockwork", recurrent_init="orthogonal", n_modules=2),
+            r"cell='clockwork' does not support \{'recurrent_init': 'orthogonal'\}",
         ),
         (ENRNNClassifier(hidden_size=2, n_negative=3), "n_negative must be at most"),
         (LMNClassifier(device="cuda:7"), "device='cuda:7'"),

@@ -1,5 +1,6 @@
-"""Bidirectional multi-scale LMN, Clockwork and unrolled RNN estimators:
-fit, predict, and save/load round trips (grown modules included)."""
+"""Bidirectional multi-scale LMN, Clockwork, unrolled, linear and Elman RNN
+and ENRNN estimators: fit, predict, and save/load round trips (grown modules
+included)."""
 
 import warnings
 
@@ -8,6 +9,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sklmn.estimators import (
+    ENRNNClassifier,
+    ENRNNRegressor,
     MultiScaleLMNClassifier,
     MultiScaleLMNRegressor,
     RNNClassifier,
@@ -122,3 +125,53 @@ def test_save_load_round_trips_grown_bidirectional_models(tmp_path):
         grown.predict_proba(X),
         atol=1e-6,
     )
+
+
+@pytest.mark.parametrize("target", ["sequence", "timestep"])
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RNNClassifier(cell="linear", hidden_size=4, num_layers=2),
+        RNNClassifier(cell="linear", hidden_size=4, recurrent_matrix="orthogonal"),
+        RNNClassifier(cell="elman", hidden_size=4, recurrent_init="orthogonal"),
+        ENRNNClassifier(hidden_size=3, short_size=2, num_layers=2),
+    ],
+    ids=["linear", "linear-orthogonal", "elman-orthogonal-init", "enrnn-stacked"],
+)
+def test_baselines_bidirectional_fit_predict_and_padding(estimator, target):
+    X = _ragged(seed=3)
+    if target == "sequence":
+        y = np.array(["a" if x[0, 0] > 0 else "b" for x in X])
+    else:
+        y = [np.where(x[:, 0] > 0, "a", "b") for x in X]
+    est = estimator.set_params(
+        bidirectional=True, target=target, max_iter=2, random_state=0
+    )
+    _fit(est, X, y)
+    recurrent = est.net_.module_.recurrent
+    assert recurrent.bidirectional
+    assert est.net_.module_.readout.in_features == recurrent.output_size
+    proba = est.predict_proba(X[:3])
+    alone = est.predict_proba(X[1:2])
+    np.testing.assert_allclose(alone[0], proba[1], atol=1e-5)
+    if target == "timestep":
+        assert [p.shape for p in proba] == [(len(x), 2) for x in X[:3]]
+
+
+def test_stacked_bidirectional_enrnn_regressor():
+    X = _ragged(seed=4)
+    y = np.array([x[0, 0] for x in X])
+    reg = _fit(
+        ENRNNRegressor(
+            hidden_size=3,
+            short_size=2,
+            num_layers=2,
+            bidirectional=True,
+            max_iter=2,
+            random_state=0,
+        ),
+        X,
+        y,
+    )
+    assert len(reg.net_.module_.recurrent.cells) == 4
+    assert reg.predict(X).shape == (len(X),)

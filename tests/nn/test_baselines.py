@@ -321,3 +321,46 @@ def test_lstm_forget_bias_validation(value):
 def test_lstm_forget_bias_accepts_numpy_and_int():
     assert LSTM(2, 3, forget_bias=np.float32(2.0)).forget_bias == 2.0
     assert isinstance(LSTM(2, 3, forget_bias=2).forget_bias, float)
+
+
+@pytest.mark.parametrize(("cls", "gates"), [(ElmanRNN, 1), (LSTM, 4), (GRU, 3)])
+def test_orthogonal_recurrent_init_every_gate_layer_and_direction(cls, gates):
+    torch.manual_seed(0)
+    module = cls(3, 4, num_layers=2, bidirectional=True, recurrent_init="orthogonal")
+    bound = 1.0 / np.sqrt(4)
+    for name, p in module.rnn.named_parameters():
+        if name.startswith("weight_hh"):
+            assert p.shape == (gates * 4, 4)
+            for block in p.detach().split(4):
+                torch.testing.assert_close(
+                    block @ block.T, torch.eye(4), atol=1e-6, rtol=0
+                )
+        elif name.startswith("weight_ih"):  # the input weights: uniform as before
+            assert float(p.detach().abs().max()) <= bound
+    assert "recurrent_init='orthogonal'" in repr(module)
+    # reset_parameters draws them again, orthogonal
+    _randomize(module)
+    module.reset_parameters()
+    W = module.rnn.weight_hh_l1_reverse.detach()[:4]
+    torch.testing.assert_close(W @ W.T, torch.eye(4), atol=1e-6, rtol=0)
+
+
+def test_default_recurrent_init_is_unchanged_uniform():
+    # the default draws the same weights as a module built without the option
+    torch.manual_seed(3)
+    default = ElmanRNN(2, 5)
+    torch.manual_seed(3)
+    uniform = ElmanRNN(2, 5, recurrent_init="uniform")
+    for (name, a), (_, b) in zip(
+        default.rnn.named_parameters(), uniform.rnn.named_parameters(), strict=True
+    ):
+        assert torch.equal(a, b), name  # copies of the same draws
+    W = default.rnn.weight_hh_l0.detach()
+    assert float(W.abs().max()) <= 1.0 / np.sqrt(5)
+    assert not torch.allclose(W @ W.T, torch.eye(5), atol=1e-2)
+
+
+@pytest.mark.parametrize("cls", [ElmanRNN, LSTM, GRU])
+def test_recurrent_init_validation(cls):
+    with pytest.raises(ValueError, match="recurrent_init must be one of .*'identity'"):
+        cls(2, 3, recurrent_init="identity")

@@ -62,11 +62,12 @@ def reference_enrnn(net: ENRNN, x, lengths=None, state=None):
         return np.tanh(z + b)
 
     N, T_, _ = x.shape
-    out = np.zeros((N, T_, net.output_size))
-    final = np.zeros((N, net.output_size))
+    size = net.hidden_size + net.short_size  # one layer and direction
+    out = np.zeros((N, T_, size))
+    final = np.zeros((N, size))
     for n in range(N):
         length = T_ if lengths is None else int(lengths[n])
-        h0 = np.zeros(net.output_size) if state is None else state[n].double().numpy()
+        h0 = np.zeros(size) if state is None else state[n].double().numpy()
         h_L, h_S = h0[:q], h0[q:]
         for t in range(length):
             new_L = act(U_L @ x[n, t] + mats["W_L"] @ h_L + mats["W_C"] @ h_S, b_L)
@@ -388,3 +389,153 @@ def test_step_with_the_matrix_computed_once():
     torch.testing.assert_close(state, final, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match=r"recurrent_matrix must be a tensor of shape"):
         net.step(x[:, 0], recurrent_matrix=W[:2])
+
+
+# --------------------------------------------------------------------------- #
+# Stacked and bidirectional
+# --------------------------------------------------------------------------- #
+def _reverse_valid(a, lengths):
+    out = a.copy()
+    for n, length in enumerate(lengths):
+        out[n, :length] = a[n, :length][::-1]
+    return out
+
+
+@pytest.mark.parametrize("num_layers", [1, 2, 3])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_stacked_bidirectional_matches_the_reference_of_each_cell(
+    num_layers, bidirectional
+):
+    """Layer i + 1 reads layer i's output; the reverse direction reads each
+    valid part backwards; every cell is the per-step reference of eq. 3."""
+    torch.manual_seed(0)
+    net = ENRNN(
+        3, 4, 3, num_layers=num_layers, bidirectional=bidirectional, coupling=True
+    ).double()
+    D = 2 if bidirectional else 1
+    assert len(net.cells) == num_layers * D and net.cells[0] is net
+    assert net.output_size == 7 * D
+    with torch.no_grad():
+        for k, cell in enumerate(net.cells):
+            cell.bias.uniform_(-0.3, 0.3)
+            cell.weight_short = 1.5 * cell.weight_short  # rho > 1: normalized
+            # layers above the first read its directions concatenated
+            assert cell.input_size == (3 if k < D else 7 * D)
+    x = torch.randn(3, 6, 3, dtype=torch.float64)
+    lengths = [6, 2, 4]
+    out, state = net(x, lengths=torch.tensor(lengths))
+    inp, finals = x.numpy(), []
+    for i in range(num_layers):
+        outs = []
+        for j in range(D):
+            cell = net.cells[i * D + j]
+            seq = inp if j == 0 else _reverse_valid(inp, lengths)
+            o, f = reference_enrnn(cell, torch.as_tensor(seq), lengths)
+            outs.append(o if j == 0 else _reverse_valid(o, lengths))
+            finals.append(f)
+        inp = np.concatenate(outs, axis=2)
+    np.testing.assert_allclose(out.detach(), inp, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        state.detach(), np.concatenate(finals, axis=1), rtol=1e-10, atol=1e-12
+    )
+    assert torch.count_nonzero(out[1, 2:]) == 0
+
+
+def test_every_cell_has_its_own_constrained_matrices():
+    torch.manual_seed(0)
+    net = ENRNN(2, 4, 3, num_layers=2, bidirectional=True, n_negative=1)
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    for _ in range(3):
+        opt.zero_grad()
+        net(torch.randn(5, 6, 2))[0].pow(2).mean().backward()
+        opt.step()
+    longs = [cell.weight_long.detach() for cell in net.cells]
+    for W in longs:
+        torch.testing.assert_close(W.T @ W, torch.eye(4), rtol=0, atol=1e-5)
+    for cell in net.cells:
+        rho = torch.linalg.eigvals(cell.weight_short.detach()).abs().max()
+        assert float(rho) <= 1.0 + 1e-6
+    assert not torch.allclose(longs[0], longs[1], atol=1e-3)
+    # the latch of one cell is its own
+    with torch.no_grad():
+        net.cells[2].weight_short = torch.diag(torch.tensor([2.0, 0.5, 0.1]))
+    _ = net.cells[2].weight_short  # training mode: closes that latch only
+    latched = [bool(c.parametrizations.weight_short[0].latched) for c in net.cells]
+    assert latched[2] and not latched[0]
+
+
+def test_stacked_step_equals_forward_and_state_continues():
+    torch.manual_seed(1)
+    net = ENRNN(2, 3, 2, num_layers=2, coupling=True).double().eval()
+    x = torch.randn(4, 6, 2, dtype=torch.float64)
+    out, final = net(x)
+    assert final.shape == (4, 10)
+    matrices = [cell.recurrent_matrix() for cell in net.cells]
+    for kwargs in ({}, {"recurrent_matrix": matrices}):
+        state = None
+        for t in range(6):
+            y, state = net.step(x[:, t], state, **kwargs)
+            torch.testing.assert_close(y, out[:, t], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(state, final, rtol=1e-10, atol=1e-12)
+    _, mid = net(x[:, :2])
+    rest, end = net(x[:, 2:], state=mid)
+    torch.testing.assert_close(rest, out[:, 2:], rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="recurrent_matrix must be a list of 2"):
+        net.step(x[:, 0], recurrent_matrix=matrices[0])
+    with pytest.raises(ValueError, match=r"state must be a tensor of shape \(4, 10\)"):
+        net(x, state=torch.zeros(4, 5, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="bidirectional ENRNN"):
+        ENRNN(2, 3, 2, bidirectional=True).step(x[:, 0].float())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"num_layers": 0}, "num_layers must be a positive int, got 0"),
+        ({"bidirectional": "yes"}, "bidirectional must be a bool, got 'yes'"),
+    ],
+)
+def test_stacking_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ENRNN(2, 3, 2, **kwargs)
+
+
+@pytest.mark.parametrize("how", ["pickle", "state_dict"])
+def test_stacked_round_trips(how):
+    import pickle
+
+    torch.manual_seed(0)
+    net = ENRNN(2, 3, 2, num_layers=2, bidirectional=True)
+    with torch.no_grad():
+        net.cells[3].weight_short = torch.diag(torch.tensor([2.0, 0.5]))
+    _ = net.cells[3].weight_short  # closes that cell's latch
+    if how == "pickle":
+        other = pickle.loads(pickle.dumps(net))
+    else:
+        torch.manual_seed(9)
+        other = ENRNN(2, 3, 2, num_layers=2, bidirectional=True)
+        other.load_state_dict(net.state_dict())
+    assert bool(other.cells[3].parametrizations.weight_short[0].latched)
+    x = torch.randn(2, 5, 2)
+    torch.testing.assert_close(other(x)[0], net(x)[0], rtol=0, atol=1e-6)
+
+
+def test_a_module_pickled_before_stacking_loads_as_one_layer():
+    """The state of a module pickled before ``num_layers``/``bidirectional``
+    existed (no such attributes, no ``extra_cells``) loads as one layer."""
+    from sklmn.nn.parametrizations import _rebuild_parametrized
+    from sklmn.nn._torch_compat import original_class
+
+    net = make_net(coupling=True)
+    state = net.__dict__.copy()
+    for key in ("num_layers", "bidirectional", "num_directions", "cell_size"):
+        del state[key]
+    state["_modules"] = {
+        k: v for k, v in state["_modules"].items() if k != "extra_cells"
+    }
+    old = _rebuild_parametrized(original_class(net), state)
+    assert old.cells == [old] and old.num_layers == 1 and not old.bidirectional
+    x = torch.randn(2, 4, 3, dtype=torch.float64)
+    torch.testing.assert_close(old(x)[0], net(x)[0], rtol=0, atol=0)
+    y, _ = old.step(x[:, 0])
+    assert y.shape == (2, net.output_size)

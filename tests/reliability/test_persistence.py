@@ -76,6 +76,28 @@ CASES = {
         lambda: RNNClassifier(cell="unrolled", hidden_size=3, tape_length=2, **_TINY),
         "cls",
     ),
+    "enrnn_stacked_bidirectional": (
+        lambda: ENRNNClassifier(
+            hidden_size=3, short_size=2, num_layers=2, bidirectional=True, **_TINY
+        ),
+        "cls",
+    ),
+    "rnn_elman_orthogonal_init": (
+        lambda: RNNRegressor(
+            cell="elman", hidden_size=3, recurrent_init="orthogonal", **_TINY
+        ),
+        "reg",
+    ),
+    "rnn_linear_orthogonal": (
+        lambda: RNNClassifier(
+            cell="linear",
+            hidden_size=3,
+            bidirectional=True,
+            recurrent_matrix="orthogonal",
+            **_TINY,
+        ),
+        "cls",
+    ),
     "laes": (lambda: LAESTransformer(n_components=3), "none"),
     "laes_centered_sequences": (
         lambda: LAESTransformer(n_components=2, center=True, return_sequences=True),
