@@ -415,6 +415,6 @@ def test_multiscale_regressor_schur_and_validation(tmp_path):
     np.testing.assert_allclose(
         load(tmp_path / "r.sklmn").predict(X), reg.predict(X), rtol=0, atol=1e-6
     )
-    assert MultiScaleLMNRegressor().memory_matrix == "free"  # default unchanged
+    assert MultiScaleLMNRegressor().memory_matrix == "schur"  # the regressors' default
     with pytest.raises(ValueError, match="memory_matrix"):
         MultiScaleLMNRegressor(memory_matrix="orthogonal", max_iter=1).fit(X, y)
