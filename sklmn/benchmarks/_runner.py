@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ._claims import FULL_ONLY, claim_items_table, claim_verdict
 from ._progress import PoolEvent, RunProgress, execute_runs
 from ._results import Claim, ExperimentFn, ExperimentResult, Row
 
@@ -78,8 +79,6 @@ PAPERS = (
         "AAAI 2020",
     ),
 )
-
-_VERDICTS = {True: "yes", False: "**no**", None: "not checked"}
 
 
 def _spread(values: list[float]) -> str:
@@ -197,9 +196,20 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
             details = f"{found[0][1]} (every seed)"
         else:
             details = " — ".join(f"seed {s}: {d}" for s, d in found)
+        budget = "; ".join(
+            f"seed {s}: {c.budget_limited}"
+            for s, c in zip(seeds, same, strict=True)
+            if c and c.budget_limited
+        )
         if any(v is None for v in verdicts):
             merged.claims.append(
-                Claim(claim.text, None, details, claim.smaller_than_paper)
+                Claim(
+                    claim.text,
+                    None,
+                    details,
+                    claim.smaller_than_paper,
+                    budget_limited=budget,
+                )
             )
             continue
         k = sum(bool(v) for v in verdicts)
@@ -211,6 +221,7 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
                 details,
                 claim.smaller_than_paper,
                 seeds_holding=(k, len(verdicts)),
+                budget_limited=budget if k < len(verdicts) else "",
             )
         )
     return merged
@@ -276,30 +287,16 @@ def format_markdown(
             'difference is within the seed-to-seed spread); "not '
             'tested at this size" marks a claim this preset measures on a '
             "smaller problem than the paper's (the outcome there is only a "
-            "detail).",
+            'detail); "budget-limited" a claim missed within a stated '
+            "fraction of the paper's training budget while the learning "
+            "curve was still improving.",
             "",
         ]
         lines += ["| claim | reproduced | detail |", "|---|---|---|"]
         for c in claims:
-            verdict, detail = _VERDICTS[c.reproduced], c.detail
-            if c.seeds_holding is not None:
-                k, n = c.seeds_holding
-                if c.reproduced is None:
-                    verdict = f"not distinguishable (holds on {k} of {n} seeds)"
-                else:
-                    verdict += f" ({k} of {n} seeds)"
-            if c.smaller_than_paper:
-                measured = {
-                    True: "holds",
-                    False: "does not hold",
-                    None: "n/a" if c.seeds_holding is None else "is mixed",
-                }
-                detail = (
-                    f"{c.smaller_than_paper}; at this size the claim "
-                    f"{measured[c.reproduced]}: {detail}"
-                )
-                verdict = "not tested at this size"
+            verdict, detail = claim_verdict(c)
             lines.append(f"| {_cell(c.text)} | {verdict} | {_cell(detail)} |")
+    lines += [""] + claim_items_table(results, full_only=FULL_ONLY, preset=preset)
     if any(res.data for res in results):
         lines += ["", "## Data", ""]
         lines += [
