@@ -404,6 +404,29 @@ def environment_line() -> str:
     )
 
 
+def _write_json(path: Path, results, runs, preset: str) -> None:
+    """The raw records next to the report: every seed's rows, claims and
+    notes (``runs``) and the merged results, as JSON."""
+    import dataclasses
+    import json
+
+    def record(res: ExperimentResult) -> dict:
+        out = dataclasses.asdict(res)
+        out["plots"] = [str(p) for p in res.plots]
+        return out
+
+    payload = {
+        "preset": preset,
+        "merged": [record(r) for r in results],
+        "runs": {
+            name: [record(r) for r in seed_runs]
+            for name, seed_runs in runs.items()
+            if seed_runs
+        },
+    }
+    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+
+
 def _with_data_dir(fn, data_dir: Path):
     """``fn`` with ``data_dir`` bound when it takes that keyword (a picklable
     partial, so worker processes receive it)."""
@@ -439,8 +462,9 @@ def run_experiments(
     only : list of str, default=None
         Names of the experiments to run (all when None).
     output_dir : str or Path, default='benchmark_results'
-        Folder for ``results.md`` and the PNG plots (the first seed's; the
-        other seeds' plots go to ``seed<k>/`` subfolders).
+        Folder for ``results.md``, ``results.json`` (the raw records of
+        every seed and the merged results) and the PNG plots (the first
+        seed's; the other seeds' plots go to ``seed<k>/`` subfolders).
     log : callable, default=print
         Progress sink (the workers' log lines come back to it).
     seeds : sequence of int, default=(0, 1, 2)
@@ -553,10 +577,12 @@ def run_experiments(
             (output_dir / "results.md").write_text(
                 format_markdown(results, preset, events)
             )
+            _write_json(output_dir / "results.json", results, runs, preset)
     finally:
         bars.close()
     results = [merged[n] for n in names if n in merged]
     (output_dir / "results.md").write_text(format_markdown(results, preset, events))
+    _write_json(output_dir / "results.json", results, runs, preset)
     cpu = sum(r.cpu_seconds for r in results)
     log(
         f"all done in {time.perf_counter() - t_all:.1f} s ({cpu:.1f} CPU s in the "

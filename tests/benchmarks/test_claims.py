@@ -260,3 +260,36 @@ def test_spectra_round_trip():
     np.testing.assert_allclose(back[128:3968], wave_[128:3968], atol=1e-4)
     assert segmental_snr(wave_, wave_) == pytest.approx(35.0)
     assert segmental_snr(wave_, np.zeros_like(wave_)) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_the_docs_list_every_item():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "user_guide" / "papers.md").read_text()
+    missing = [it.key for it in CLAIM_ITEMS if f"| {it.key} |" not in text]
+    assert not missing, f"docs/user_guide/papers.md lacks items {missing}"
+
+
+def test_the_runner_keeps_the_raw_records_as_json(tmp_path, monkeypatch):
+    import json
+
+    def _tiny(preset, output_dir, log, *, seed=0):
+        return ExperimentResult(
+            "tiny-json",
+            rows=[Row("t", "LMN", "acc", 0.5 + seed)],
+            claims=[Claim("c", seed == 0, f"seed {seed}", budget_limited="5%")],
+            seeds=[seed],
+        )
+
+    monkeypatch.setitem(EXPERIMENTS, "tiny-json", (_tiny, "writes one row"))
+    run_benchmarks("quick", only=["tiny-json"], output_dir=tmp_path,
+                   seeds=(0, 1), log=lambda m: None)  # fmt: skip
+    payload = json.loads((tmp_path / "results.json").read_text())
+    assert payload["preset"] == "quick"
+    (merged,) = payload["merged"]
+    assert merged["rows"][0]["values"] == [0.5, 1.5]
+    assert merged["claims"][0]["seeds_holding"] == [1, 2]
+    runs = payload["runs"]["tiny-json"]
+    assert [r["seeds"] for r in runs] == [[0], [1]]
+    assert runs[1]["claims"][0]["budget_limited"] == "5%"
