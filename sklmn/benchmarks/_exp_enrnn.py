@@ -34,7 +34,7 @@ _COPY_SIZES = {
              "short": 4, "lstm": 6},
     "full": {"delay": 2000, "n_train": 1000, "n_test": 200, "epochs": 8,
              "long": 172, "short": 20, "lstm": 68},
-}
+}  # fmt: skip
 _COPY_PAPER_ITERATIONS = 4000
 #: adding problem (Helfrich & Ye 2020 §5.1, Fig. 1): T = 750, 100 000
 #: training sequences, 6 epochs (batch size not stated; 50 here), ~15k
@@ -45,7 +45,7 @@ _ADD_SIZES = {
     "full": {"length": 750, "n_train": 2500, "n_test": 500, "epochs": 10,
              "long": 96, "short": 64, "lstm": 60, "map_length": 50,
              "map_epochs": 5},
-}
+}  # fmt: skip
 _ADD_PAPER_SEQUENCES = 6 * 100_000
 _BASELINE = 1.0 / 6.0
 #: "converges towards 0 MSE": the threshold of the convergence claim
@@ -227,7 +227,9 @@ def _plot_maps(path: Path, long, short, title: str):
 
 
 @single_threaded
-def enrnn_copy(preset: str, output_dir: Path, log, *, seed: int = 0) -> ExperimentResult:
+def enrnn_copy(
+    preset: str, output_dir: Path, log, *, seed: int = 0
+) -> ExperimentResult:
     """ENRNN (with the coupling) vs LSTM on the copy task at T = 2000.
 
     Helfrich & Ye 2020 §5.2, Fig. 2: S = 10 symbols from 8 classes, T blanks,
@@ -396,7 +398,8 @@ def enrnn_adding(
     as the paper's (~15k parameters): ENRNN 96/64 with the coupling, LSTM 60
     units; Adam 1e-3, batches of 50, no L2 penalty. Also the gradient maps
     of §6.1 (Figs. 4-5): an ENRNN of 24/16 units trained 5 epochs on the
-    adding problem at T = 50, then the norms of ``dh_tau/dx_t`` for both
+    adding problem at T = 50 (no coupling: the paper does not state one),
+    then the norms of ``dh_tau/dx_t`` for both
     states, and the eigenvalues of the trained recurrent matrices.
 
     Budget (``full``): 2500 sequences (10% validate) for 10 epochs: 22 500
@@ -509,7 +512,8 @@ def enrnn_adding(
         short_size=16 if preset == "full" else 2,
         **{**common, "max_iter": sizes["map_epochs"], "early_stopping": False},
     )
-    small, _ = fit_timed(small, Xm, ym, log, f"ENRNN 24/16 (T={Tm}, gradient maps)")
+    label = f"ENRNN {small.hidden_size}/{small.short_size} (T={Tm}, gradient maps)"
+    small, _ = fit_timed(small, Xm, ym, log, label)
     decay = ""
     if small is not None:
         long_map, short_map = gradient_maps(small, Xm[:8])
@@ -568,10 +572,11 @@ def enrnn_adding(
         "The adding-problem experiment (T = 200, no coupling, 64/16 units, "
         "the estimators' default L2 penalty 1e-4, Adam 3e-3) is sklmn's "
         "shortened variant; this experiment is the paper's set-up.",
-        "Gradient maps (Figs. 4-5): ENRNN 24/16 with the coupling trained "
-        f"{sizes['map_epochs']} epochs on 900 sequences of T = {Tm} (the "
-        "paper: the beginning of the sixth epoch, training set size not "
-        "stated); Frobenius norms of the Jacobians averaged over 8 sequences."
+        "Gradient maps (Figs. 4-5): ENRNN 24/16 without the coupling (the "
+        f"paper does not state it) trained {sizes['map_epochs']} epochs on "
+        f"{len(Xm)} sequences of T = {Tm} (the paper: the beginning of the "
+        "sixth epoch, training set size not stated); Frobenius norms of the "
+        "Jacobians averaged over 8 sequences."
         + (f" {decay}." if decay else ""),
     ]
     path = plot_curves(

@@ -278,7 +278,7 @@ _SWEEP_SIZES = {
              "budgets": (100, 1000)},
     "full": {"fraction": 0.1, "n_samples": 300, "n_modules": 9,
              "budgets": (100, 250, 500, 1000)},
-}
+}  # fmt: skip
 
 
 def _sweep_model(name: str, budget: int, epochs: int, n_modules: int, seed: int):
