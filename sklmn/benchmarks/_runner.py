@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ._claims import FULL_ONLY, claim_items_table, claim_verdict
+from ._claims import claim_items_table, claim_verdict
 from ._progress import PoolEvent, RunProgress, execute_runs
 from ._results import Claim, ExperimentFn, ExperimentResult, Row
 
@@ -231,6 +231,7 @@ def format_markdown(
     results: list[ExperimentResult],
     preset: str,
     events: list[PoolEvent] | None = None,
+    full_only=(),
 ) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -243,6 +244,9 @@ def format_markdown(
     events : list of PoolEvent, default=None
         What the worker pool did (restarted or killed workers), listed with
         the failed runs.
+    full_only : iterable of str, default=()
+        Experiments of the full preset only: under another preset the claim
+        items they test say so.
 
     Returns
     -------
@@ -296,7 +300,7 @@ def format_markdown(
         for c in claims:
             verdict, detail = claim_verdict(c)
             lines.append(f"| {_cell(c.text)} | {verdict} | {_cell(detail)} |")
-    lines += [""] + claim_items_table(results, full_only=FULL_ONLY, preset=preset)
+    lines += [""] + claim_items_table(results, full_only=full_only, preset=preset)
     if any(res.data for res in results):
         lines += ["", "## Data", ""]
         lines += [
@@ -447,6 +451,7 @@ def run_experiments(
     progress: bool = False,
     costs: Mapping[str, tuple[int, float]] | None = None,
     data_dir: str | Path | None = None,
+    full_only=(),
 ) -> list[ExperimentResult]:
     """Run experiments and write ``results.md`` and plots.
 
@@ -487,6 +492,10 @@ def run_experiments(
         experiments whose function takes it, which then use the data found
         there instead of their stand-in. The report's "Data" section says
         which data each experiment used.
+    full_only : iterable of str, default=()
+        Experiments of the full preset only (see
+        :data:`sklmn.benchmarks._experiments.FULL_ONLY`): the report's claim
+        items say so under another preset.
 
     Returns
     -------
@@ -575,13 +584,15 @@ def run_experiments(
             # rewrite the report after every experiment: partial results survive
             results = [merged[n] for n in names if n in merged]
             (output_dir / "results.md").write_text(
-                format_markdown(results, preset, events)
+                format_markdown(results, preset, events, full_only)
             )
             _write_json(output_dir / "results.json", results, runs, preset)
     finally:
         bars.close()
     results = [merged[n] for n in names if n in merged]
-    (output_dir / "results.md").write_text(format_markdown(results, preset, events))
+    (output_dir / "results.md").write_text(
+        format_markdown(results, preset, events, full_only)
+    )
     _write_json(output_dir / "results.json", results, runs, preset)
     cpu = sum(r.cpu_seconds for r in results)
     log(

@@ -10,12 +10,12 @@ import pytest
 from sklmn.benchmarks import EXPERIMENTS, run_benchmarks
 from sklmn.benchmarks._claims import (
     CLAIM_ITEMS,
-    FULL_ONLY,
     NEEDS_DATA,
     ClaimItem,
     claim_items_table,
 )
 from sklmn.benchmarks._exp_enrnn import gradient_maps, still_improving
+from sklmn.benchmarks._experiments import FULL_ONLY
 from sklmn.benchmarks._runner import (
     PAPERS,
     Claim,
