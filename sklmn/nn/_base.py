@@ -335,6 +335,13 @@ def stabilize_memory_(
     spectral radius becomes ``radius``. A map already inside the radius is
     left as it is.
 
+    A ``memory_matrix='schur'`` module has no raw tensor to scale (its
+    ``weight_mm`` is computed from the Schur parameters at every read, so
+    scaling it changes nothing): the LMN and multi-scale LMN apply this
+    function to their orthogonal draw only, which sets the factor of
+    ``W_mh``, and start the Schur memory on its ring, of radius below one
+    by construction (``docs/memory.md``).
+
     Parameters
     ----------
     weight_mm : Tensor of shape (M, M)

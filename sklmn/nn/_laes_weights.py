@@ -252,7 +252,16 @@ def restore_free_memory_(
     """Give memory units ``p:`` of an LMN layer back their random ``W_hm``
     rows and ``W_mm`` block after the unrolled transfer (which left them
     zero), the block rescaled to the layer's ``init_radius``. Their ``W_mh``
-    columns are zero, so the block is their whole linearized memory map."""
+    columns are zero, so the block is their whole linearized memory map.
+
+    Works in the layer's memory coordinates: a ``'schur'`` layer, whose
+    coordinates the transfer turns, gets its other units in the transfer's
+    coordinates instead (``LMN.init_from_unrolled_``)."""
+    if getattr(layer, "memory_matrix", None) == "schur":
+        raise ValueError(
+            "restore_free_memory_ works in the layer's memory coordinates, which "
+            "a memory_matrix='schur' layer turns; use LMN.init_from_unrolled_"
+        )
     W_hm = numpy_weight(layer.weight_hm)
     W_mm = numpy_weight(layer.weight_mm)
     W_hm[p:] = W_hm0[p:]

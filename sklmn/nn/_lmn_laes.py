@@ -24,7 +24,11 @@ from ._laes_weights import (
     restore_free_memory_,
 )
 from ._padding import reverse_padded
-from ._unrolled import init_lmn_from_unrolled_
+from ._unrolled import (
+    init_lmn_from_unrolled_,
+    set_schur_transfer_,
+    transfer_matrices,
+)
 
 __all__ = ["LMNLAESMixin", "LMNLayerLAESMixin", "MultiScaleLAESMixin"]
 
@@ -52,7 +56,7 @@ class LMNLayerLAESMixin:
         if self.memory_matrix == "orthogonal":
             raise ValueError(
                 f"{caller} cannot set an orthogonal memory matrix to the LAES "
-                "matrix B: use memory_matrix='free' or 'spectral', got "
+                "matrix B: use memory_matrix='free', 'spectral' or 'schur', got "
                 "memory_matrix='orthogonal'"
             )
 
@@ -140,7 +144,7 @@ class LMNLayerLAESMixin:
         if self.memory_matrix == "orthogonal":
             raise ValueError(
                 "init_from_laes_ cannot set an orthogonal memory_matrix to the "
-                "LAES matrix B; use memory_matrix='free' or 'spectral'"
+                "LAES matrix B; use memory_matrix='free', 'spectral' or 'schur'"
             )
         mu = (
             np.zeros(self.input_size)
@@ -372,8 +376,13 @@ class LMNLAESMixin:
         the first ``p`` memory units get ``W_hm = A``, ``W_mm = B``, ``W_mh =
         [W_1 … W_k] U_k`` and ``W_xh``, ``b_h`` from the URNN. The other memory
         units keep their random ``W_hm`` rows and diagonal ``W_mm`` block
-        (rescaled to spectral radius at most ``init_radius``); the hidden
-        units and the LAES units do not read them.
+        (rescaled to spectral radius at most ``init_radius``; with
+        ``memory_matrix='schur'`` their ring block as it is, of radius below
+        one); the hidden units and the LAES units do not read them. With
+        ``'schur'`` the whole memory matrix is then set by
+        :meth:`~sklmn.nn.LMNLayer.set_memory_` (the returned ``W_mo`` is in
+        the turned coordinates; ``memory_basis`` holds the turn), so the
+        network computes what the ``'free'`` transfer computes.
 
         Parameters
         ----------
@@ -418,6 +427,20 @@ class LMNLAESMixin:
         W_hm0, W_mm0 = numpy_weight(layer.weight_hm), numpy_weight(layer.weight_mm)
         A_full, B_full = np.zeros((size, H)), np.zeros((size, size))
         A_full[:p], B_full[:p, :p] = A_np, B_np
+        if layer.memory_matrix == "schur":
+            # in the transfer's coordinates: the LAES units, then the other
+            # units' ring block (the units beyond p of the ring's coordinates)
+            A64, B64, W_mh, W_mo = transfer_matrices(
+                layer, urnn, readout, A_full, B_full
+            )
+            A64[p:] = torch.as_tensor(W_hm0[p:]).to(A64)
+            B64[p:, p:] = torch.as_tensor(W_mm0[p:, p:]).to(B64)
+            W_mo = set_schur_transfer_(layer, urnn, A64, W_mh, B64, W_mo)
+            out = readout.weight
+            return (
+                W_mo.to(dtype=out.dtype, device=out.device),
+                readout.bias.detach().clone(),
+            )
         W_mo, b_mo = init_lmn_from_unrolled_(layer, urnn, readout, A_full, B_full)
         if p < size:
             restore_free_memory_(layer, p, W_hm0, W_mm0)

@@ -96,3 +96,123 @@ class LMNLayerSchurMixin:
             self.bias_m.copy_(Qd.T @ self.bias_m)
         self.memory_basis.copy_(self.memory_basis @ Q.to(self.memory_basis))
         return Q
+
+
+class MultiScaleSchurMixin:
+    """The ``'schur'`` memory matrix of a :class:`~sklmn.nn.MultiScaleLMN`
+    (one direction): one :class:`~sklmn.nn._stable_memory.SchurMemory` of
+    ``n_modules * memory_size`` units with ``module_size=memory_size``, so
+    that ``Q`` is block diagonal (one orthogonal block per module) and the
+    dense matrix is block upper-triangular across modules."""
+
+    def _add_schur_memory(self, M: int, factory: dict) -> None:
+        """Register ``memory`` and the ``memory_basis`` buffer (identity)."""
+        self.memory = SchurMemory(M, module_size=self.memory_size, **factory)
+        self.register_buffer(
+            "memory_basis",
+            torch.eye(M, device=factory.get("device"), dtype=factory.get("dtype")),
+        )
+
+    def _reset_schur_memory_(self) -> None:
+        """Ring start of every module, the rows of ``W_hm`` scaled by
+        ``gamma = sqrt(1 - |lambda|^2)``, the basis back to the identity."""
+        self.memory.reset_ring_(*_SCHUR_RING)
+        gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
+        self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
+        self.memory_basis.copy_(torch.eye(self.total_memory_size))
+
+    @property
+    def weight_mm(self) -> Tensor:
+        """The raw memory matrix (``'free'``, ``'spectral'``) or, for
+        ``'schur'``, the dense matrix computed from :attr:`memory`."""
+        if self.__dict__.get("memory_matrix") == "schur":
+            return self.memory()
+        try:
+            return self._parameters["weight_mm"]
+        except KeyError:
+            raise AttributeError("weight_mm") from None
+
+    def _check_schur(self, caller: str) -> None:
+        if self.memory_matrix != "schur":
+            raise ValueError(
+                f"{caller} needs memory_matrix='schur', got "
+                f"memory_matrix={self.memory_matrix!r}"
+            )
+
+    @torch.no_grad()
+    def set_memory_(self, W: object) -> Tensor:
+        """Set the memory matrix of a ``'schur'`` direction to ``W``.
+
+        ``W`` must be block upper-triangular (module ``k`` reads modules
+        ``k..g-1``). ``W = Q T Q^T`` with ``Q`` block diagonal, one
+        orthogonal block per module (:meth:`SchurMemory.set_dense_`); the
+        memory coordinates turn by ``Q``, absorbed into ``W_hm <- Q^T W_hm``
+        and ``W_mh <- W_mh Q``, so that the hidden states are those of a
+        network with ``W_mm = W`` and the memory states are ``Q^T`` times
+        theirs. ``memory_basis`` accumulates ``Q``. Eigenvalues of modulus
+        above the bound are scaled down to it.
+
+        Parameters
+        ----------
+        W : array-like of shape (M, M)
+            ``M = n_modules * memory_size``.
+
+        Returns
+        -------
+        Q : Tensor of shape (M, M)
+            Float64, orthogonal, block diagonal.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import MultiScaleLMN
+        >>> net = MultiScaleLMN(1, 3, 2, 2, memory_matrix="schur").double()
+        >>> W = torch.tensor([[0.5, 0.2, 0.1, 0.0], [-0.3, 0.4, 0.0, 0.2],
+        ...                   [0.0, 0.0, 0.9, 0.0], [0.0, 0.0, 0.1, 0.7]],
+        ...                  dtype=torch.float64)
+        >>> Q = net.set_memory_(W)
+        >>> torch.allclose(Q @ net.weight_mm @ Q.T, W)
+        True
+        """
+        self._check_schur("set_memory_")
+        W = torch.as_tensor(W).detach().to("cpu", torch.float64)
+        M = self.total_memory_size
+        if tuple(W.shape) != (M, M):
+            raise ValueError(f"W must have shape {(M, M)}, got {tuple(W.shape)}")
+        mask = self.memory_mask.detach().to("cpu", torch.float64)
+        if bool((W * (1 - mask) != 0).any()):
+            raise ValueError(
+                "W must be block upper-triangular (module k reads modules "
+                "k..n_modules-1): it has nonzero entries below the diagonal blocks"
+            )
+        Q, _ = self.memory.set_dense_(W)
+        self._turn_memory_(Q, slice(None))
+        return Q
+
+    def _turn_memory_(self, Q: Tensor, cols: slice) -> None:
+        """Memory coordinates ``cols`` turned by ``Q`` (``m = Q m'``)."""
+        Qd = Q.to(self.weight_hm)
+        self.weight_hm[cols] = Qd.T @ self.weight_hm[cols]
+        self.weight_mh[:, cols] = self.weight_mh[:, cols] @ Qd
+        basis = self.memory_basis
+        basis[:, cols] = basis[:, cols] @ Q.to(basis)
+
+    @torch.no_grad()
+    def _set_schur_module_(self, k: int, weight_mm: Tensor) -> Tensor:
+        """Module ``k``'s diagonal block set to ``weight_mm`` in its current
+        coordinates, which turn by ``Q_k`` (returned); the other modules'
+        coordinates are kept."""
+        Q_k, _ = self.memory.set_module_dense_(k, weight_mm)
+        self._turn_memory_(Q_k, self.module_slice(k))
+        return Q_k
+
+    @torch.no_grad()
+    def _grow_schur_(self, n_new: int) -> None:
+        """The Schur memory and its basis grown by ``n_new`` modules (zero
+        blocks, identity basis on the new coordinates)."""
+        self.memory = self.memory.grown(n_new)
+        old = self.memory_basis
+        M = self.memory.size
+        basis = torch.eye(M, device=old.device, dtype=old.dtype)
+        basis[: old.shape[0], : old.shape[1]] = old
+        self.memory_basis = basis

@@ -62,6 +62,7 @@ from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padde
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
 from ._clockwork import ClockworkRNN as ClockworkRNN
 from ._lmn_laes import MultiScaleLAESMixin
+from ._lmn_schur import MultiScaleSchurMixin
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, multiscale_scan
 from .parametrizations import SpectralRadiusNormalization
@@ -72,7 +73,7 @@ __all__ = ["MultiScaleLMN"]
 # --------------------------------------------------------------------------- #
 # Multi-scale LMN
 # --------------------------------------------------------------------------- #
-class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
+class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     r"""Multi-scale Linear Memory Network (Carta et al. 2021 §3.2, 2020a §3).
 
     A tanh functional layer reads the input and all memory modules; the linear
@@ -105,12 +106,17 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
     output : {'memory', 'hidden'}, default='memory'
         Output sequence: all memory modules concatenated (``g * N_m``
         features, LMN-m in Carta et al. 2021) or the hidden state (``N_h`` features).
-    memory_matrix : {'free', 'spectral'}, default='free'
+    memory_matrix : {'free', 'spectral', 'schur'}, default='free'
         ``'free'``: the masked matrix is used as is. ``'spectral'``: the
         masked matrix is divided by its spectral radius (+ 1e-3) with the
         latch rule of Helfrich & Ye 2020 §4 (as ``LMN(memory_matrix='spectral')``); the
         spectral radius of a block-triangular matrix is the largest one of its
-        diagonal blocks. ``'orthogonal'`` is not offered: an orthogonal
+        diagonal blocks. ``'schur'``: held in real Schur form by one
+        :class:`~sklmn.nn._stable_memory.SchurMemory` with one orthogonal
+        change of coordinates per module, spectral radius below one whatever
+        its parameters (all modules active, and any leading set of them),
+        random start on the ring ``0.9 <= |lambda| <= 0.999`` (see
+        ``docs/memory.md``). ``'orthogonal'`` is not offered: an orthogonal
         block-triangular matrix is block diagonal (no module could read the
         slower ones); use ``orthogonality_penalty`` for a soft constraint.
     orthogonality_penalty : float, default=0.0
@@ -145,7 +151,16 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
     bias_h : Parameter of shape (hidden_size,)
     weight_hm : Parameter of shape (n_modules * memory_size, hidden_size)
     weight_mm : Parameter of shape (n_modules * memory_size,) * 2
-        Raw memory matrix; only its block upper triangle is used.
+        Raw memory matrix; only its block upper triangle is used. For
+        ``'schur'`` the dense matrix computed from :attr:`memory`
+        (read-only: set it with :meth:`set_memory_` or :meth:`set_module_`).
+    memory : SchurMemory
+        Only for ``memory_matrix='schur'``: the parameters of ``W_mm``.
+    memory_basis : Tensor of shape (n_modules * memory_size,) * 2
+        Only for ``memory_matrix='schur'``: the orthogonal, block diagonal
+        ``Q`` of the memory coordinates (``m = Q m'``) relative to the
+        weights last given to :meth:`set_memory_`, :meth:`set_module_` and
+        the LAES starts (identity at construction).
     memory_mask : Tensor
         0/1 block upper-triangular mask (buffer).
     memory_normalization : Module or None
@@ -230,7 +245,7 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         self.n_modules = check_positive_int("n_modules", n_modules)
         self.output = check_choice("output", output, ("memory", "hidden"))
         self.memory_matrix = check_choice(
-            "memory_matrix", memory_matrix, ("free", "spectral")
+            "memory_matrix", memory_matrix, ("free", "spectral", "schur")
         )
         self.orthogonality_penalty = check_nonnegative_float(
             "orthogonality_penalty", orthogonality_penalty
@@ -243,14 +258,17 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         self.weight_mh = nn.Parameter(torch.empty(H, M, **factory))
         self.bias_h = nn.Parameter(torch.empty(H, **factory))
         self.weight_hm = nn.Parameter(torch.empty(M, H, **factory))
-        self.weight_mm = nn.Parameter(torch.empty(M, M, **factory))
+        if self.memory_matrix == "schur":
+            self._add_schur_memory(M, factory)
+        else:
+            self.weight_mm = nn.Parameter(torch.empty(M, M, **factory))
         self.register_buffer(
             "memory_mask",
             block_upper_mask(
                 self.n_modules,
                 self.memory_size,
-                device=self.weight_mm.device,
-                dtype=self.weight_mm.dtype,
+                device=self.weight_xh.device,
+                dtype=self.weight_xh.dtype,
             ),
             persistent=False,
         )
@@ -333,22 +351,28 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         diagonal blocks (so it is orthogonal, like the LMN's, Carta et al. 2020b) and
         zero off-diagonal blocks; bias zero. Then ``W_mm`` and ``W_mh`` are
         scaled so that the linearized memory map (all modules active) has
-        spectral radius at most ``init_radius``. Both directions when
-        bidirectional.
+        spectral radius at most ``init_radius``. With ``'schur'`` the
+        orthogonal draw only sets that factor of ``W_mh``; the memory
+        matrix then starts on the ring (see ``docs/memory.md``) and the
+        rows of ``W_hm`` are scaled by ``sqrt(1 - |lambda|^2)``. Both
+        directions when bidirectional.
         """
         with torch.no_grad():
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
                 bound = 1.0 / math.sqrt(weight.shape[1])
                 weight.uniform_(-bound, bound)
-            self.weight_mm.zero_()
+            M = self.total_memory_size
+            q = self.weight_hm.new_zeros(M, M)
             for k in range(self.n_modules):
                 rows = self.module_slice(k)
-                nn.init.orthogonal_(self.weight_mm[rows, rows])
+                nn.init.orthogonal_(q[rows, rows])
             self.bias_h.zero_()
             if self.init_radius is not None:
-                stabilize_memory_(
-                    self.weight_mm, self.weight_hm, self.weight_mh, self.init_radius
-                )
+                stabilize_memory_(q, self.weight_hm, self.weight_mh, self.init_radius)
+            if self.memory_matrix == "schur":
+                self._reset_schur_memory_()
+            else:
+                self.weight_mm.copy_(q)
         if getattr(self, "reverse", None) is not None:
             self.reverse.reset_parameters()
 
@@ -359,6 +383,8 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         )
         if self.output != "memory":
             s += f", output={self.output!r}"
+        if self.memory_matrix != "free":
+            s += f", memory_matrix={self.memory_matrix!r}"
         if self.truncate_gradient:
             s += ", truncate_gradient=True"
         if self.bidirectional:
@@ -369,8 +395,12 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         """The effective block upper-triangular memory matrix.
 
         ``weight_mm * memory_mask``, divided by its spectral radius when
-        ``memory_matrix='spectral'`` (and the latch is on).
+        ``memory_matrix='spectral'`` (and the latch is on); for ``'schur'``
+        the dense matrix of :attr:`memory` (block upper-triangular by
+        construction).
         """
+        if self.memory_matrix == "schur":
+            return self.memory()
         W = self.weight_mm * self.memory_mask
         if self.memory_normalization is not None:
             W = self.memory_normalization(W)
@@ -688,6 +718,9 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         ``weight_mm`` are zero, so its state stays zero and the function
         computed on the old memory coordinates (and the hidden states) does
         not change; the output gains ``n_new * memory_size`` zero features.
+        With ``memory_matrix='schur'`` the new coordinates are ``1 x 1``
+        blocks of eigenvalue zero (the dense matrix is zero there too) and
+        the old modules keep their parameters and coordinates.
         Incremental training (Carta et al. 2021 Alg. 2) then sets the new module's
         blocks with :meth:`set_module_` from a LAES ``(A, B)``.
 
@@ -727,13 +760,16 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         g_old = self.n_modules
         self.weight_mh = grown(self.weight_mh, (H, M))
         self.weight_hm = grown(self.weight_hm, (M, H))
-        self.weight_mm = grown(self.weight_mm, (M, M))
+        if self.memory_matrix == "schur":
+            self._grow_schur_(n_new)
+        else:
+            self.weight_mm = grown(self.weight_mm, (M, M))
         self.n_modules = g_old + n_new
         self.memory_mask = block_upper_mask(
             self.n_modules,
             self.memory_size,
-            device=self.weight_mm.device,
-            dtype=self.weight_mm.dtype,
+            device=self.weight_xh.device,
+            dtype=self.weight_xh.dtype,
         )
         if self.reverse is not None:
             self.reverse.grow_(n_new)
@@ -755,7 +791,16 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
         (``(memory_size, memory_size)``, the LAES ``B``), as in Carta et al. 2021 Alg.
         2. With ``memory_matrix='spectral'`` setting ``weight_mm`` restarts the
         latch rule, so the block is used as is while the spectral radius of
-        the masked matrix stays <= 1.
+        the masked matrix stays <= 1. With ``'schur'``, ``weight_mm`` (and
+        ``weight_hm`` when given with it) are in the module's coordinates
+        before the call; the block is held in real Schur form ``Q_k T_k
+        Q_k^T`` and module ``k``'s coordinates turn by ``Q_k`` (its rows of
+        ``weight_hm``, its columns of ``weight_mh``, its off-diagonal
+        blocks and its block of ``memory_basis``), the other modules'
+        coordinates unchanged; a reader of the memory outside the network
+        multiplies its columns of module ``k`` by ``Q_k`` (the
+        ``memory_basis`` block). Eigenvalues of modulus above the bound are
+        scaled down to it.
 
         Parameters
         ----------
@@ -787,20 +832,30 @@ class MultiScaleLMN(MultiScaleLAESMixin, RecurrentModule):
             return
         rows = self.module_slice(k)
         n_m = self.memory_size
-        for name, value, shape, cols in (
-            ("weight_hm", weight_hm, (n_m, self.hidden_size), slice(None)),
-            ("weight_mm", weight_mm, (n_m, n_m), rows),
+        values = {}
+        for name, value, shape in (
+            ("weight_hm", weight_hm, (n_m, self.hidden_size)),
+            ("weight_mm", weight_mm, (n_m, n_m)),
         ):
             if value is None:
                 continue
-            param = getattr(self, name)
-            value = torch.as_tensor(value, device=param.device, dtype=param.dtype)
+            like = self.weight_hm
+            # a Schur block is decomposed in float64
+            dtype = torch.float64 if name == "weight_mm" else like.dtype
+            value = torch.as_tensor(value).detach().to(like.device, dtype)
             if tuple(value.shape) != shape:
                 raise ValueError(
                     f"{name} block of module {k} must have shape {shape}, "
                     f"got {tuple(value.shape)}"
                 )
-            param[rows, cols] = value
+            values[name] = value
+        if "weight_hm" in values:
+            self.weight_hm[rows] = values["weight_hm"]
+        if "weight_mm" in values:
+            if self.memory_matrix == "schur":
+                self._set_schur_module_(k, values["weight_mm"])
+            else:
+                self.weight_mm[rows, rows] = values["weight_mm"].to(self.weight_mm)
         if self.memory_normalization is not None and weight_mm is not None:
             # As for an assigned LMN weight: restart the latch rule
             # (Helfrich & Ye 2020 §4).

@@ -553,6 +553,127 @@ class SchurMemory(nn.Module):
         self.upper.copy_(torch.as_tensor(upper, device=dev, dtype=dt))
         return info
 
+    @torch.no_grad()
+    def set_module_dense_(
+        self, k: int, B: Tensor | np.ndarray, margin: float = 1e-6
+    ) -> tuple[Tensor, dict]:
+        """Set the diagonal block of module ``k`` to ``B``, the other
+        modules' coordinates kept.
+
+        ``B = Q_k T_k Q_k^T`` (:func:`real_schur`): module ``k``'s
+        coordinates turn by ``Q_k``, so the off-diagonal blocks it reads and
+        is read through become ``W_jk Q_k`` and ``Q_k^T W_kj``; the
+        parameters of the other modules' diagonal blocks and of the entries
+        outside module ``k``'s rows and columns are unchanged. The caller
+        absorbs ``Q_k`` into the weights of module ``k`` (its rows of
+        ``W_hm``, its columns of ``W_mh`` and of what reads the memory).
+
+        Parameters
+        ----------
+        k : int
+            Module index, ``0 <= k < size // module_size``.
+        B : Tensor or ndarray of shape (module_size, module_size)
+        margin : float, default=1e-6
+            As for :meth:`set_dense_`.
+
+        Returns
+        -------
+        Q_k : Tensor of shape (module_size, module_size)
+            Float64, orthogonal.
+        info : dict
+            As for :meth:`set_dense_`.
+
+        Examples
+        --------
+        >>> mem = SchurMemory(4, module_size=2, dtype=torch.float64)
+        >>> B = torch.tensor([[0.5, -0.8], [0.6, 0.1]], dtype=torch.float64)
+        >>> before = mem()[:2, :2].clone()
+        >>> Q, info = mem.set_module_dense_(1, B)
+        >>> torch.allclose(Q @ mem()[2:, 2:] @ Q.T, B)
+        True
+        >>> torch.equal(mem()[:2, :2], before)
+        True
+        """
+        N, M = self.module_size, self.size
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < M // N:
+            raise ValueError(
+                f"module index must be an int in 0..{M // N - 1}, got {k!r}"
+            )
+        B_np = B.detach().cpu().double().numpy() if isinstance(B, Tensor) else B
+        B_np = np.asarray(B_np, dtype=np.float64)
+        if B_np.shape != (N, N):
+            raise ValueError(f"B must have shape {(N, N)}, got {B_np.shape}")
+        rows = slice(k * N, (k + 1) * N)
+        Q_k, _, kind_k = real_schur(B_np)
+        W = self().detach().cpu().double().numpy()
+        W[rows, rows] = B_np
+        Q = np.eye(M)
+        Q[rows, rows] = Q_k
+        T = Q.T @ W @ Q
+        kind_old = self.kind.cpu().numpy()
+        kind = kind_old.copy()
+        kind[rows] = kind_k
+        T = np.where(_structure_mask(kind), T, 0.0)
+        firsts = k * N + np.flatnonzero(kind_k == FIRST)
+        for i in firsts:
+            T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
+        eigen, skew, upper, info = _inverse_params(T, kind, self.r_max, margin)
+        dev, dt = self.eigen.device, self.eigen.dtype
+        # skew entries of module k's old and new 2 x 2 blocks
+        old_firsts = k * N + np.flatnonzero(kind_old[rows] == FIRST)
+        pairs = sorted({int(i) // 2 for i in np.concatenate([firsts, old_firsts])})
+        self.kind.copy_(torch.as_tensor(kind, device=dev))
+        self.eigen[rows] = torch.as_tensor(eigen[rows], device=dev, dtype=dt)
+        if pairs:
+            self.skew[pairs] = torch.as_tensor(skew[pairs], device=dev, dtype=dt)
+        upper_t = torch.as_tensor(upper, device=dev, dtype=dt)
+        self.upper[rows, :] = upper_t[rows, :]
+        self.upper[:, rows] = upper_t[:, rows]
+        return torch.as_tensor(Q_k), info
+
+    @torch.no_grad()
+    def grown(self, n_new: int) -> SchurMemory:
+        """A copy with ``n_new`` more modules, their blocks exactly zero.
+
+        The new coordinates are ``1 x 1`` blocks with eigenvalue zero and a
+        zero upper part (no old module reads them); the old parameters,
+        structure and ``requires_grad`` flags are kept.
+
+        Parameters
+        ----------
+        n_new : int
+            Number of modules (of ``module_size`` units) to add.
+
+        Returns
+        -------
+        memory : SchurMemory
+
+        Examples
+        --------
+        >>> mem = SchurMemory(2, module_size=2, dtype=torch.float64)
+        >>> big = mem.grown(1)
+        >>> torch.equal(big()[:2, :2], mem()), bool((big()[2:] == 0).all())
+        (True, True)
+        """
+        if isinstance(n_new, bool) or not isinstance(n_new, int) or n_new < 1:
+            raise ValueError(f"n_new must be a positive int, got {n_new!r}")
+        M_old, N = self.size, self.module_size
+        dev, dt = self.eigen.device, self.eigen.dtype
+        new = SchurMemory(
+            M_old + n_new * N, module_size=N, r_max=self.r_max, device=dev, dtype=dt
+        )
+        new.kind.fill_(ONE)
+        new.kind[:M_old] = self.kind
+        new.eigen.zero_()
+        new.eigen[:M_old] = self.eigen
+        new.skew.zero_()
+        new.skew[: self.skew.shape[0]] = self.skew
+        new.upper.zero_()
+        new.upper[:M_old, :M_old] = self.upper
+        for name in ("eigen", "skew", "upper"):
+            getattr(new, name).requires_grad_(getattr(self, name).requires_grad)
+        return new
+
     def eigenvalue_moduli(self) -> Tensor:
         """Modulus of the eigenvalue(s) of each coordinate's block, shape (M,).
 

@@ -411,12 +411,18 @@ def init_lmn_from_unrolled_(
     data matrix) the LMN's hidden states equal the URNN's and
     ``W_mo m_t + b`` equals the URNN's readout.
 
+    With ``memory_matrix='schur'`` the memory matrix is set to ``B`` by
+    :meth:`~sklmn.nn.LMNLayer.set_memory_` (``B = Q T Q^T``): the memory
+    coordinates turn by ``Q`` (``W_hm``, ``W_mh`` and the returned ``W_mo``
+    absorb it, ``memory_basis`` becomes ``Q``), so the LMN computes the
+    same function.
+
     Parameters
     ----------
     lmn : LMN or LMNLayer
-        Single-layer, unidirectional, ``memory_matrix`` 'free' or 'spectral',
-        with ``hidden_size == urnn.hidden_size`` and ``memory_size == p``.
-        Modified in place.
+        Single-layer, unidirectional, ``memory_matrix`` 'free', 'spectral'
+        or 'schur', with ``hidden_size == urnn.hidden_size`` and
+        ``memory_size == p``. Modified in place.
     urnn : UnrolledRNN
         The trained unrolled RNN.
     readout : TapeReadout
@@ -447,6 +453,62 @@ def init_lmn_from_unrolled_(
     True
     """
     layer = _lmn_layer(lmn)
+    A64, B64, W_mh, W_mo = transfer_matrices(layer, urnn, readout, A, B)
+    out_like = readout.weight
+    if getattr(layer, "memory_matrix", None) == "schur":
+        W_mo = set_schur_transfer_(layer, urnn, A64, W_mh, B64, W_mo)
+        return (
+            W_mo.to(dtype=out_like.dtype, device=out_like.device),
+            readout.bias.detach().clone(),
+        )
+    like = layer.weight_xh
+    layer.weight_xh.copy_(urnn.weight_xh)
+    layer.bias_h.copy_(urnn.bias_h)
+    layer.weight_hm.copy_(A64)
+    layer.weight_mh.copy_(W_mh)
+    if getattr(layer, "bias_m", None) is not None:
+        layer.bias_m.zero_()
+    B_like = B64.to(dtype=like.dtype, device=like.device)
+    if parametrize.is_parametrized(layer, "weight_mm"):
+        layer.weight_mm = B_like
+    else:
+        layer.weight_mm.copy_(B_like)
+    return (
+        W_mo.to(dtype=out_like.dtype, device=out_like.device),
+        readout.bias.detach().clone(),
+    )
+
+
+@torch.no_grad()
+def set_schur_transfer_(
+    layer: nn.Module,
+    urnn: UnrolledRNN,
+    W_hm: Tensor,
+    W_mh: Tensor,
+    W_mm: Tensor,
+    W_mo: Tensor,
+) -> Tensor:
+    """Write the transfer's weights (float64, in the coordinates where the
+    memory matrix is ``W_mm``) into a ``'schur'`` LMN layer: ``W_xh``,
+    ``b_h`` from the URNN, ``b_m = 0``, the memory basis reset to the
+    identity and turned by ``set_memory_(W_mm)``. Returns the memory readout
+    ``W_mo Q`` in the layer's new coordinates (float64)."""
+    layer.weight_xh.copy_(urnn.weight_xh)
+    layer.bias_h.copy_(urnn.bias_h)
+    layer.weight_hm.copy_(W_hm)
+    layer.weight_mh.copy_(W_mh)
+    if getattr(layer, "bias_m", None) is not None:
+        layer.bias_m.zero_()
+    layer.memory_basis.copy_(torch.eye(layer.memory_size))
+    Q = layer.set_memory_(W_mm)
+    return W_mo @ Q.to(W_mo)
+
+
+def transfer_matrices(
+    layer: nn.Module, urnn: UnrolledRNN, readout: TapeReadout, A, B
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The checked ``A``, ``B`` and the transfer's ``W_mh``, ``W_mo``
+    (float64, on the URNN's device) of :func:`init_lmn_from_unrolled_`."""
     if not isinstance(urnn, UnrolledRNN):
         raise ValueError(f"urnn must be an UnrolledRNN, got {type(urnn).__name__}")
     if urnn.bidirectional:
@@ -472,7 +534,7 @@ def init_lmn_from_unrolled_(
     if getattr(layer, "memory_matrix", "free") == "orthogonal":
         raise ValueError(
             "init_lmn_from_unrolled_ cannot set an orthogonal memory_matrix to the "
-            "LAES matrix B; use memory_matrix='free' or 'spectral'"
+            "LAES matrix B; use memory_matrix='free', 'spectral' or 'schur'"
         )
     p = layer.memory_size
     # The products are formed in float64, then cast to the modules' dtype.
@@ -493,26 +555,4 @@ def init_lmn_from_unrolled_(
     W_out = readout.weight.detach().double()
     W_mh = sum(W_tape[i - 1] @ decoders[i - 1] for i in range(1, k + 1))
     W_mo = sum(W_out[i] @ decoders[i] for i in range(k + 1))
-
-    if getattr(layer, "memory_matrix", None) == "schur":
-        raise ValueError(
-            "the unrolled transfer does not support memory_matrix='schur' yet; "
-            "use memory_matrix='free' or 'spectral'"
-        )
-    like = layer.weight_xh
-    layer.weight_xh.copy_(urnn.weight_xh)
-    layer.bias_h.copy_(urnn.bias_h)
-    layer.weight_hm.copy_(A64)
-    layer.weight_mh.copy_(W_mh)
-    if getattr(layer, "bias_m", None) is not None:
-        layer.bias_m.zero_()
-    B_like = B64.to(dtype=like.dtype, device=like.device)
-    if parametrize.is_parametrized(layer, "weight_mm"):
-        layer.weight_mm = B_like
-    else:
-        layer.weight_mm.copy_(B_like)
-    out_like = readout.weight
-    return (
-        W_mo.to(dtype=out_like.dtype, device=out_like.device),
-        readout.bias.detach().clone(),
-    )
+    return A64, B64, W_mh, W_mo

@@ -154,7 +154,8 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
     Notes
     -----
     Only single-layer unidirectional LMNs with ``output='memory'`` and
-    ``memory_matrix`` ``'free'`` or ``'spectral'`` can be pretrained: the
+    ``memory_matrix`` ``'free'``, ``'spectral'`` or ``'schur'`` (the
+    transfer converted exactly, see ``docs/memory.md``) can be pretrained: the
     URNN→LMN equivalence is defined for one forward layer whose readout
     reads the memory. Other LMNs raise a ``ValueError`` that names the
     unsupported option.

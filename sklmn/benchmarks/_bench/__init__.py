@@ -23,6 +23,7 @@ from . import (
     laes,
     large_sets,
     layout_rule,
+    memory_hindsight,
     ms_redundancy,
     recurrence,
     regressor_start,
@@ -73,6 +74,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "stable-memory-report": (
         "stable_memory_report",
         "tables of the stable-memory results",
+    ),
+    "memory-hindsight": (
+        "memory_hindsight",
+        "test accuracy of every fine-tuning epoch; one step per parameter group",
     ),
     "stable-memory-speed": (
         "stable_memory_speed",
