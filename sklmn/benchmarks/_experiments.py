@@ -9,13 +9,15 @@ from ._exp_adding import adding_problem
 from ._exp_chorales import chorales
 from ._exp_copy import copy_task
 from ._exp_digits import sequential_digits
-from ._exp_generation import sequence_generation
+from ._exp_enrnn import enrnn_adding, enrnn_copy
+from ._exp_generation import generation_sweep, sequence_generation
 from ._exp_handwriting import handwriting
 from ._exp_laes import laes_reconstruction
+from ._exp_spectra import timit_spectra
 from ._exp_words import common_suffix_words
 from ._runner import ExperimentFn, ExperimentResult, run_experiments
 
-__all__ = ["COSTS", "DEFAULT_SEEDS", "EXPERIMENTS", "run_benchmarks"]
+__all__ = ["COSTS", "DEFAULT_SEEDS", "EXPERIMENTS", "FULL_ONLY", "run_benchmarks"]
 
 #: Seeds the command line runs per preset: the quick preset shows one result
 #: per claim, the full preset the mean and spread over three seeds.
@@ -49,6 +51,11 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "generate a 300-sample recording from zero input: MS-LMN vs Clockwork "
         "RNN vs LSTM vs LMN vs RNN (Carta et al. 2021 Table 4)",
     ),
+    "generation-sweep": (
+        generation_sweep,
+        "sequence generation at the sizes of Table 5 (100 .. 1000 parameters) "
+        "for every model, reduced epochs (Carta et al. 2021 Tables 4-5)",
+    ),
     "chorales": (
         chorales,
         "Bach chorales piano-roll next-step prediction: pretrained LMN vs LMN "
@@ -59,6 +66,21 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "spoken words sharing suffixes: incremental MS-LMN vs MS-LMN vs "
         "Clockwork RNN vs LMN (Carta et al. 2021 Table 6)",
     ),
+    "enrnn-adding": (
+        enrnn_adding,
+        "adding problem T = 750: ENRNN with the coupling converges before the "
+        "LSTM; gradient maps and eigenvalues (Helfrich & Ye 2020 Figs. 1, 4-5)",
+    ),
+    "enrnn-copy": (
+        enrnn_copy,
+        "copy task T = 2000: ENRNN with the coupling vs LSTM against the "
+        "baseline (Helfrich & Ye 2020 Fig. 2)",
+    ),
+    "timit-spectra": (
+        timit_spectra,
+        "TIMIT log-magnitude spectra, next frame: ENRNN vs LSTM, MSE and "
+        "SegSNR; needs --data-dir with timit/ (Helfrich & Ye 2020 Table 1)",
+    ),
     "handwriting": (
         handwriting,
         "online handwriting transcribed with CTC: bidirectional LSTM vs "
@@ -66,6 +88,17 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "Table 4)",
     ),
 }
+
+#: Experiments of the full preset only: the quick preset leaves them out
+#: (naming one with ``--only`` under the quick preset is an error).
+FULL_ONLY = frozenset(
+    {
+        "enrnn-adding",
+        "enrnn-copy",
+        "generation-sweep",
+        "timit-spectra",
+    }
+)
 
 
 #: preset -> name -> (fits, CPU seconds) of one seed of each experiment: the
@@ -93,6 +126,10 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "chorales": (7, 250.0),
         "common-suffix-words": (5, 200.0),
         "handwriting": (4, 600.0),
+        "enrnn-adding": (3, 360.0),
+        "enrnn-copy": (2, 480.0),
+        "generation-sweep": (20, 600.0),
+        "timit-spectra": (2, 1800.0),
     },
 }
 
@@ -153,9 +190,22 @@ def run_benchmarks(
     Traceback (most recent call last):
     ...
     ValueError: unknown experiment(s) ['nope']; known: ...
+    >>> run_benchmarks("quick", only=["enrnn-copy"])
+    Traceback (most recent call last):
+    ...
+    ValueError: experiment(s) ['enrnn-copy'] run in the full preset only ...
     """
+    experiments = EXPERIMENTS
+    if preset != "full":
+        full_only = sorted(set(only or ()) & FULL_ONLY)
+        if full_only:
+            raise ValueError(
+                f"experiment(s) {full_only} run in the full preset only "
+                "(--preset full)."
+            )
+        experiments = {k: v for k, v in EXPERIMENTS.items() if k not in FULL_ONLY}
     return run_experiments(
-        EXPERIMENTS,
+        experiments,
         preset,
         only=only,
         output_dir=output_dir,
@@ -165,4 +215,5 @@ def run_benchmarks(
         progress=progress,
         costs=COSTS.get(preset),
         data_dir=data_dir,
+        full_only=FULL_ONLY,
     )

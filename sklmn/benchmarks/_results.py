@@ -33,7 +33,8 @@ class Claim:
     ``smaller_than_paper`` says why this preset does not test the claim at
     the paper's size (e.g. "T = 30; the paper: T = 100, 500"): the report
     then says "not tested at this size" and shows the measured outcome only
-    as a detail.
+    as a detail. A non-empty ``budget_limited`` marks a claim missed within
+    a reduced training budget while the learning curve still improves.
     """
 
     text: str
@@ -44,6 +45,11 @@ class Claim:
     #: (``reproduced`` is then True for ``k == n``, False for ``k == 0`` and
     #: None otherwise: not distinguishable)
     seeds_holding: tuple[int, int] | None = None
+    #: non-empty when the claim was missed within a budget smaller than the
+    #: paper's while the learning curve was still improving: the budget as a
+    #: fraction of the paper's and the curve (the report's verdict is then
+    #: "budget-limited"; an experiment sets it only with both)
+    budget_limited: str = ""
 
 
 @dataclass

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ._claims import claim_items_table, claim_verdict
 from ._progress import PoolEvent, RunProgress, execute_runs
 from ._results import Claim, ExperimentFn, ExperimentResult, Row
 
@@ -78,8 +79,6 @@ PAPERS = (
         "AAAI 2020",
     ),
 )
-
-_VERDICTS = {True: "yes", False: "**no**", None: "not checked"}
 
 
 def _spread(values: list[float]) -> str:
@@ -197,9 +196,20 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
             details = f"{found[0][1]} (every seed)"
         else:
             details = " — ".join(f"seed {s}: {d}" for s, d in found)
+        budget = "; ".join(
+            f"seed {s}: {c.budget_limited}"
+            for s, c in zip(seeds, same, strict=True)
+            if c and c.budget_limited
+        )
         if any(v is None for v in verdicts):
             merged.claims.append(
-                Claim(claim.text, None, details, claim.smaller_than_paper)
+                Claim(
+                    claim.text,
+                    None,
+                    details,
+                    claim.smaller_than_paper,
+                    budget_limited=budget,
+                )
             )
             continue
         k = sum(bool(v) for v in verdicts)
@@ -211,6 +221,7 @@ def merge_seeds(results: list[ExperimentResult]) -> ExperimentResult:
                 details,
                 claim.smaller_than_paper,
                 seeds_holding=(k, len(verdicts)),
+                budget_limited=budget if k < len(verdicts) else "",
             )
         )
     return merged
@@ -220,6 +231,7 @@ def format_markdown(
     results: list[ExperimentResult],
     preset: str,
     events: list[PoolEvent] | None = None,
+    full_only=(),
 ) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -232,6 +244,9 @@ def format_markdown(
     events : list of PoolEvent, default=None
         What the worker pool did (restarted or killed workers), listed with
         the failed runs.
+    full_only : iterable of str, default=()
+        Experiments of the full preset only: under another preset the claim
+        items they test say so.
 
     Returns
     -------
@@ -276,30 +291,16 @@ def format_markdown(
             'difference is within the seed-to-seed spread); "not '
             'tested at this size" marks a claim this preset measures on a '
             "smaller problem than the paper's (the outcome there is only a "
-            "detail).",
+            'detail); "budget-limited" a claim missed within a stated '
+            "fraction of the paper's training budget while the learning "
+            "curve was still improving.",
             "",
         ]
         lines += ["| claim | reproduced | detail |", "|---|---|---|"]
         for c in claims:
-            verdict, detail = _VERDICTS[c.reproduced], c.detail
-            if c.seeds_holding is not None:
-                k, n = c.seeds_holding
-                if c.reproduced is None:
-                    verdict = f"not distinguishable (holds on {k} of {n} seeds)"
-                else:
-                    verdict += f" ({k} of {n} seeds)"
-            if c.smaller_than_paper:
-                measured = {
-                    True: "holds",
-                    False: "does not hold",
-                    None: "n/a" if c.seeds_holding is None else "is mixed",
-                }
-                detail = (
-                    f"{c.smaller_than_paper}; at this size the claim "
-                    f"{measured[c.reproduced]}: {detail}"
-                )
-                verdict = "not tested at this size"
+            verdict, detail = claim_verdict(c)
             lines.append(f"| {_cell(c.text)} | {verdict} | {_cell(detail)} |")
+    lines += [""] + claim_items_table(results, full_only=full_only, preset=preset)
     if any(res.data for res in results):
         lines += ["", "## Data", ""]
         lines += [
@@ -407,6 +408,29 @@ def environment_line() -> str:
     )
 
 
+def _write_json(path: Path, results, runs, preset: str) -> None:
+    """The raw records next to the report: every seed's rows, claims and
+    notes (``runs``) and the merged results, as JSON."""
+    import dataclasses
+    import json
+
+    def record(res: ExperimentResult) -> dict:
+        out = dataclasses.asdict(res)
+        out["plots"] = [str(p) for p in res.plots]
+        return out
+
+    payload = {
+        "preset": preset,
+        "merged": [record(r) for r in results],
+        "runs": {
+            name: [record(r) for r in seed_runs]
+            for name, seed_runs in runs.items()
+            if seed_runs
+        },
+    }
+    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+
+
 def _with_data_dir(fn, data_dir: Path):
     """``fn`` with ``data_dir`` bound when it takes that keyword (a picklable
     partial, so worker processes receive it)."""
@@ -427,6 +451,7 @@ def run_experiments(
     progress: bool = False,
     costs: Mapping[str, tuple[int, float]] | None = None,
     data_dir: str | Path | None = None,
+    full_only=(),
 ) -> list[ExperimentResult]:
     """Run experiments and write ``results.md`` and plots.
 
@@ -442,8 +467,9 @@ def run_experiments(
     only : list of str, default=None
         Names of the experiments to run (all when None).
     output_dir : str or Path, default='benchmark_results'
-        Folder for ``results.md`` and the PNG plots (the first seed's; the
-        other seeds' plots go to ``seed<k>/`` subfolders).
+        Folder for ``results.md``, ``results.json`` (the raw records of
+        every seed and the merged results) and the PNG plots (the first
+        seed's; the other seeds' plots go to ``seed<k>/`` subfolders).
     log : callable, default=print
         Progress sink (the workers' log lines come back to it).
     seeds : sequence of int, default=(0, 1, 2)
@@ -466,6 +492,10 @@ def run_experiments(
         experiments whose function takes it, which then use the data found
         there instead of their stand-in. The report's "Data" section says
         which data each experiment used.
+    full_only : iterable of str, default=()
+        Experiments of the full preset only (see
+        :data:`sklmn.benchmarks._experiments.FULL_ONLY`): the report's claim
+        items say so under another preset.
 
     Returns
     -------
@@ -554,12 +584,16 @@ def run_experiments(
             # rewrite the report after every experiment: partial results survive
             results = [merged[n] for n in names if n in merged]
             (output_dir / "results.md").write_text(
-                format_markdown(results, preset, events)
+                format_markdown(results, preset, events, full_only)
             )
+            _write_json(output_dir / "results.json", results, runs, preset)
     finally:
         bars.close()
     results = [merged[n] for n in names if n in merged]
-    (output_dir / "results.md").write_text(format_markdown(results, preset, events))
+    (output_dir / "results.md").write_text(
+        format_markdown(results, preset, events, full_only)
+    )
+    _write_json(output_dir / "results.json", results, runs, preset)
     cpu = sum(r.cpu_seconds for r in results)
     log(
         f"all done in {time.perf_counter() - t_all:.1f} s ({cpu:.1f} CPU s in the "

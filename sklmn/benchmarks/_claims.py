@@ -1,0 +1,482 @@
+"""Every quantitative claim item of the five papers and the experiment testing it.
+
+The report's "Claim items of the five papers" table lists all of
+:data:`CLAIM_ITEMS`, whether or not an experiment ran: the paper's value,
+the experiment that tests the item (or why none can here), the set-up
+deviations, and, from the runs present, what sklmn measured and the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._results import Claim, ExperimentResult
+
+__all__ = ["CLAIM_ITEMS", "ClaimItem", "claim_items_table", "claim_verdict"]
+
+_H20 = "Helfrich & Ye 2020"
+_C21 = "Carta et al. 2021"
+_C20A = "Carta et al. 2020a"
+_C20B = "Carta et al. 2020b"
+_B19 = "Bacciu et al. 2019"
+
+#: why an item needs the paper's data (the status of those items)
+NEEDS_DATA = "needs the real data: run with --data-dir"
+
+
+@dataclass(frozen=True)
+class ClaimItem:
+    """One quantitative claim item of a paper.
+
+    ``experiment`` names the experiment that tests it (a key of
+    :data:`sklmn.benchmarks.EXPERIMENTS`, or one that another part adds
+    later: the table then says "no run"); ``claim`` is a part of the text of
+    that experiment's :class:`~sklmn.benchmarks._results.Claim` (empty: all
+    the experiment's claims); ``models`` names rows whose values the table
+    quotes when no claim record tests the item. ``status`` is empty when
+    the item runs on the data here, else why not (e.g. :data:`NEEDS_DATA`,
+    "needs the stream mode", "not attempted: ...").
+    """
+
+    key: str
+    paper: str
+    item: str
+    paper_value: str
+    experiment: str = ""
+    claim: str = ""
+    models: tuple[str, ...] = ()
+    status: str = ""
+    deviations: str = ""
+
+
+_STAND_IN = "on the stand-in unless --data-dir holds the paper's data"
+
+#: Every quantitative claim item of the five papers, once (items the
+#: journal version repeats from a conference paper are listed under the
+#: journal with the other table named).
+CLAIM_ITEMS: tuple[ClaimItem, ...] = (
+    # --- Carta et al. 2021 (journal) and Bacciu et al. 2019: music ---
+    ClaimItem(
+        "music-jsb-lmn-rnn", _C21, "Table 3 (= Bacciu et al. 2019 Table 2): "
+        "LMN-m >= RNN on JSB Chorales", "33.98 vs 31.00 (frame acc. %)",
+        "chorales", "LMN >= RNN on the chorales",
+        deviations="Bach chorales from music21 " + _STAND_IN,
+    ),
+    ClaimItem(
+        "music-jsb-pretrained", _C21, "Table 3: unrolled pretraining improves "
+        "the LMN-m on JSB Chorales", "34.49 vs 33.98",
+        "chorales", "Unrolled pretraining improves the LMN",
+        deviations="Bach chorales from music21 " + _STAND_IN,
+    ),
+    ClaimItem(
+        "music-jsb-lstm", _C21, "Table 3: LMN-m >= LSTM on JSB Chorales",
+        "33.98 vs 32.64", "chorales", models=("LMN", "LSTM"),
+        deviations="rows only (no claim record); " + _STAND_IN,
+    ),
+    ClaimItem(
+        "music-other-sets", _C21, "Table 3: MuseData, Nottingham, Piano-midi.de "
+        "(pret-LMN-m best on each)", "35.66, 74.16, 28.79",
+        "music-sets", "pret-LMN-m best on", status=NEEDS_DATA,
+        deviations="the pickles of Boulanger-Lewandowski et al. 2012",
+    ),
+    ClaimItem(
+        "music-lmn-hidden", _C21, "Table 3: LMN-h (hidden output) below LMN-m "
+        "on all four sets", "JSB 30.61 vs 33.98", "music-lmn-hidden",
+        "LMN-m >= LMN-h", deviations="full preset only; the chorales",
+    ),
+    ClaimItem(
+        "music-pret-rnn", _C21, "Table 3: pretraining helps the RNN less "
+        "than the LMN (pret-RNN)", "JSB 30.55 vs RNN 31.00", "music-pret-rnn",
+        "Pretraining helps the RNN less than the LMN",
+        deviations="full preset only; the chorales",
+    ),
+    ClaimItem(
+        "music-rnn-rbm", _C21, "Table 3: RNN-RBM reference row",
+        "33.12, 34.02, 75.40, 28.92",
+        status="not attempted: a reference row the paper quotes from "
+        "Boulanger-Lewandowski et al. 2012 (RNN-RBM is not part of sklmn)",
+    ),
+    ClaimItem(
+        "laes-svd", _C21, "Fig. 8a: LAES error falls with the memory size, "
+        "follows the SVD error, zero at full rank", "curves",
+        "laes-reconstruction", "LAES error decreases with memory size",
+        deviations="digits read as sequences, not JSB hidden states",
+    ),
+    ClaimItem(
+        "laes-init-jsb", _C21, "Fig. 8b: the LMN right after the LAES "
+        "initialization is close to the unrolled RNN", "curves",
+        "chorales", "Unrolled pretraining improves the LMN",
+        deviations="tested only through the fine-tuned result (no "
+        "after-initialization row)",
+    ),
+    ClaimItem(
+        "laes-unrolled", _C21, "Fig. 8c: LAES reconstruction error through "
+        "time on unrolled-RNN states", "curves", "laes-unrolled",
+        "A larger memory lowers the LAES reconstruction error",
+        deviations="full preset only",
+    ),
+    ClaimItem(
+        "laes-memory-size", _B19, "Fig. 3: pretraining vs memory size",
+        "curves", "laes-memory-size", deviations="full preset only; the "
+        "chorales; all the experiment's claims",
+    ),
+    ClaimItem(
+        "lmn-parameters", _B19, "§4.2: with m = f = h/2 the LMN has fewer "
+        "parameters than an LSTM or GRU of h units", "analytic",
+        status="not attempted as an experiment: a parameter count (the "
+        "estimators' n_parameters), no training",
+    ),
+    # --- sequence generation ---
+    ClaimItem(
+        "generation-best", _C21, "Table 4 (= Carta et al. 2020a Table 2): the "
+        "MS-LMN has the lowest NMSE", "0.116e-3", "sequence-generation",
+        "The MS-LMN generates the sequence with the lowest NMSE",
+        deviations="speech excerpt instead of the paper's music excerpt",
+    ),
+    ClaimItem(
+        "generation-order", _C21, "Table 4: MS-LMN < CW-RNN < LSTM < LMN < RNN",
+        "0.116, 12.5, 20.7, 38.4, 79.5 (x 1e-3)", "sequence-generation",
+        "Full ordering", deviations="speech excerpt",
+    ),
+    ClaimItem(
+        "generation-multiscale", _C21, "Table 4: multi-scale models beat "
+        "single-scale ones", "12.5e-3 < 20.7e-3", "sequence-generation",
+        "The multi-scale models", deviations="speech excerpt",
+    ),
+    ClaimItem(
+        "generation-sweep-size", _C21, "Table 5 (= Carta et al. 2020a Table 1) "
+        "sweep: each model's best configuration has ~1000 parameters",
+        "Table 4 lists the 1000-parameter configurations", "generation-sweep",
+        "best sweep configuration is its largest",
+        deviations="10% of the Table 4 epochs per fit; Table 4's learning "
+        "rate at every size",
+    ),
+    ClaimItem(
+        "generation-sweep-best", _C21, "Table 5 sweep: the MS-LMN is best over "
+        "the sizes", "0.116e-3", "generation-sweep",
+        "Over the size sweep the MS-LMN",
+        deviations="10% of the Table 4 epochs per fit",
+    ),
+    # --- common-suffix words ---
+    ClaimItem(
+        "words-order", _C21, "Table 6: MS-LMN >= CW-RNN >= LMN",
+        "78.0, 74.4, 55.0 (%)", "common-suffix-words",
+        "MS-LMN >= Clockwork RNN >= LMN",
+        deviations="espeak-ng words " + _STAND_IN + "; 10 ms frames (1 ms)",
+    ),
+    ClaimItem(
+        "words-incremental", _C21, "Table 6: incremental training improves "
+        "the MS-LMN", "79.6 vs 78.0", "common-suffix-words",
+        "Incremental training improves the MS-LMN",
+        deviations="espeak-ng words " + _STAND_IN,
+    ),
+    ClaimItem(
+        "words-lstm", _C20A, "Table 3: the LSTM (41 units) below the MS-LMN "
+        "and CW-RNN", "55.9 vs 78.0, 74.4", "common-suffix-words",
+        "beat the LSTM on common-suffix words",
+        deviations="full preset only; espeak-ng words " + _STAND_IN,
+    ),
+    # --- handwriting ---
+    ClaimItem(
+        "hand-incremental", _C20A, "Table 4: incremental training more than "
+        "doubles the MS-LMN's accuracy", "66.8 vs 26.5", "handwriting",
+        "Incremental training more than doubles",
+        deviations="Hershey-font handwriting " + _STAND_IN,
+    ),
+    ClaimItem(
+        "hand-lstm", _C20A, "Table 4: the bidirectional LSTM is the best model",
+        "77.3", "handwriting", "The LSTM is the best model",
+        deviations="Hershey-font handwriting " + _STAND_IN,
+    ),
+    ClaimItem(
+        "hand-modules", _C20A, "§5.3: early stopping ends incremental "
+        "training at 8 of 9 modules", "8 of 9", "handwriting",
+        "Early stopping ends incremental training",
+        deviations="Hershey-font handwriting " + _STAND_IN,
+    ),
+    # --- Carta et al. 2020b: copy, MNIST, TIMIT framewise, init quality ---
+    ClaimItem(
+        "copy-lmn", _C20B, "Table 1: the LMN solves the copy task at T = 100, "
+        "500", "100, 100 (%)", "copy-task", "The LMN solves the copy task",
+        deviations="64 units, fewer batches (the notes give the fraction)",
+    ),
+    ClaimItem(
+        "copy-tanh", _C20B, "Table 1: the tanh RNN fails", "FAIL",
+        "copy-task", "The tanh RNN fails the copy task",
+    ),
+    ClaimItem(
+        "copy-lstm", _C20B, "Table 1: the LSTM beats the baseline but does "
+        "not solve the task", "99.7, 99.4", "copy-task",
+        "The LSTM beats the memoryless baseline",
+    ),
+    ClaimItem(
+        "copy-linear", _C20B, "Table 1: the linear orthogonal RNN solves the "
+        "copy task", "100, 100", "linear-rnn",
+        status="not attempted yet: needs the trainable linear RNN baseline",
+    ),
+    ClaimItem(
+        "digits-laes-lmn", _C20B, "Table 2: LAES-initialized LMN beats the "
+        "orthogonally initialized LMN (sequential)", "98.5 vs 92.6",
+        "sequential-digits", "LAES-initialized LMN",
+        deviations="small digits " + _STAND_IN + "; hard orthogonal memory "
+        "(the paper: a soft penalty)",
+    ),
+    ClaimItem(
+        "digits-lmn-rnn", _C20B, "Table 2: orthogonally initialized LMN beats "
+        "the RNN (sequential)", "92.6 vs 77.2", "sequential-digits",
+        "The orthogonally initialized LMN beats the Elman RNN",
+        deviations="the RNN row is uniformly initialized here (the paper: "
+        "orthogonal); " + _STAND_IN,
+    ),
+    ClaimItem(
+        "digits-rnn-laes", _C20B, "Table 2: the LAES-initialized RNN beats "
+        "the orthogonally initialized RNN", "97.0 vs 77.2", "linear-rnn",
+        status="not attempted yet: needs the orthogonally initialized and "
+        "LAES-initialized RNN rows",
+    ),
+    ClaimItem(
+        "digits-linear", _C20B, "Table 2: the linear RNN row", "86.6, 84.2",
+        "linear-rnn",
+        status="not attempted yet: needs the trainable linear RNN baseline",
+    ),
+    ClaimItem(
+        "digits-permuted", _C20B, "Table 2: permuted MNIST, LAES LMN best "
+        "among the sklmn models", "95.4 vs 88.7", "permuted-digits",
+        deviations="full preset only; small digits " + _STAND_IN
+        + "; all the experiment's claims",
+    ),
+    ClaimItem(
+        "timit-framewise", _C20B, "Table 3: TIMIT framewise, LMN-ortho best, "
+        "LMN-laes below it", "66.1 vs 63.4", "timit-framewise",
+        "LMN-ortho > LMN-laes", status=NEEDS_DATA,
+    ),
+    ClaimItem(
+        "laes-init-quality", _C20B, "Table 4: the initialized LMN matches the "
+        "linear RNN, the initialized RNN does not", "85.5 vs 11.7",
+        "laes-init-quality",
+        status="not attempted yet: needs the linear RNN baseline and an "
+        "after-initialization score",
+    ),
+    # --- Helfrich & Ye 2020 ---
+    ClaimItem(
+        "adding-converges", _H20, "Fig. 1: at T = 750 the ENRNN converges "
+        "towards 0 MSE before the LSTM", "near 0 within 6 epochs",
+        "enrnn-adding", "converges towards 0 MSE before",
+        deviations="full preset only; a fraction of the paper's budget (the "
+        "notes give it); no grid search",
+    ),
+    ClaimItem(
+        "adding-baseline", _H20, "Fig. 1: at T = 750 the ENRNN beats the 0.167 "
+        "baseline", "near 0", "enrnn-adding", "beats the 0.167 baseline on the "
+        "adding problem at T = 750",
+        deviations="full preset only; a fraction of the paper's budget",
+    ),
+    ClaimItem(
+        "adding-short", _H20, "Fig. 1, shortened: the ENRNN beats the baseline "
+        "at T = 200", "(T = 750 in the paper)", "adding-problem",
+        "The ENRNN beats the 0.167 baseline",
+        deviations="T = 200, no coupling, 64/16 units, L2 1e-4, Adam 3e-3",
+    ),
+    ClaimItem(
+        "copy2000-enrnn", _H20, "Fig. 2: the ENRNN drops below the copy "
+        "baseline at T = 2000", "near 0", "enrnn-copy", "drops below the copy "
+        "baseline", deviations="full preset only; 10% of the 4000 iterations",
+    ),
+    ClaimItem(
+        "copy2000-lstm", _H20, "Fig. 2: the LSTM stays at the baseline at "
+        "T = 2000", "at the baseline", "enrnn-copy",
+        "does not drop below the copy baseline",
+        deviations="full preset only; 10% of the 4000 iterations",
+    ),
+    ClaimItem(
+        "copy2000-order", _H20, "§5.2: the ENRNN outperforms the other models "
+        "at T = 2000", "ENRNN best", "enrnn-copy", "outperforms the LSTM",
+        deviations="LSTM only (scoRNN and uRNN rows not run)",
+    ),
+    ClaimItem(
+        "timit-spectra-mse", _H20, "Table 1: TIMIT spectra, test MSE ENRNN < "
+        "LSTM", "0.13 vs 8.27", "timit-spectra", "lower test MSE than",
+        status=NEEDS_DATA, deviations="full preset only; 10 of 300 epochs; "
+        "no scoRNN row",
+    ),
+    ClaimItem(
+        "timit-spectra-perceptual", _H20, "Table 1: SegSNR, STOI, PESQ best "
+        "for the ENRNN", "4.84 vs 4.00 dB, 0.83, 2.75", "timit-spectra",
+        "higher segmental SNR", status=NEEDS_DATA,
+        deviations="SegSNR only: STOI and PESQ need new dependencies",
+    ),
+    ClaimItem(
+        "char-ptb", _H20, "Table 2: character PTB, ENRNN below the LSTM of "
+        "equal parameters", "1.429 vs 1.461 bpc", "char-ptb",
+        status="needs the stream mode (truncated BPTT with the state carried "
+        "across windows, an embedding input) and the real data: not run",
+    ),
+    ClaimItem(
+        "gradient-maps", _H20, "Figs. 4-5: the short-term state's gradient "
+        "decays quickly, the long-term state's stays", "heat maps",
+        "enrnn-adding", "short-term state's gradient",
+        deviations="full preset only; Jacobian norms averaged over 8 sequences",
+    ),
+    ClaimItem(
+        "state-split", _H20, "Fig. 6: n = 160, best near h(S) = 64 or 96; no "
+        "h(L) or no h(S) fails within 6 epochs", "curves", "enrnn-split",
+        status="not attempted: seven ENRNN fits at T = 750 (about 3 minutes "
+        "each at 4% of the paper's budget); not run here",
+    ),
+)
+
+
+def claim_verdict(claim: Claim) -> tuple[str, str]:
+    """The report's verdict and detail of one claim record.
+
+    Parameters
+    ----------
+    claim : Claim
+
+    Returns
+    -------
+    verdict, detail : str
+
+    Examples
+    --------
+    >>> claim_verdict(Claim("x", True, "a = 1"))
+    ('yes', 'a = 1')
+    >>> claim_verdict(Claim("x", False, "a = 0", budget_limited="10% budget"))
+    ('budget-limited', '10% budget; a = 0')
+    >>> claim_verdict(Claim("x", None, "k", seeds_holding=(1, 3)))[0]
+    'not distinguishable (holds on 1 of 3 seeds)'
+    """
+    verdict = {True: "yes", False: "**no**", None: "not checked"}[claim.reproduced]
+    detail = claim.detail
+    if claim.seeds_holding is not None:
+        k, n = claim.seeds_holding
+        if claim.reproduced is None:
+            verdict = f"not distinguishable (holds on {k} of {n} seeds)"
+        else:
+            verdict += f" ({k} of {n} seeds)"
+    if claim.smaller_than_paper:
+        measured = {
+            True: "holds",
+            False: "does not hold",
+            None: "n/a" if claim.seeds_holding is None else "is mixed",
+        }
+        detail = (
+            f"{claim.smaller_than_paper}; at this size the claim "
+            f"{measured[claim.reproduced]}: {detail}"
+        )
+        verdict = "not tested at this size"
+    elif claim.budget_limited and claim.reproduced is not True:
+        verdict = "budget-limited"
+        detail = f"{claim.budget_limited}; {detail}"
+    return verdict, detail
+
+
+def _item_outcome(
+    item: ClaimItem, results: dict[str, ExperimentResult], not_run: str
+) -> tuple[str, str]:
+    """(ours, verdict) of one item from the runs present."""
+    res = results.get(item.experiment)
+    if res is None:
+        if item.status:
+            return "", item.status
+        return "", not_run if item.experiment else "no experiment"
+    if res.error and not res.claims and not res.rows:
+        return "", f"run failed: {res.error}"
+    if item.status and not res.rows:  # ran without the data it needs
+        return res.data, item.status
+    where = f" [{res.data}]" if res.data.startswith("stand-in") else ""
+    if item.models:
+        values = []
+        for model in item.models:
+            row = next((r for r in res.rows if r.model == model), None)
+            if row is not None:
+                values.append(f"{model} {row.value:.4g}")
+        return "; ".join(values) + where, "rows only (no claim record)"
+    claims = [c for c in res.claims if item.claim in c.text]
+    if not claims:
+        return "", "no claim record in the run"
+    verdicts = [claim_verdict(c) for c in claims]
+    if len(verdicts) == 1:
+        verdict, detail = verdicts[0]
+    else:
+        kinds = {v for v, _ in verdicts}
+        verdict = kinds.pop() if len(kinds) == 1 else "mixed: " + ", ".join(
+            v for v, _ in verdicts
+        )
+        detail = " — ".join(f"{c.text}: {d}" for c, (_, d) in zip(claims, verdicts))
+    return detail + where, verdict
+
+
+def claim_items_table(
+    results: Iterable[ExperimentResult],
+    *,
+    items: Iterable[ClaimItem] = CLAIM_ITEMS,
+    full_only: Iterable[str] = (),
+    preset: str = "full",
+) -> list[str]:
+    """The report's table of every claim item, filled from the runs present.
+
+    Parameters
+    ----------
+    results : iterable of ExperimentResult
+        The runs of this report (merged over seeds).
+    items : iterable of ClaimItem, default=CLAIM_ITEMS
+    full_only : iterable of str, default=()
+        Experiments of the full preset only (the table says so under
+        another preset).
+    preset : str, default='full'
+
+    Returns
+    -------
+    lines : list of str
+        Markdown lines: a heading, a sentence and the table.
+
+    Examples
+    --------
+    >>> res = ExperimentResult("copy-task", claims=[
+    ...     Claim("The LMN solves the copy task (>= 95%)", True, "100%")])
+    >>> lines = claim_items_table([res])
+    >>> [ln for ln in lines if "copy-lmn" in ln][0].split(" | ")[5:7]
+    ['100%', 'yes']
+    """
+    by_name = {r.name: r for r in results}
+    full_only = set(full_only)
+    items = list(items)
+    lines = [
+        "## Claim items of the five papers",
+        "",
+        f"All {len(items)} quantitative claim items of the five papers, "
+        "whether or not a run of this report tests them: the experiment "
+        'that tests each (run it with `--only NAME`), what it measured and '
+        'the verdict ("rows only": the experiment reports the values but '
+        'no claim record tests the item; "no run": the experiment is not in '
+        'this report; "budget-limited": missed within a stated fraction of '
+        "the paper's budget while the learning curve still improved).",
+        "",
+        "| item | paper | claim | paper's value | experiment | ours | verdict "
+        "| set-up deviations |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for item in items:
+        not_run = (
+            "no run (full preset only)"
+            if item.experiment in full_only and preset != "full"
+            else "no run"
+        )
+        ours, verdict = _item_outcome(item, by_name, not_run)
+        cells = (
+            item.key,
+            item.paper,
+            item.item,
+            item.paper_value,
+            item.experiment or "—",
+            ours,
+            verdict,
+            item.deviations,
+        )
+        lines.append(
+            "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ")
+                             for c in cells) + " |"
+        )
+    return lines
