@@ -236,7 +236,10 @@ def test_unrolled_unsupported_options_are_named(options, match):
 @pytest.mark.parametrize(
     "recurrent, match",
     [
-        (LMN(2, 4, 4, output="hidden"), "output='memory'"),
+        (
+            LMN(2, 4, 4, output="hidden", memory_matrix="schur"),
+            "output='hidden' with memory_matrix 'free' or 'spectral'",
+        ),
         (LMN(2, 4, 4, memory_matrix="orthogonal"), "memory_matrix='orthogonal'"),
         (GRU(2, 4), "LMN or an Elman RNN, got GRU"),
     ],
