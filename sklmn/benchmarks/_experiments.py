@@ -8,14 +8,22 @@ from pathlib import Path
 from ._exp_adding import adding_problem
 from ._exp_chorales import chorales
 from ._exp_copy import copy_task
-from ._exp_digits import sequential_digits
+from ._exp_digits import permuted_digits, sequential_digits
 from ._exp_generation import sequence_generation
 from ._exp_handwriting import handwriting
 from ._exp_laes import laes_reconstruction
+from ._exp_music_claims import (
+    laes_memory_size,
+    laes_unrolled,
+    music_lmn_hidden,
+    music_pret_rnn,
+    music_sets,
+)
+from ._exp_timit_framewise import timit_framewise
 from ._exp_words import common_suffix_words
 from ._runner import ExperimentFn, ExperimentResult, run_experiments
 
-__all__ = ["COSTS", "DEFAULT_SEEDS", "EXPERIMENTS", "run_benchmarks"]
+__all__ = ["COSTS", "DEFAULT_SEEDS", "EXPERIMENTS", "FULL_ONLY", "run_benchmarks"]
 
 #: Seeds the command line runs per preset: the quick preset shows one result
 #: per claim, the full preset the mean and spread over three seeds.
@@ -65,7 +73,57 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "Clockwork RNN vs MS-LMN vs incremental MS-LMN (Carta et al. 2020a "
         "Table 4)",
     ),
+    "music-lmn-hidden": (
+        music_lmn_hidden,
+        "chorales: LMN with hidden output (LMN-h, random and pretrained) vs "
+        "LMN-m; RNN-RBM reference row (Carta et al. 2021 Table 3)",
+    ),
+    "music-pret-rnn": (
+        music_pret_rnn,
+        "chorales: LAES-pretrained Elman RNN (pret-RNN) vs the unrolled-"
+        "pretrained LMN, gains over their random starts (Carta et al. 2021 "
+        "Table 3)",
+    ),
+    "music-sets": (
+        music_sets,
+        "MuseData, Nottingham, Piano-midi.de with the Table 3 models (needs "
+        "the real data: --data-dir DIR/music/) (Carta et al. 2021 Table 3)",
+    ),
+    "laes-memory-size": (
+        laes_memory_size,
+        "chorales: validation accuracy against the number of units, LMN vs "
+        "pretrained LMN vs LSTM vs RNN (Bacciu et al. 2019 Fig. 3)",
+    ),
+    "laes-unrolled": (
+        laes_unrolled,
+        "LAES reconstruction error through time of an unrolled RNN's hidden "
+        "states, by memory size (Carta et al. 2021 Fig. 8c)",
+    ),
+    "permuted-digits": (
+        permuted_digits,
+        "digits read one pixel per step in a fixed random order: LAES LMN vs "
+        "orthogonal LMN vs Elman RNN (Carta et al. 2020b Table 2, permuted)",
+    ),
+    "timit-framewise": (
+        timit_framewise,
+        "TIMIT framewise phones: orthogonal LMN vs LAES LMN (needs the real "
+        "data: --data-dir DIR/timit/) (Carta et al. 2020b Table 3)",
+    ),
 }
+
+#: Experiments of the full preset only: the quick preset leaves them out
+#: (naming one with ``--only`` under the quick preset is an error).
+FULL_ONLY = frozenset(
+    {
+        "music-lmn-hidden",
+        "music-pret-rnn",
+        "music-sets",
+        "laes-memory-size",
+        "laes-unrolled",
+        "permuted-digits",
+        "timit-framewise",
+    }
+)
 
 
 #: preset -> name -> (fits, CPU seconds) of one seed of each experiment: the
@@ -93,6 +151,13 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "chorales": (7, 250.0),
         "common-suffix-words": (5, 200.0),
         "handwriting": (4, 600.0),
+        "music-lmn-hidden": (3, 300.0),
+        "music-pret-rnn": (4, 350.0),
+        "music-sets": (0, 1.0),
+        "laes-memory-size": (12, 500.0),
+        "laes-unrolled": (1, 120.0),
+        "permuted-digits": (3, 120.0),
+        "timit-framewise": (0, 1.0),
     },
 }
 
@@ -153,9 +218,22 @@ def run_benchmarks(
     Traceback (most recent call last):
     ...
     ValueError: unknown experiment(s) ['nope']; known: ...
+    >>> run_benchmarks("quick", only=["music-lmn-hidden"])
+    Traceback (most recent call last):
+    ...
+    ValueError: experiment(s) ['music-lmn-hidden'] run in the full preset only ...
     """
+    experiments = EXPERIMENTS
+    if preset != "full":
+        full_only = sorted(set(only or ()) & FULL_ONLY)
+        if full_only:
+            raise ValueError(
+                f"experiment(s) {full_only} run in the full preset only "
+                "(--preset full)."
+            )
+        experiments = {k: v for k, v in EXPERIMENTS.items() if k not in FULL_ONLY}
     return run_experiments(
-        EXPERIMENTS,
+        experiments,
         preset,
         only=only,
         output_dir=output_dir,

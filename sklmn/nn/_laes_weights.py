@@ -128,7 +128,6 @@ def check_components(p: int, limit: int, what: str) -> None:
         )
 
 
-@torch.no_grad()
 def laes_input_units(hidden_size: int, p: int, n_features: int, output: str) -> int:
     """Hidden units ``r`` that carry the input of a ``p``-component LAES in an
     LMN layer: ``p`` when they fit (the paper's ``W_xh = s A``), otherwise
@@ -146,6 +145,7 @@ def laes_input_units(hidden_size: int, p: int, n_features: int, output: str) -> 
     return p if available >= p else min(p, n_features)
 
 
+@torch.no_grad()
 def lmn_layer_from_laes_(
     layer: nn.Module,
     A: np.ndarray,

@@ -621,9 +621,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         data's."""
         limits = list(recurrent.laes_capacity(n_features))
         limits.insert(1, data_limit(lengths, n_features))
-        return reduce_components(
-            self.n_components, limits[0][0], limits, notes, prefix
-        )
+        return reduce_components(self.n_components, limits[0][0], limits, notes, prefix)
 
 
 def _memory_scale(states: np.ndarray, lengths: np.ndarray, s: float) -> float:

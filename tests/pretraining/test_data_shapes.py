@@ -216,7 +216,10 @@ def test_laes_init_supports_bidirectional_and_stacked(options):
     [
         ({"bidirectional": True}, "supports only bidirectional=False"),
         ({"num_layers": 2}, "supports only num_layers=1"),
-        ({"output": "hidden"}, "output='memory'"),
+        (
+            {"output": "hidden", "memory_matrix": "schur"},
+            "output='hidden' with memory_matrix 'free' or 'spectral'",
+        ),
         ({"memory_matrix": "orthogonal"}, "memory_matrix='orthogonal'"),
     ],
 )
