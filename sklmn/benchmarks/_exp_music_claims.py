@@ -733,7 +733,8 @@ def laes_unrolled(
         means.append(total)
         distant = float(np.nanmean(rel[: max(T // 5, 1)]))
         log(
-            f"p={p}: relative error {total:.4f} (first {max(T // 5, 1)} steps {distant:.4f})"
+            f"p={p}: relative error {total:.4f} (first {max(T // 5, 1)} "
+            f"steps {distant:.4f})"
         )
         result.rows.append(
             Row(
