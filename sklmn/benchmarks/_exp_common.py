@@ -81,14 +81,7 @@ PINNED: dict[str, dict] = {
         verbose=0,
         warm_start=False,
     ),
-    "LMN": dict(
-        _LMN_FAMILY,
-        dropout=0.0,
-        memory_bias=False,
-        # the memory at the learning rate of the rest, as in the papers
-        memory_lr_scale=1.0,
-        num_layers=1,
-    ),
+    "LMN": dict(_LMN_FAMILY, dropout=0.0, memory_bias=False, num_layers=1),
     "MultiScaleLMN": dict(_LMN_FAMILY, incremental=None),
     "RNN": dict(
         bidirectional=False,
