@@ -39,6 +39,7 @@ __all__ = [
 _LMN_FAMILY = dict(
     bidirectional=False,
     memory_matrix="free",
+    memory_lr_scale=1.0,
     norm_penalty=0.0,
     orthogonality_penalty=0.0,
     output="memory",

@@ -49,6 +49,15 @@ _LMN_CONSTRAINTS = {
 }
 
 
+#: docstring entry of ``memory_lr_scale`` (LMN and multi-scale LMN)
+MEMORY_LR_SCALE_DOC = """\
+    memory_lr_scale : float, default=1.0
+        The memory's recurrent parameters (``W_mm``, or the parameters of a
+        ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
+        at this fraction of the learning rate (an optimizer parameter group
+        of their own; see ``docs/memory.md``).
+"""
+
 #: names (fnmatch patterns) of the parameters ``memory_lr_scale`` applies to:
 #: ``W_mm`` (free or parametrized), a Schur memory's parameters, ``W_mh``
 _MEMORY_PARAMETERS = ("*weight_mm*", "*.memory.*", "*weight_mh")

@@ -17,7 +17,12 @@ from ._supervised import (
     _BaseSequenceRegressor,
 )
 from ._start import _PretrainedStartMixin
-from ._lmn import pretrained_alpha_doc, resolve_pretrainer
+from ._lmn import (
+    MEMORY_LR_SCALE_DOC,
+    memory_param_groups,
+    pretrained_alpha_doc,
+    resolve_pretrainer,
+)
 
 __all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]
 
@@ -55,6 +60,7 @@ MULTISCALE_PARAMETERS_DOC = """\
         real Schur form (one orthogonal change of coordinates per module),
         spectral radius below one whatever the optimizer does, the LAES
         start and the incremental growth exact (see ``docs/memory.md``).
+""" + MEMORY_LR_SCALE_DOC + """\
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
         added to the loss (Carta et al. 2020b §2.1).
@@ -151,6 +157,7 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
         "pooling": [StrOptions(set(POOLINGS))],
         "bidirectional": ["boolean"],
         "memory_matrix": [StrOptions({"free", "spectral", "schur"})],
+        "memory_lr_scale": [Interval(Real, 0, None, closed="neither")],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
@@ -185,6 +192,9 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
 
     def _resolve_pretrainer(self, n_samples: int, context=None):
         return resolve_pretrainer(self, n_samples, context)
+
+    def _optimizer_param_groups(self, lr: float) -> list:
+        return memory_param_groups(self.memory_lr_scale, lr)
 
     def _pooling(self) -> str:
         pooling = super()._pooling()
@@ -313,6 +323,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         pooling="auto",
         bidirectional=False,
         memory_matrix="free",
+        memory_lr_scale=1.0,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -376,6 +387,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.pooling = pooling
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
+        self.memory_lr_scale = memory_lr_scale
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
@@ -451,6 +463,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         pooling="auto",
         bidirectional=False,
         memory_matrix="free",
+        memory_lr_scale=1.0,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -511,6 +524,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.pooling = pooling
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
+        self.memory_lr_scale = memory_lr_scale
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient

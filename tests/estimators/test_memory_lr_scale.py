@@ -5,7 +5,12 @@ import numpy as np
 import pytest
 from skorch.callbacks import Callback
 
-from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.estimators import (
+    LMNClassifier,
+    LMNRegressor,
+    MultiScaleLMNClassifier,
+    MultiScaleLMNRegressor,
+)
 
 
 def _data(n=24, T=6, d=2, seed=0):
@@ -23,9 +28,14 @@ def _group_of(net, name):
 
 
 @pytest.mark.parametrize("memory_matrix", ["free", "schur", "spectral"])
-def test_memory_parameters_train_at_the_scaled_rate(memory_matrix):
+@pytest.mark.parametrize(
+    "cls", [LMNClassifier, MultiScaleLMNClassifier, MultiScaleLMNRegressor]
+)
+def test_memory_parameters_train_at_the_scaled_rate(cls, memory_matrix):
     X, y = _data()
-    clf = LMNClassifier(
+    if "Regressor" in cls.__name__:
+        y = y.astype(float)
+    clf = cls(
         hidden_size=4, memory_size=4, memory_matrix=memory_matrix,
         memory_lr_scale=0.1, learning_rate_init=0.01, max_iter=2,
         pretrainer=None, random_state=0,
