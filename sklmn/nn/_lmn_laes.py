@@ -145,7 +145,7 @@ class LMNLayerLAESMixin:
         tensor([[2., 0.],
                 [0., 2.]])
         >>> layer = LMNLayer(2, 4, 2, output="hidden").init_from_laes_(
-        ...     torch.ones(2, 2), 0.5 * torch.eye(2), memory_scale=0.1
+        ...     torch.ones(2, 2), 0.5 * torch.eye(2), partial=True, memory_scale=0.1
         ... )
         >>> layer.weight_mh.detach()[2:]
         tensor([[0.1000, 0.0000],
@@ -435,6 +435,8 @@ class LMNLAESMixin:
         --------
         >>> from sklmn.nn import LMN
         >>> LMN(2, 10, 8, output="hidden").laes_exposed_units(4, 2)
+        slice(4, 8, None)
+        >>> LMN(2, 6, 8, output="hidden").laes_exposed_units(4, 2)  # A factored
         slice(2, 6, None)
         """
         r = laes_input_units(self.hidden_size, p, n_features, self.output)
