@@ -8,12 +8,20 @@ from pathlib import Path
 from ._exp_adding import adding_problem
 from ._exp_chorales import chorales
 from ._exp_copy import copy_task
-from ._exp_digits import sequential_digits
+from ._exp_digits import permuted_digits, sequential_digits
 from ._exp_enrnn import enrnn_adding, enrnn_copy
 from ._exp_generation import generation_sweep, sequence_generation
 from ._exp_handwriting import handwriting
 from ._exp_laes import laes_reconstruction
+from ._exp_music_claims import (
+    laes_memory_size,
+    laes_unrolled,
+    music_lmn_hidden,
+    music_pret_rnn,
+    music_sets,
+)
 from ._exp_spectra import timit_spectra
+from ._exp_timit_framewise import timit_framewise
 from ._exp_words import common_suffix_words
 from ._runner import ExperimentFn, ExperimentResult, run_experiments
 
@@ -87,6 +95,42 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "Clockwork RNN vs MS-LMN vs incremental MS-LMN (Carta et al. 2020a "
         "Table 4)",
     ),
+    "music-lmn-hidden": (
+        music_lmn_hidden,
+        "chorales: LMN with hidden output (LMN-h, random and pretrained) vs "
+        "LMN-m; RNN-RBM reference row (Carta et al. 2021 Table 3)",
+    ),
+    "music-pret-rnn": (
+        music_pret_rnn,
+        "chorales: LAES-pretrained Elman RNN (pret-RNN) vs the unrolled-"
+        "pretrained LMN, gains over their random starts (Carta et al. 2021 "
+        "Table 3)",
+    ),
+    "music-sets": (
+        music_sets,
+        "MuseData, Nottingham, Piano-midi.de with the Table 3 models (needs "
+        "the real data: --data-dir DIR/music/) (Carta et al. 2021 Table 3)",
+    ),
+    "laes-memory-size": (
+        laes_memory_size,
+        "chorales: validation accuracy against the number of units, LMN vs "
+        "pretrained LMN vs LSTM vs RNN (Bacciu et al. 2019 Fig. 3)",
+    ),
+    "laes-unrolled": (
+        laes_unrolled,
+        "LAES reconstruction error through time of an unrolled RNN's hidden "
+        "states, by memory size (Carta et al. 2021 Fig. 8c)",
+    ),
+    "permuted-digits": (
+        permuted_digits,
+        "digits read one pixel per step in a fixed random order: LAES LMN vs "
+        "orthogonal LMN vs Elman RNN (Carta et al. 2020b Table 2, permuted)",
+    ),
+    "timit-framewise": (
+        timit_framewise,
+        "TIMIT framewise phones: orthogonal LMN vs LAES LMN (needs the real "
+        "data: --data-dir DIR/timit/) (Carta et al. 2020b Table 3)",
+    ),
 }
 
 #: Experiments of the full preset only: the quick preset leaves them out
@@ -97,6 +141,13 @@ FULL_ONLY = frozenset(
         "enrnn-copy",
         "generation-sweep",
         "timit-spectra",
+        "music-lmn-hidden",
+        "music-pret-rnn",
+        "music-sets",
+        "laes-memory-size",
+        "laes-unrolled",
+        "permuted-digits",
+        "timit-framewise",
     }
 )
 
@@ -130,6 +181,13 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "enrnn-copy": (2, 480.0),
         "generation-sweep": (20, 600.0),
         "timit-spectra": (2, 1800.0),
+        "music-lmn-hidden": (3, 300.0),
+        "music-pret-rnn": (4, 350.0),
+        "music-sets": (0, 1.0),
+        "laes-memory-size": (12, 500.0),
+        "laes-unrolled": (1, 120.0),
+        "permuted-digits": (3, 120.0),
+        "timit-framewise": (0, 1.0),
     },
 }
 

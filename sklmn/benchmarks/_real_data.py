@@ -10,7 +10,10 @@ experiment, which data ran):
 - ``DIR/mnist/``: the four MNIST IDX files (``sequential-digits``;
   :func:`sklmn.datasets.load_mnist_sequences`);
 - ``DIR/timit/``: the TIMIT tree with ``TRAIN/`` and ``TEST/``
-  (``common-suffix-words``; :func:`sklmn.datasets.load_timit`);
+  (``common-suffix-words``, ``timit-framewise``;
+  :func:`sklmn.datasets.load_timit`);
+- ``DIR/music/MuseData.pickle``, ``Nottingham.pickle``,
+  ``Piano-midi.de.pickle``: the other three pickles (``music-sets``);
 - ``DIR/iam-ondb/``: IAM-OnDB's ``lineStrokes/``, ``ascii/`` and split
   lists (``handwriting``; :func:`sklmn.datasets.load_iam_ondb`).
 """
@@ -30,6 +33,7 @@ REAL_DATA = {
     "sequential-digits": ("mnist", "MNIST (IDX files)"),
     "common-suffix-words": ("timit", "TIMIT (LDC tree)"),
     "handwriting": ("iam-ondb", "IAM-OnDB (XML strokes, official split lists)"),
+    "timit-framewise": ("timit", "TIMIT (LDC tree)"),
 }
 
 

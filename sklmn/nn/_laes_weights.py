@@ -82,15 +82,15 @@ def spectral_radius_np(M: np.ndarray) -> float:
     return float(np.abs(np.linalg.eigvals(M)).max())
 
 
-def check_scale(input_scale: object) -> float:
-    """A finite ``input_scale > 0`` as a float (a ValueError naming it
-    otherwise)."""
+def check_scale(input_scale: object, name: str = "input_scale") -> float:
+    """A finite ``input_scale > 0`` as a float (a ValueError naming it,
+    as ``name``, otherwise)."""
     if (
         isinstance(input_scale, bool)
         or not isinstance(input_scale, numbers.Real)
         or not (0.0 < float(input_scale) < math.inf)
     ):
-        raise ValueError(f"input_scale must be a finite float > 0, got {input_scale!r}")
+        raise ValueError(f"{name} must be a finite float > 0, got {input_scale!r}")
     return float(input_scale)
 
 
@@ -128,23 +128,51 @@ def check_components(p: int, limit: int, what: str) -> None:
         )
 
 
+def laes_input_units(hidden_size: int, p: int, n_features: int, output: str) -> int:
+    """Hidden units ``r`` that carry the input of a ``p``-component LAES in an
+    LMN layer: ``p`` when they fit (the paper's ``W_xh = s A``), otherwise
+    ``min(p, n_features)`` (the factored input). With ``output='hidden'``
+    another ``p`` hidden units expose the memory, so only ``hidden_size - p``
+    units are available for the input.
+
+    Examples
+    --------
+    >>> from sklmn.nn._laes_weights import laes_input_units
+    >>> laes_input_units(10, 4, 2, "memory"), laes_input_units(10, 6, 2, "hidden")
+    (4, 2)
+    """
+    available = hidden_size - (p if output == "hidden" else 0)
+    return p if available >= p else min(p, n_features)
+
+
 @torch.no_grad()
 def lmn_layer_from_laes_(
-    layer: nn.Module, A: np.ndarray, B: np.ndarray, mu: np.ndarray, s: float
+    layer: nn.Module,
+    A: np.ndarray,
+    B: np.ndarray,
+    mu: np.ndarray,
+    s: float,
+    memory_scale: float = 1.0,
 ) -> int:
     """LAES initialization of the first ``p`` memory units of one LMN layer.
 
-    With ``hidden_size >= p``: ``W_xh = s A``, ``b_h = -s A mu``, ``W_mh =
-    0``, ``W_hm = I / s``, ``W_mm = B`` on the first ``p`` hidden and memory
-    units; otherwise ``A = U S Vᵀ`` (thin SVD, ``r = min(p, input_size)``)
-    and the first ``r`` hidden units carry ``W_xh = s Vᵀ``, read through
-    ``W_hm = U S / s``. The other units keep their random weights, decoupled
-    from the LAES units, their linearized memory map rescaled to spectral
-    radius at most ``init_radius``. Returns ``r``, the hidden units used.
+    With enough hidden units (:func:`laes_input_units`): ``W_xh = s A``,
+    ``b_h = -s A mu``, ``W_mh = 0``, ``W_hm = I / s``, ``W_mm = B`` on the
+    first ``p`` hidden and memory units; otherwise ``A = U S Vᵀ`` (thin SVD,
+    ``r = min(p, input_size)``) and the first ``r`` hidden units carry ``W_xh
+    = s Vᵀ``, read through ``W_hm = U S / s``. With ``output='hidden'`` the
+    hidden units ``r .. r + p - 1`` expose the LAES memory to the readout:
+    ``W_mh = memory_scale I`` on the LAES memory, no input, no bias, so that
+    they hold ``tanh(memory_scale m_{t-1})``. The other units keep their
+    random weights, decoupled from the LAES units, their linearized memory
+    map rescaled to spectral radius at most ``init_radius``. Returns ``r``,
+    the hidden units carrying the input.
     """
     p = A.shape[0]
     M = layer.memory_size
-    if layer.hidden_size >= p:  # the paper's W_xh = s A, W_hm = I / s
+    output = getattr(layer, "output", "memory")
+    r = laes_input_units(layer.hidden_size, p, A.shape[1], output)
+    if r == p:  # the paper's W_xh = s A, W_hm = I / s
         r, W_in, W_out = p, A, np.eye(p)
     else:  # A = U S Vᵀ: the hidden units carry the input directions
         U, S, Vt = np.linalg.svd(A, full_matrices=False)
@@ -161,6 +189,11 @@ def lmn_layer_from_laes_(
     W_mm[:p, :] = 0.0
     W_mm[p:, :p] = 0.0
     W_mm[:p, :p] = B
+    if output == "hidden":  # units r..r+p-1 expose the LAES memory
+        W_xh[r : r + p] = 0.0
+        b_h[r : r + p] = 0.0
+        W_mh[r : r + p] = 0.0
+        W_mh[r : r + p, :p] = memory_scale * np.eye(p)
     radius = getattr(layer, "init_radius", None)
     if radius is not None and p < M:
         # the map is block triangular: eig(B) and eig of the random block

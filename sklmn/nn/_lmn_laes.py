@@ -17,6 +17,7 @@ from ._laes_weights import (
     as_numpy,
     check_components,
     check_scale,
+    laes_input_units,
     lmn_layer_from_laes_,
     multiscale_from_laes_,
     numpy_weight,
@@ -39,19 +40,23 @@ class LMNLayerLAESMixin:
     def check_laes_init(self, caller: str = "init_from_laes_") -> None:
         """Raise a ValueError if this layer cannot hold a LAES.
 
-        The readout of a LAES start reads the memory (``output='memory'``)
-        and ``W_mm`` must be able to hold ``B`` (not ``'orthogonal'``).
+        ``W_mm`` must be able to hold ``B`` (not ``'orthogonal'``); a layer
+        with ``output='hidden'`` (whose hidden units expose the LAES memory
+        to the readout) needs a ``'free'`` or ``'spectral'`` memory matrix.
         ``caller`` starts the message (e.g. the pretrainer's name).
 
         Examples
         --------
         >>> from sklmn.nn import LMNLayer
         >>> LMNLayer(2, 3, 3).check_laes_init()
+        >>> LMNLayer(2, 3, 3, output="hidden").check_laes_init()
         """
-        if self.output != "memory":
+        if self.output != "memory" and self.memory_matrix == "schur":
             raise ValueError(
-                f"{caller} needs an LMN with output='memory' (the readout reads "
-                f"the LAES memory), got output={self.output!r}"
+                f"{caller} supports output='hidden' with memory_matrix 'free' "
+                "or 'spectral' (a Schur memory turns the units the hidden "
+                "layer exposes), got memory_matrix='schur'; use "
+                "output='memory' or another memory_matrix"
             )
         if self.memory_matrix == "orthogonal":
             raise ValueError(
@@ -68,6 +73,7 @@ class LMNLayerLAESMixin:
         *,
         input_scale: float = 1.0,
         partial: bool = False,
+        memory_scale: float = 1.0,
     ) -> LMNLayer:
         """Initialize from a LAES (Carta et al. 2020b §3.2).
 
@@ -101,6 +107,15 @@ class LMNLayerLAESMixin:
             their linearized memory map rescaled to spectral radius at most
             ``init_radius`` (the construction of
             :class:`~sklmn.pretraining.LAESInitializer`).
+        memory_scale : float, default=1.0
+            Only with ``output='hidden'`` (the readout reads the hidden
+            units): the ``p`` hidden units after those carrying the input
+            expose the LAES memory, ``h = tanh(memory_scale m_{t-1})``
+            (``W_mh = memory_scale I`` on the LAES memory, no input, no
+            bias), so that a linear readout of the hidden units can compute
+            any linear readout of ``m_t = (LAES input units) / s + B
+            m_{t-1}`` in the linear limit. Needs ``hidden_size >= p +
+            min(p, input_size)``.
 
         Returns
         -------
@@ -129,6 +144,12 @@ class LMNLayerLAESMixin:
         >>> layer.weight_hm.detach()[:2, :2]
         tensor([[2., 0.],
                 [0., 2.]])
+        >>> layer = LMNLayer(2, 4, 2, output="hidden").init_from_laes_(
+        ...     torch.ones(2, 2), 0.5 * torch.eye(2), partial=True, memory_scale=0.1
+        ... )
+        >>> layer.weight_mh.detach()[2:]
+        tensor([[0.1000, 0.0000],
+                [0.0000, 0.1000]])
         """
         a_shape = tuple(np.shape(A.detach() if isinstance(A, Tensor) else A))
         p = a_shape[0] if len(a_shape) == 2 else -1
@@ -146,12 +167,28 @@ class LMNLayerLAESMixin:
                 "init_from_laes_ cannot set an orthogonal memory_matrix to the "
                 "LAES matrix B; use memory_matrix='free', 'spectral' or 'schur'"
             )
+        if self.output == "hidden":
+            self.check_laes_init("init_from_laes_")
+            need = p + min(p, self.input_size)
+            if self.hidden_size < need:
+                raise ValueError(
+                    f"init_from_laes_ with output='hidden' needs hidden_size >= "
+                    f"p + min(p, input_size) = {need} (the input and the exposed "
+                    f"memory), got hidden_size={self.hidden_size}"
+                )
         mu = (
             np.zeros(self.input_size)
             if mean is None
             else as_numpy(mean, "mean", (self.input_size,))
         )
-        lmn_layer_from_laes_(self, A_np, B_np, mu, check_scale(input_scale))
+        lmn_layer_from_laes_(
+            self,
+            A_np,
+            B_np,
+            mu,
+            check_scale(input_scale),
+            check_scale(memory_scale, "memory_scale"),
+        )
         return self
 
 
@@ -241,10 +278,10 @@ class LMNLAESMixin:
         --------
         >>> import torch
         >>> from sklmn.nn import LMN
-        >>> LMN(2, 3, 3, output="hidden").check_laes_init("my pretrainer")
+        >>> LMN(2, 3, 3, memory_matrix="orthogonal").check_laes_init("mine")
         Traceback (most recent call last):
         ...
-        ValueError: my pretrainer needs an LMN with output='memory' (...
+        ValueError: mine cannot set an orthogonal memory matrix to the LAES ...
         """
         self.layers[0].check_laes_init(caller)
 
@@ -255,7 +292,9 @@ class LMNLAESMixin:
         whose ``hidden_size`` is below both the components and its
         ``n_features`` input features holds at most ``hidden_size``
         components (the factored input ``A = U S Vᵀ`` needs ``min(p,
-        n_features)`` hidden units).
+        n_features)`` hidden units). With ``output='hidden'`` another ``p``
+        hidden units expose the memory: ``p + min(p, n_features) <=
+        hidden_size``.
 
         Examples
         --------
@@ -263,10 +302,23 @@ class LMNLAESMixin:
         >>> from sklmn.nn import LMN
         >>> [bound for bound, _ in LMN(5, 3, 8).laes_capacity(5)]
         [8, 3]
+        >>> [bound for bound, _ in LMN(2, 10, 8, output="hidden").laes_capacity(2)]
+        [8, 8]
         """
         M, H = self.memory_size, self.hidden_size
         limits = [(M, f"the network has memory_size={M}")]
-        if H < n_features:
+        if self.output == "hidden":
+            # the largest p with p + min(p, n_features) <= H
+            p_max = max(H - n_features, H // 2) if n_features <= H // 2 else H // 2
+            limits.append(
+                (
+                    max(p_max, 1),
+                    f"output='hidden' with hidden_size={H}: p + min(p, "
+                    f"{n_features} input features) hidden units carry the input "
+                    "and expose the memory",
+                )
+            )
+        elif H < n_features:
             limits.append(
                 (
                     H,
@@ -322,6 +374,7 @@ class LMNLAESMixin:
         direction: int = 0,
         input_scale: float = 1.0,
         partial: bool = False,
+        memory_scale: float = 1.0,
     ) -> LMN:
         """Initialize one layer and direction from a LAES (Carta et al. 2020b §3.2).
 
@@ -341,6 +394,9 @@ class LMNLAESMixin:
             network (which reads the sequences backwards).
         input_scale : float, default=1.0
         partial : bool, default=False
+        memory_scale : float, default=1.0
+            With ``output='hidden'``: the scale of the hidden units that
+            expose the LAES memory (see :meth:`LMNLayer.init_from_laes_`).
 
         Returns
         -------
@@ -361,9 +417,30 @@ class LMNLAESMixin:
                 [1., 1., 1., 1., 1., 1., 1., 1.]])
         """
         self._layer(layer, direction).init_from_laes_(
-            A, B, mean, input_scale=input_scale, partial=partial
+            A,
+            B,
+            mean,
+            input_scale=input_scale,
+            partial=partial,
+            memory_scale=memory_scale,
         )
         return self
+
+    def laes_exposed_units(self, p: int, n_features: int) -> slice:
+        """Hidden units that expose a ``p``-component LAES memory to the
+        readout in an ``output='hidden'`` layer of ``n_features`` inputs
+        (see :meth:`LMNLayer.init_from_laes_`).
+
+        Examples
+        --------
+        >>> from sklmn.nn import LMN
+        >>> LMN(2, 10, 8, output="hidden").laes_exposed_units(4, 2)
+        slice(4, 8, None)
+        >>> LMN(2, 6, 8, output="hidden").laes_exposed_units(4, 2)  # A factored
+        slice(2, 6, None)
+        """
+        r = laes_input_units(self.hidden_size, p, n_features, self.output)
+        return slice(r, r + p)
 
     @torch.no_grad()
     def init_from_unrolled_(

@@ -88,6 +88,19 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
          fine-tuning starts where that loss is lowest for the pretrained
          memory.
 
+    **The hidden output (LMN-h, ``output='hidden'``).** The readout then
+    reads the hidden units, which in the construction above carry only the
+    current input. Another ``p`` hidden units of every layer expose the LAES
+    memory: ``h_e = tanh(c m_{t-1})`` (``W_mh = c I`` on the LAES memory, no
+    input, no bias), with ``c = s / (2 rms)`` for the root-mean-square
+    ``rms`` of the layer's LAES states on the training data, so that the
+    tanh stays near its linear range. Since ``m_t = W_hm h_t + B m_{t-1}``,
+    the ``'ridge'`` readout ``W`` of the LAES states maps to the hidden
+    units exactly in the linear limit: ``W W_hm`` on the input units and
+    ``W B / c`` on the exposed ones; the ``'logistic'`` readout is fitted on
+    the network's own hidden states. This needs ``p + min(p, features) <=
+    hidden_size`` (the bound enters ``p`` like the others, with a note).
+
     Right after step 3 the LMN predicts almost like the linear model (LAES
     states + the same readout), while the Elman RNN loses most of the
     linear model's accuracy (Carta, Sperduti & Bacciu 2020, Table 4).
@@ -239,9 +252,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     The network maps the autoencoders to its weights (its
     ``init_from_laes_``; the protocol of ``docs/extending.md``): this class
     fits them, hands them over and fits the readout. Supported networks:
-    :class:`~sklmn.nn.LMN` with ``output='memory'`` and
-    ``memory_matrix`` ``'free'`` or ``'spectral'`` (an orthogonal ``W_mm``
-    cannot hold ``B``), any number of layers, uni- or bidirectional; and
+    :class:`~sklmn.nn.LMN` with ``memory_matrix`` ``'free'`` or
+    ``'spectral'`` (an orthogonal ``W_mm`` cannot hold ``B``; ``'schur'``
+    with ``output='memory'`` only), any number of layers, uni- or
+    bidirectional; and
     :class:`~sklmn.nn.ElmanRNN` with the tanh nonlinearity, any number of
     layers, uni- or bidirectional. Other networks raise a ``ValueError``
     naming the unsupported option.
@@ -414,7 +428,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 module, seqs, y_encoded, problem, per_step, weight
             )
         n_layers, n_dirs = recurrent.num_layers, recurrent.num_directions
+        hidden = getattr(recurrent, "output", "memory") == "hidden"
         s = float(self.input_scale)
+        memory_scales: list[float] = []
         rng = check_random_state(self.random_state)
         notes: list[str] = []
         inputs = np.asarray(seqs.data, dtype=np.float64)
@@ -437,6 +453,15 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 )
                 fit_laes(laes, padded)
                 mean = laes.mean_ if self.center else np.zeros(data.shape[2])
+                extra, st = {}, None
+                if hidden or (i == n_layers - 1 and not logistic):
+                    st = laes_states(laes, padded)
+                if hidden:
+                    # the exposed memory units tanh(c m) at c = s / (2 rms(m))
+                    c = _memory_scale(st, lengths, s)
+                    extra["memory_scale"] = c
+                    if i == n_layers - 1:
+                        memory_scales.append(c)
                 recurrent.init_from_laes_(
                     laes.A_,
                     laes.B_,
@@ -445,9 +470,15 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     direction=j,
                     input_scale=s,
                     partial=True,
+                    **extra,
                 )
                 H = recurrent.hidden_size
-                if H < p and j == 0:  # the LMN factors A (see init_from_laes_)
+                factored = (
+                    recurrent.laes_exposed_units(p, data.shape[2]).start < p
+                    if hidden
+                    else H < p
+                )
+                if factored and j == 0:  # the LMN factors A (see init_from_laes_)
                     r = min(p, data.shape[2])
                     notes.append(
                         f"{prefix}hidden_size={H} < n_components="
@@ -456,7 +487,6 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                     )
                 laes_dirs.append(laes)
                 if i == n_layers - 1 and not logistic:
-                    st = laes_states(laes, padded)
                     last_states.append(st if j == 0 else reverse_valid(st, lengths))
             laes_layers.append(laes_dirs)
             if i < n_layers - 1:
@@ -486,6 +516,15 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 for j in range(n_dirs):
                     out = (q * n_dirs + j) * unit
                     src = (q * n_dirs + j) * p_last
+                    if hidden:  # read m_t through the hidden units
+                        W_full[:, out : out + unit] = _hidden_readout(
+                            recurrent,
+                            j,
+                            W[:, src : src + p_last],
+                            laes_layers[-1][j].B_,
+                            memory_scales[j],
+                        )
+                        continue
                     W_full[:, out : out + p_last] = W[:, src : src + p_last]
                     basis = _memory_basis(recurrent, j)
                     if basis is not None:  # a Schur memory turned its units
@@ -582,9 +621,34 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         data's."""
         limits = list(recurrent.laes_capacity(n_features))
         limits.insert(1, data_limit(lengths, n_features))
-        return reduce_components(
-            self.n_components, limits[0][0], limits, notes, prefix
-        )
+        return reduce_components(self.n_components, limits[0][0], limits, notes, prefix)
+
+
+def _memory_scale(states: np.ndarray, lengths: np.ndarray, s: float) -> float:
+    """Scale ``c = s / (2 rms)`` of the hidden units that expose a LAES
+    memory (``output='hidden'``): ``tanh(c m)`` stays near its linear range
+    for the memory states ``m`` of the training data (rms over the valid
+    steps and units; ``c = s`` when they are all zero)."""
+    valid = rows(np.asarray(states), np.asarray(lengths), True)
+    rms = float(np.sqrt(np.mean(valid**2))) if valid.size else 0.0
+    return s / (2.0 * rms) if rms > 0 else s
+
+
+@torch.no_grad()
+def _hidden_readout(recurrent, j: int, W: np.ndarray, B: np.ndarray, c: float):
+    """Readout of the hidden units of direction ``j`` of the last layer of an
+    ``output='hidden'`` LMN that computes ``W m_t`` in the linear limit:
+    ``m_t = W_hm[:p] h_t + B m_{t-1}`` with ``m_{t-1} = atanh(h_e) / c`` on the
+    exposed units ``h_e``, so ``W W_hm[:p]`` on every unit plus ``W B / c``
+    on the exposed ones."""
+    layers = recurrent.layers if j == 0 else recurrent.layers_reverse
+    layer = layers[-1]
+    p = W.shape[1]
+    W_hm = layer.weight_hm.detach().cpu().double().numpy()
+    out = W @ W_hm[:p]
+    exposed = recurrent.laes_exposed_units(p, layer.input_size)
+    out[:, exposed] += W @ B / c
+    return out
 
 
 @torch.no_grad()

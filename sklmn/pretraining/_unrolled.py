@@ -23,11 +23,16 @@ from ..utils._doc_link import _DocLinkMixin
 from ._common import (
     data_limit,
     fit_laes,
+    logistic_readout,
     make_laes,
     module_sequences,
+    network_states,
     padded_sequences,
     readout_problem,
+    readout_targets,
     reduce_components,
+    ridge_readout,
+    rows,
     set_linear_,
 )
 
@@ -153,12 +158,17 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
 
     Notes
     -----
-    Only single-layer unidirectional LMNs with ``output='memory'`` and
-    ``memory_matrix`` ``'free'``, ``'spectral'`` or ``'schur'`` (the
-    transfer converted exactly, see ``docs/memory.md``) can be pretrained: the
-    URNN→LMN equivalence is defined for one forward layer whose readout
-    reads the memory. Other LMNs raise a ``ValueError`` that names the
-    unsupported option.
+    Only single-layer unidirectional LMNs with ``memory_matrix`` ``'free'``,
+    ``'spectral'`` or ``'schur'`` (the transfer converted exactly, see
+    ``docs/memory.md``; ``'schur'`` with ``output='memory'`` only) can be
+    pretrained: the URNN→LMN equivalence is defined for one forward layer.
+    With ``output='hidden'`` (LMN-h, Carta et al. 2021 §3.1) the transfer
+    is the same (the LMN's hidden units then hold the URNN's hidden state
+    when the LAES is exact), and the readout, which reads the hidden units
+    and cannot hold the tape readout, is fitted on the initialized
+    network's own hidden states (logistic regression with ``C = 1`` for
+    classification, least squares for regression). Other LMNs raise a
+    ``ValueError`` that names the unsupported option.
 
     References
     ----------
@@ -337,14 +347,40 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         W_mo, b_mo = recurrent.init_from_unrolled_(
             tape_net.urnn, tape_net.readout, laes.A_, laes.B_
         )
-        W_mo = W_mo.cpu().numpy()
+        if getattr(recurrent, "output", "memory") == "hidden":
+            # LMN-h: the readout reads the hidden units, which hold the
+            # URNN's hidden state; fitted on the network's own hidden states
+            W_mo, b_mo = self._hidden_readout(module, context, problem, per_step)
+        else:
+            W_mo, b_mo = W_mo.cpu().numpy(), b_mo.cpu().numpy()
         # a pooled readout (pooling='last+mean') also reads the mean of the
         # memory: zero weights there, so that the start is the transfer
         W_read = np.zeros((W_mo.shape[0], module.readout.in_features))
         W_read[:, : W_mo.shape[1]] = W_mo
-        set_linear_(module.readout, W_read, b_mo.cpu().numpy())
+        set_linear_(module.readout, W_read, b_mo)
         self.urnn_net_ = tape_net
         self.laes_ = laes
         self.n_components_ = int(laes.n_components_)
         self.notes_ = notes
         return self
+
+    @staticmethod
+    def _hidden_readout(module, context, problem, per_step):
+        """Readout ``(W, b)`` of an ``output='hidden'`` LMN, fitted on the
+        final (or every valid) hidden state of the initialized network:
+        logistic regression (``C = 1``) for classification, least squares
+        (relative ridge ``1e-6``) for regression, the rows weighted by the
+        loss weights."""
+        seqs = context.sequences
+        lengths = np.asarray(seqs.lengths)
+        states = network_states(module.recurrent, seqs)
+        features = rows(states, lengths, per_step)
+        targets = readout_targets(
+            context.y, problem, module.readout.out_features, lengths, per_step
+        )
+        weight = context.sample_weight
+        if weight is not None and per_step:
+            weight = rows(np.asarray(weight), lengths, per_step)
+        if problem == "continuous":
+            return ridge_readout(features, targets, 1e-6, sample_weight=weight)
+        return logistic_readout(features, targets, problem, 1.0, sample_weight=weight)

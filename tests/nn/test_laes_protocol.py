@@ -71,8 +71,9 @@ def test_lmn_init_errors_name_the_problem(kwargs, match):
 
 
 def test_check_laes_init_names_the_caller():
-    with pytest.raises(ValueError, match="^mine needs an LMN with output='memory'"):
-        LMN(2, 3, 3, output="hidden").check_laes_init("mine")
+    LMN(2, 3, 3, output="hidden").check_laes_init("mine")  # LMN-h: accepted
+    with pytest.raises(ValueError, match="^mine supports output='hidden' with"):
+        LMN(2, 3, 3, output="hidden", memory_matrix="schur").check_laes_init("mine")
     with pytest.raises(ValueError, match="^mine cannot set an orthogonal"):
         LMN(2, 3, 3, memory_matrix="orthogonal").check_laes_init("mine")
     with pytest.raises(ValueError, match="^mine needs a multi-scale LMN"):

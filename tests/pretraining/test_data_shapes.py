@@ -216,7 +216,10 @@ def test_laes_init_supports_bidirectional_and_stacked(options):
     [
         ({"bidirectional": True}, "supports only bidirectional=False"),
         ({"num_layers": 2}, "supports only num_layers=1"),
-        ({"output": "hidden"}, "output='memory'"),
+        (
+            {"output": "hidden", "memory_matrix": "schur"},
+            "output='hidden' with memory_matrix 'free' or 'spectral'",
+        ),
         ({"memory_matrix": "orthogonal"}, "memory_matrix='orthogonal'"),
     ],
 )
@@ -236,7 +239,10 @@ def test_unrolled_unsupported_options_are_named(options, match):
 @pytest.mark.parametrize(
     "recurrent, match",
     [
-        (LMN(2, 4, 4, output="hidden"), "output='memory'"),
+        (
+            LMN(2, 4, 4, output="hidden", memory_matrix="schur"),
+            "output='hidden' with memory_matrix 'free' or 'spectral'",
+        ),
         (LMN(2, 4, 4, memory_matrix="orthogonal"), "memory_matrix='orthogonal'"),
         (GRU(2, 4), "LMN or an Elman RNN, got GRU"),
     ],

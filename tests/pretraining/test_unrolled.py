@@ -82,11 +82,16 @@ def test_errors():
         memory_size=5,
         max_iter=1,
         output="hidden",
+        memory_matrix="schur",
         pretrainer=UnrolledPretrainer(),
     )
-    with pytest.raises(ValueError, match="output='memory'"):
+    with pytest.raises(ValueError, match="output='hidden' with memory_matrix"):
         clf.fit(X, y)
-    clf.set_params(output="memory", pretrainer=UnrolledPretrainer(tape_length=0))
+    clf.set_params(
+        output="memory",
+        memory_matrix="free",
+        pretrainer=UnrolledPretrainer(tape_length=0),
+    )
     with pytest.raises(ValueError, match="tape_length"):
         clf.fit(X, y)
 
