@@ -242,6 +242,9 @@ def resolve_pretrainer(estimator, n_samples: int, context=None):
     if (
         n_samples > _AUTO_PRETRAINING_MAX
         or estimator.memory_matrix == "orthogonal"
+        # the hidden-output LAES start needs a free memory (the Schur
+        # coordinates would have to be carried into the exposed units)
+        or (estimator.output == "hidden" and estimator.memory_matrix == "schur")
         or estimator.target == "ctc"  # no least-squares readout of a CTC target
         # constant inputs (e.g. a generator driven by zeros): a LAES has
         # nothing to encode and its all-zero start is a stationary point
