@@ -175,7 +175,8 @@ def test_auto_pretraining_of_an_lmn_h_regressor():
     X = rng.randn(60, 6, 1)
     y = X[:, 0, 0] + 0.5 * X[:, 2, 0]
     reg = LMNRegressor(
-        hidden_size=12, memory_size=6, output="hidden", max_iter=1, random_state=0
+        hidden_size=12, memory_size=6, output="hidden", max_iter=1, random_state=0,
+        memory_matrix="free",  # 'auto' gives no start with the Schur memory
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -196,3 +197,17 @@ def test_hidden_output_errors_name_the_problem():
         LMN(2, 8, 4, output="hidden", memory_matrix="schur").check_laes_init(
             "LAESInitializer"
         )
+
+
+def test_auto_gives_no_start_to_a_hidden_output_schur_regressor():
+    # the regressors' default memory is 'schur', which the hidden-output LAES
+    # start does not support: 'auto' trains from the random start instead
+    rng = np.random.RandomState(5)
+    X = rng.randn(30, 6, 1)
+    reg = LMNRegressor(hidden_size=12, memory_size=6, output="hidden", max_iter=1,
+                       random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, X[:, 0, 0])
+    assert reg.memory_matrix == "schur" and reg.pretrainer_ is None
+    assert np.isfinite(reg.score(X, X[:, 0, 0]))
