@@ -52,14 +52,14 @@ class StableLMNLayerMixin:
             W_mh = feedback_gain(W_mm, self.memory.kind, self.weight_hm, W_mh) * W_mh
         return W_mm, W_mh
 
-    def _scan(self, x_tm, m0, batch_sizes):
+    def _scan(self, x_tm, m0, batch_sizes, weights=None):  # own weights
         W_mm, W_mh = self._effective()
         return lmn_scan(
             x_tm, m0, self.weight_xh, self.bias_h, W_mh, self.weight_hm, W_mm,
             self.bias_m, batch_sizes, self.truncate_gradient,
         )
 
-    def _cell(self, x_t, m):
+    def _cell(self, x_t, m, weights=None):  # own weights
         W_mm, W_mh = self._effective()
         h = torch.tanh(x_t @ self.weight_xh.T + self.bias_h + m @ W_mh.T)
         m = h @ self.weight_hm.T + m @ W_mm.T
