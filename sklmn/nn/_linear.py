@@ -44,8 +44,9 @@ class LinearRNN(PicklableParametrizationsMixin, RecurrentModule):
     :class:`torch.nn.RNN` (same parameter names and state layout), with
     lengths handled by masking (padded steps change neither the state nor the
     output; padded outputs are exactly zero). The recurrent matrix is free or
-    held orthogonal during training (:func:`torch.nn.utils.parametrizations.\
-orthogonal`, the constraint of the LMN's ``memory_matrix='orthogonal'``):
+    held orthogonal during training
+    (:func:`torch.nn.utils.parametrizations.orthogonal`, the constraint of
+    the LMN's ``memory_matrix='orthogonal'``):
     Carta, Sperduti & Bacciu (2020b) compare against both, the "linear RNN"
     and the "RNN (linear orthogonal)".
 
