@@ -119,9 +119,9 @@ def _fit_one(
             est, note = built if isinstance(built, tuple) else (built, "")
             if overrides:
                 est.set_params(**overrides)
-            probes = _add_probes(_final_step(est))
             record["note"] = note
-            record["estimator"] = repr(est)
+            record["estimator"] = repr(est)  # as configured, without the probes
+            probes = _add_probes(_final_step(est))
             t0 = time.perf_counter()
             try:
                 est.fit(X_train, y_train)
