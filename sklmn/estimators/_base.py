@@ -383,6 +383,12 @@ class _BaseSequenceEstimator(
             param_groups=self._optimizer_param_groups(lr),
         )
 
+    def _plan_fit(self, context, n_samples: int) -> None:
+        """Resolve, before the module of a new fit on ``n_samples``
+        training sequences is built, the settings that depend on the data
+        (none by default; the LMN estimators resolve their ``'auto'``
+        memory options here)."""
+
     def _optimizer_param_groups(self, lr: float) -> list:
         """skorch ``param_groups`` of the optimizer (parameters trained at
         another rate than ``lr``); none by default."""
@@ -478,6 +484,7 @@ class _BaseSequenceEstimator(
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             else:
+                self._plan_fit(prepared.context, prepared.sequences.n_samples)
                 recurrent = self._build_module(prepared.sequences.n_features)
                 module = self._sequence_net(recurrent)
             threads = _resolved_threads(self.n_threads, module, prepared.batch_size)

@@ -229,7 +229,13 @@ START_ATTRIBUTES_DOC = """\
         resolved; 0 without a pretrained start).
     pooling_ : {'last', 'last+mean'}
         What the readout of the last ``fit`` reads (``pooling``, resolved;
-        ``'last'`` for per-step targets)."""
+        ``'last'`` for per-step targets).
+    memory_matrix_ : str
+        The memory parametrization of the last ``fit`` (``memory_matrix``,
+        resolved).
+    memory_lr_scale_ : float
+        The memory's learning-rate fraction of the last ``fit``
+        (``memory_lr_scale``, resolved)."""
 
 
 def fill_doc(model_parameters_doc: str):

@@ -37,9 +37,14 @@ _LMN_CONSTRAINTS = {
     "output": [StrOptions({"memory", "hidden"})],
     "pooling": [StrOptions(set(POOLINGS))],
     "bidirectional": ["boolean"],
-    "memory_matrix": [StrOptions({"free", "orthogonal", "spectral", "schur"})],
+    "memory_matrix": [
+        StrOptions({"auto", "free", "orthogonal", "spectral", "schur"})
+    ],
     "memory_bias": ["boolean"],
-    "memory_lr_scale": [Interval(Real, 0, None, closed="neither")],
+    "memory_lr_scale": [
+        Interval(Real, 0, None, closed="neither"),
+        StrOptions({"auto"}),
+    ],
     "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
@@ -51,12 +56,60 @@ _LMN_CONSTRAINTS = {
 
 #: docstring entry of ``memory_lr_scale`` (LMN and multi-scale LMN)
 MEMORY_LR_SCALE_DOC = """\
-    memory_lr_scale : float, default=1.0
+    memory_lr_scale : float or 'auto', default='auto'
         The memory's recurrent parameters (``W_mm``, or the parameters of a
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
-        of their own; see ``docs/memory.md``).
+        of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
+        without a pretrained start, 1.0 otherwise; the value used is
+        ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
+        scratch").
 """
+
+#: ``memory_lr_scale='auto'`` for a Schur memory trained from its ring start
+#: (no pretrainer), measured in docs/memory.md ("Training from scratch")
+_SCRATCH_MEMORY_LR_SCALE = 0.1
+
+
+def resolve_memory(estimator, n_samples: int, context=None) -> tuple[str, float]:
+    """The memory parametrization and memory learning-rate fraction of one
+    fit of an LMN estimator: ``memory_matrix`` and ``memory_lr_scale`` with
+    ``'auto'`` resolved for a training set of ``n_samples`` sequences.
+
+    ``memory_matrix='auto'`` is ``'free'`` when the fit starts from a
+    pretrainer (the LAES start keeps its dense memory) and ``'schur'``
+    otherwise; ``memory_lr_scale='auto'`` is 0.1 for a Schur memory trained
+    without a pretrained start, 1.0 otherwise.
+
+    Examples
+    --------
+    >>> from sklmn.estimators import LMNClassifier
+    >>> resolve_memory(LMNClassifier(pretrainer=None), 100)
+    ('schur', 0.1)
+    >>> resolve_memory(LMNClassifier(), 100)
+    ('free', 1.0)
+    """
+    matrix = estimator.memory_matrix
+    start = resolve_pretrainer(
+        estimator, n_samples, context, memory_matrix="free" if matrix == "auto" else matrix
+    )
+    if matrix == "auto":
+        matrix = "free" if start is not None else "schur"
+    scale = estimator.memory_lr_scale
+    if isinstance(scale, str):  # 'auto'
+        scratch = matrix == "schur" and start is None
+        scale = _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
+    return matrix, float(scale)
+
+
+def fitted_memory_matrix(estimator) -> str:
+    """The memory parametrization an LMN estimator builds: its
+    ``memory_matrix``, or the fit's ``memory_matrix_`` for ``'auto'``
+    (``'free'`` before any fit resolved it)."""
+    matrix = estimator.memory_matrix
+    if matrix != "auto":
+        return matrix
+    return getattr(estimator, "memory_matrix_", "free")
 
 #: names (fnmatch patterns) of the parameters ``memory_lr_scale`` applies to:
 #: ``W_mm`` (free or parametrized), a Schur memory's parameters, ``W_mh``
@@ -131,20 +184,25 @@ LMN_PARAMETERS_DOC = """\
         block starts at zero weights.
     bidirectional : bool, default=False
         Add reverse-direction layers (outputs concatenated).
-    memory_matrix : {'free', 'orthogonal', 'spectral', 'schur'}, default=%(memory_matrix)s
+    memory_matrix : {'auto', 'free', 'orthogonal', 'spectral', 'schur'}, default=%(memory_matrix)s
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
         Schur form, spectral radius below one whatever the optimizer does,
-        the LAES start exact (see ``docs/memory.md``). The
-        regressors default to ``'schur'``, the classifiers to ``'free'``
-        (chosen by measurement, ``docs/memory.md``).
+        the LAES start exact. ``'auto'``: ``'free'`` when a pretrainer
+        starts the fit, ``'schur'`` (its ring start) when none does; the
+        parametrization used is ``memory_matrix_``. The regressors default
+        to ``'schur'``, the classifiers to ``'auto'`` (chosen by
+        measurement, see ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a bias to the memory update.
-    memory_lr_scale : float, default=1.0
+    memory_lr_scale : float or 'auto', default='auto'
         The memory's recurrent parameters (``W_mm``, or the parameters of a
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
-        of their own; see ``docs/memory.md``).
+        of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
+        without a pretrained start, 1.0 otherwise; the value used is
+        ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
+        scratch").
     orthogonality_penalty : float, default=0.0
         Weight ``λ`` of the soft orthogonality penalty ``λ‖W_mmᵀW_mm − I‖²_F``
         added to the loss (Carta et al. 2020b §2.1).
@@ -232,19 +290,23 @@ def _constant_inputs(seqs) -> bool:
     return bool(valid.size == 0 or np.all(valid == valid[:1]))
 
 
-def resolve_pretrainer(estimator, n_samples: int, context=None):
+def resolve_pretrainer(estimator, n_samples: int, context=None, memory_matrix=None):
     """The pretrainer an LMN estimator uses: its ``pretrainer``, with
     ``'auto'`` resolved for a training set of ``n_samples`` sequences (and,
-    when given, the training data of ``context``)."""
+    when given, the training data of ``context``) and the memory
+    parametrization ``memory_matrix`` (default: the one the estimator
+    builds)."""
     pretrainer = estimator.pretrainer
     if not (isinstance(pretrainer, str) and pretrainer == "auto"):
         return pretrainer
+    if memory_matrix is None:
+        memory_matrix = fitted_memory_matrix(estimator)
     if (
         n_samples > _AUTO_PRETRAINING_MAX
-        or estimator.memory_matrix == "orthogonal"
+        or memory_matrix == "orthogonal"
         # the hidden-output LAES start needs a free memory (the Schur
         # coordinates would have to be carried into the exposed units)
-        or (estimator.output == "hidden" and estimator.memory_matrix == "schur")
+        or (estimator.output == "hidden" and memory_matrix == "schur")
         or estimator.target == "ctc"  # no least-squares readout of a CTC target
         # constant inputs (e.g. a generator driven by zeros): a LAES has
         # nothing to encode and its all-zero start is a stationary point
@@ -261,7 +323,43 @@ def resolve_pretrainer(estimator, n_samples: int, context=None):
     )
 
 
-class _LMNMixin(_PretrainedStartMixin):
+class _LMNMemoryMixin(_PretrainedStartMixin):
+    """The memory options of the LMN and multi-scale LMN estimators
+    (``memory_matrix`` and ``memory_lr_scale``, with ``'auto'`` resolved per
+    fit) and their ``pretrainer='auto'`` rule."""
+
+    _fitted_attributes = {
+        "memory_matrix_": "str",
+        "memory_lr_scale_": "float",
+    }
+
+    def _plan_fit(self, context, n_samples: int) -> None:
+        self.memory_matrix_, self.memory_lr_scale_ = resolve_memory(
+            self, n_samples, context
+        )
+
+    def _memory_matrix(self) -> str:
+        return fitted_memory_matrix(self)
+
+    def _initialize_module(self, module, context, n_samples: int) -> None:
+        super()._initialize_module(module, context, n_samples)
+        if isinstance(self.memory_lr_scale, str):
+            # 'auto' follows the start this fit kept (a start that predicts
+            # nothing is dropped by the start policy)
+            scratch = self._memory_matrix() == "schur" and self.pretrainer_ is None
+            self.memory_lr_scale_ = _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
+
+    def _resolve_pretrainer(self, n_samples: int, context=None):
+        return resolve_pretrainer(self, n_samples, context)
+
+    def _optimizer_param_groups(self, lr: float) -> list:
+        scale = self.memory_lr_scale
+        if isinstance(scale, str):  # 'auto': the fit's, 1.0 before one
+            scale = getattr(self, "memory_lr_scale_", 1.0)
+        return memory_param_groups(scale, lr)
+
+
+class _LMNMixin(_LMNMemoryMixin):
     """Model parameters and module of the LMN estimators."""
 
     _fitted_attributes = {
@@ -282,12 +380,6 @@ class _LMNMixin(_PretrainedStartMixin):
         **_LMN_CONSTRAINTS,
     }
 
-    def _resolve_pretrainer(self, n_samples: int, context=None):
-        return resolve_pretrainer(self, n_samples, context)
-
-    def _optimizer_param_groups(self, lr: float) -> list:
-        return memory_param_groups(self.memory_lr_scale, lr)
-
     def _build_module(self, input_size: int) -> LMN:
         return LMN(
             input_size,
@@ -296,7 +388,7 @@ class _LMNMixin(_PretrainedStartMixin):
             num_layers=self.num_layers,
             output=self.output,
             bidirectional=self.bidirectional,
-            memory_matrix=self.memory_matrix,
+            memory_matrix=self._memory_matrix(),
             memory_bias=self.memory_bias,
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
@@ -308,7 +400,7 @@ class _LMNMixin(_PretrainedStartMixin):
 
 @fill_doc(
     LMN_PARAMETERS_DOC.replace("%(memory_size)s", _MEMORY_SIZE_DOC).replace(
-        "%(memory_matrix)s", "'free'"
+        "%(memory_matrix)s", "'auto'"
     )
 )
 class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
@@ -371,9 +463,9 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         output="memory",
         pooling="auto",
         bidirectional=False,
-        memory_matrix="free",
+        memory_matrix="auto",
         memory_bias=False,
-        memory_lr_scale=1.0,
+        memory_lr_scale="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -512,7 +604,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         bidirectional=False,
         memory_matrix="schur",
         memory_bias=False,
-        memory_lr_scale=1.0,
+        memory_lr_scale="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,

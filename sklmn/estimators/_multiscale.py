@@ -16,12 +16,10 @@ from ._supervised import (
     _BaseSequenceClassifier,
     _BaseSequenceRegressor,
 )
-from ._start import _PretrainedStartMixin
 from ._lmn import (
     MEMORY_LR_SCALE_DOC,
-    memory_param_groups,
+    _LMNMemoryMixin,
     pretrained_alpha_doc,
-    resolve_pretrainer,
 )
 
 __all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]
@@ -53,15 +51,17 @@ MULTISCALE_PARAMETERS_DOC = """\
         Add a reverse direction (a second multi-scale LMN reading each
         sequence backwards; outputs concatenated). With ``incremental`` both
         directions grow together.
-    memory_matrix : {'free', 'spectral', 'schur'}, default=%(memory_matrix)s
+    memory_matrix : {'auto', 'free', 'spectral', 'schur'}, default=%(memory_matrix)s
         Constraint on the memory recurrence: ``'free'``, the block
         upper-triangular matrix of the paper; ``'spectral'``, that matrix
         divided by its spectral radius (latch rule); ``'schur'``, held in
         real Schur form (one orthogonal change of coordinates per module),
         spectral radius below one whatever the optimizer does, the LAES
-        start and the incremental growth exact (see ``docs/memory.md``). The
-        regressors default to ``'schur'``, the classifiers to ``'free'``
-        (chosen by measurement, ``docs/memory.md``).
+        start and the incremental growth exact. ``'auto'``: ``'free'`` when
+        a pretrainer starts the fit, ``'schur'`` (its ring start) when none
+        does; the parametrization used is ``memory_matrix_``. The regressors
+        default to ``'schur'``, the classifiers to ``'auto'`` (chosen by
+        measurement, see ``docs/memory.md``).
 """ + MEMORY_LR_SCALE_DOC + """\
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence
@@ -138,7 +138,7 @@ _REGRESSOR_SIZES_DOC = """\
 """
 
 
-class _MultiScaleLMNMixin(_PretrainedStartMixin):
+class _MultiScaleLMNMixin(_LMNMemoryMixin):
     """Model parameters and module of the multi-scale LMN estimators."""
 
     _fitted_attributes = {
@@ -158,8 +158,11 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
         "output": [StrOptions({"memory", "hidden"})],
         "pooling": [StrOptions(set(POOLINGS))],
         "bidirectional": ["boolean"],
-        "memory_matrix": [StrOptions({"free", "spectral", "schur"})],
-        "memory_lr_scale": [Interval(Real, 0, None, closed="neither")],
+        "memory_matrix": [StrOptions({"auto", "free", "spectral", "schur"})],
+        "memory_lr_scale": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
@@ -180,7 +183,7 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
             1 if self.incremental is not None else self.n_modules,
             output=self.output,
             bidirectional=self.bidirectional,
-            memory_matrix=self.memory_matrix,
+            memory_matrix=self._memory_matrix(),
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
@@ -191,12 +194,6 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
     #: logistic readout of its module states, measured on the tuning subset
     #: (``docs/training.md``, "The multi-scale start")
     _auto_laes_params: dict = {"modules": "residual", "C": 3.0}
-
-    def _resolve_pretrainer(self, n_samples: int, context=None):
-        return resolve_pretrainer(self, n_samples, context)
-
-    def _optimizer_param_groups(self, lr: float) -> list:
-        return memory_param_groups(self.memory_lr_scale, lr)
 
     def _pooling(self) -> str:
         pooling = super()._pooling()
@@ -254,7 +251,7 @@ class _MultiScaleLMNMixin(_PretrainedStartMixin):
 
 @fill_doc(
     MULTISCALE_PARAMETERS_DOC.replace("%(sizes)s", _CLASSIFIER_SIZES_DOC).replace(
-        "%(memory_matrix)s", "'free'"
+        "%(memory_matrix)s", "'auto'"
     )
 )
 class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
@@ -328,8 +325,8 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         output="memory",
         pooling="auto",
         bidirectional=False,
-        memory_matrix="free",
-        memory_lr_scale=1.0,
+        memory_matrix="auto",
+        memory_lr_scale="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -473,7 +470,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         pooling="auto",
         bidirectional=False,
         memory_matrix="schur",
-        memory_lr_scale=1.0,
+        memory_lr_scale="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,

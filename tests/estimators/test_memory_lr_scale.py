@@ -11,6 +11,7 @@ from sklmn.estimators import (
     MultiScaleLMNClassifier,
     MultiScaleLMNRegressor,
 )
+from sklmn.persistence import load, save
 
 
 def _data(n=24, T=6, d=2, seed=0):
@@ -82,3 +83,46 @@ def test_frozen_rate_is_refused_and_a_tiny_one_moves_the_memory_less():
 class _Start(Callback):
     def on_train_begin(self, net, **kwargs):
         self.state_ = {k: v.clone() for k, v in net.module_.state_dict().items()}
+
+
+@pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
+@pytest.mark.parametrize(
+    "pretrainer, matrix, scale", [(None, "schur", 0.1), ("auto", "free", 1.0)]
+)
+def test_auto_memory_follows_the_start(cls, pretrainer, matrix, scale):
+    """'auto': the Schur memory at a tenth of the rate without a start, the
+    free memory at the full rate from the LAES start; the groups follow."""
+    X, y = _data()
+    clf = cls(hidden_size=4, memory_size=4, max_iter=2, pretrainer=pretrainer,
+              learning_rate_init=0.01, random_state=0).fit(X, y)
+    assert clf.memory_matrix == "auto" and clf.memory_lr_scale == "auto"
+    assert (clf.memory_matrix_, clf.memory_lr_scale_) == (matrix, scale)
+    names = dict(clf.net_.module_.named_parameters())
+    assert any(".memory." in n for n in names) == (matrix == "schur")
+    rates = sorted({g["lr"] for g in clf.net_.optimizer_.param_groups})
+    assert rates == pytest.approx(sorted({0.01, 0.01 * scale}), rel=1e-12)
+
+
+def test_auto_memory_is_explicit_when_set_and_refits_fresh():
+    """An explicit memory wins over 'auto'; a refit resolves again."""
+    X, y = _data()
+    clf = LMNClassifier(hidden_size=4, memory_size=4, max_iter=2,
+                        memory_matrix="free", pretrainer=None, random_state=0)
+    clf.fit(X, y)
+    assert (clf.memory_matrix_, clf.memory_lr_scale_) == ("free", 1.0)
+    clf.set_params(memory_matrix="auto").fit(X, y)
+    assert (clf.memory_matrix_, clf.memory_lr_scale_) == ("schur", 0.1)
+    clf.set_params(pretrainer="auto").fit(X, y)
+    assert clf.memory_matrix_ == "free"
+
+
+def test_auto_memory_survives_saving(tmp_path):
+    """A saved 'auto' model rebuilds the memory it was trained with."""
+    X, y = _data()
+    clf = MultiScaleLMNClassifier(hidden_size=4, memory_size=4, max_iter=2,
+                                  pretrainer=None, random_state=0).fit(X, y)
+    save(clf, tmp_path / "model.sklmn")
+    back = load(tmp_path / "model.sklmn")
+    assert back.memory_matrix_ == "schur"
+    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X),
+                               rtol=1e-5, atol=1e-6)

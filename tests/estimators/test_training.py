@@ -492,9 +492,11 @@ def test_adaptive_learning_rate_divides_by_five_on_plateaus():
     )
     clf.fit(X, y)
     # patience 2: converged after 3 epochs; one reduction at the 1st plateau
-    # epoch (ceil(2 / 2) = 1) and one at the 2nd
-    for group in clf.net_.optimizer_.param_groups:
-        assert group["lr"] == pytest.approx(1e-3 / 25)
+    # epoch (ceil(2 / 2) = 1) and one at the 2nd, in every group (the memory's
+    # group starts at memory_lr_scale_ times the rate)
+    assert clf.memory_lr_scale_ == 0.1
+    rates = sorted({g["lr"] for g in clf.net_.optimizer_.param_groups})
+    assert rates == pytest.approx([0.1 * 1e-3 / 25, 1e-3 / 25])
     assert clf.n_iter_ == 3
 
 
@@ -686,7 +688,8 @@ def test_auto_batch_size_and_learning_rate_by_data_size(n, expected, lr):
     ).fit(X, X[:, :, 0].sum(axis=1))
     assert reg.net_.batch_size == expected
     assert reg.net_.lr == pytest.approx(lr)
-    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(lr)
+    # the fastest group (the memory's groups train at a fraction)
+    assert max(g["lr"] for g in reg.net_.optimizer_.param_groups) == pytest.approx(lr)
     # an explicit rate is used whatever the data size
     reg.set_params(learning_rate_init=0.02).fit(X, X[:, :, 0].sum(axis=1))
-    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.02)
+    assert max(g["lr"] for g in reg.net_.optimizer_.param_groups) == pytest.approx(0.02)
