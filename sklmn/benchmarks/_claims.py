@@ -36,7 +36,7 @@ class ClaimItem:
     the experiment's claims); ``models`` names rows whose values the table
     quotes when no claim record tests the item. ``status`` is empty when
     the item runs on the data here, else why not (e.g. :data:`NEEDS_DATA`,
-    "needs the stream mode", "not attempted: ...").
+    "not attempted: ...").
     """
 
     key: str

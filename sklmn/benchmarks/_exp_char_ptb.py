@@ -84,7 +84,7 @@ def english_stand_in() -> dict[str, str]:
     Examples
     --------
     >>> parts = english_stand_in()
-    >>> len(parts["train"]) > 8 * len(parts["test"]) > 0
+    >>> len(parts["train"]) > 7 * len(parts["test"]) > 0
     True
     >>> sorted(set(parts["test"]) - set(parts["train"]))
     []

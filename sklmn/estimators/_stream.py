@@ -201,7 +201,11 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         The epoch whose weights were kept (1-based): lowest validation bits
         per character with ``X_val``, else lowest training loss.
     n_iter_ : int
-        Epochs run.
+        Epochs run (completed).
+    diverged_ : bool
+        Whether training stopped at a non-finite loss (the weights of the
+        kept epoch were restored, with a
+        :class:`~sklmn.callbacks.DivergenceWarning`).
 
     See Also
     --------
@@ -562,7 +566,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             losses.append(total / (b * n_steps))
             monitored = losses[-1]
             if val is not None:
-                monitored = self._bits(module, val, device)
+                # an overflowing state scores as infinitely bad, not an error
+                monitored = self._bits(module, val, device, check=False)
                 val_bpc.append(monitored)
             if self.verbose:
                 line = f"epoch {epoch}: training loss {losses[-1]:.4f}"
@@ -570,7 +575,7 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                     line += f", validation bpc {monitored:.4f}"
                 print(line)
             stall = 0 if monitored < best - self.tol else stall + 1
-            if monitored < best:
+            if monitored < best or best_state is None:
                 best, best_epoch = monitored, epoch
                 best_state = copy.deepcopy(module.state_dict())
             if self.n_iter_no_change is not None and stall >= self.n_iter_no_change:
@@ -584,12 +589,15 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         self.n_iter_ = len(losses)
 
     # -------------------------------------------------------- evaluation
-    def _log_probs(self, module, codes: np.ndarray, device, *, keep: bool):
+    def _log_probs(
+        self, module, codes: np.ndarray, device, *, keep: bool, check: bool = True
+    ):
         """Run the stream through ``module`` as one track, carrying the state.
 
         Returns the summed negative log-likelihood (nats) of ``codes[1:]``
-        and, with ``keep``, the log-probabilities of the next token after
-        every position, shape ``(len(codes), n_tokens)``.
+        (infinite when not finite and ``check`` is False; an error with
+        ``check``) and, with ``keep``, the log-probabilities of the next
+        token after every position, shape ``(len(codes), n_tokens)``.
         """
         module.eval()
         tokens = torch.from_numpy(codes).to(device).unsqueeze(0)
@@ -604,14 +612,16 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 if keep:
                     kept.append(logp.cpu().numpy())
         if not math.isfinite(nll):
+            if not check:
+                return math.inf, None
             raise FloatingPointError(
                 "The model's log-likelihood of the stream is not finite: the "
                 "recurrence overflowed."
             )
         return nll, (np.concatenate(kept) if keep else None)
 
-    def _bits(self, module, codes, device) -> float:
-        nll, _ = self._log_probs(module, codes, device, keep=False)
+    def _bits(self, module, codes, device, *, check: bool = True) -> float:
+        nll, _ = self._log_probs(module, codes, device, keep=False, check=check)
         return nll / (len(codes) - 1) / _LN2
 
     def _checked_codes(self, X, minimum: int) -> np.ndarray:

@@ -262,6 +262,26 @@ def test_divergence_in_the_first_epoch_raises():
         lm.fit(np.arange(200) % 5)
 
 
+def test_divergence_after_the_first_epoch_keeps_the_best_weights(monkeypatch):
+    from sklmn.callbacks import DivergenceWarning
+
+    calls = []
+    cross_entropy = torch.nn.functional.cross_entropy
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        loss = cross_entropy(*args, **kwargs)
+        return loss * math.nan if len(calls) > 4 else loss  # 2 windows / epoch
+
+    monkeypatch.setattr(_stream.F, "cross_entropy", failing)
+    stream = np.arange(31) % 4
+    with pytest.warns(DivergenceWarning, match="epoch 3 is not finite"):
+        lm = _small("gru", bptt=5, max_iter=5).fit(stream)
+    assert lm.diverged_ and lm.n_iter_ == 2 and lm.best_epoch_ in (1, 2)
+    monkeypatch.undo()
+    assert math.isfinite(lm.bits_per_character(stream))
+
+
 def test_pickle_round_trip():
     stream = np.array([0, 1, 2, 1] * 10)
     lm = _small("enrnn", short_size=3).fit(stream)
