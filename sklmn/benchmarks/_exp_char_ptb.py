@@ -265,8 +265,7 @@ def char_ptb(
         output_dir / "char_ptb_validation.png",
         curves,
         ylabel="validation bits per character",
-        title=f"Character-level language modelling, {task} "
-        "(Helfrich & Ye 2020 §5.4)",
+        title=f"{task} (Helfrich & Ye 2020 §5.4)",
     )
     if path is not None:
         result.plots.append(path)

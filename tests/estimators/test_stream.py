@@ -289,3 +289,14 @@ def test_pickle_round_trip():
     np.testing.assert_allclose(
         loaded.predict_proba(stream), lm.predict_proba(stream), rtol=1e-6
     )
+
+
+def test_safe_persistence_keeps_the_parameters_and_refuses_the_network(tmp_path):
+    from sklmn.persistence import load, save
+
+    lm = _small("enrnn", short_size=3, cell_params={"coupling": True})
+    save(lm, tmp_path / "unfitted.sklmn")
+    assert load(tmp_path / "unfitted.sklmn").get_params() == lm.get_params()
+    lm.fit(np.array([0, 1, 2, 1] * 10))
+    with pytest.raises(TypeError, match="module_"):
+        save(lm, tmp_path / "fitted.sklmn")
