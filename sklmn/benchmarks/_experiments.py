@@ -197,7 +197,7 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "laes-unrolled": (1, 120.0),
         "permuted-digits": (3, 120.0),
         "timit-framewise": (0, 1.0),
-        "char-ptb": (2, 300.0),
+        "char-ptb": (2, 35.0),
     },
 }
 
