@@ -123,7 +123,8 @@ html_copy_source = False
 #: shows the groups and, under each, the module's classes and functions
 API_GROUPS = [
     ("estimators", "Estimators",
-     "The scikit-learn estimators: classifiers and regressors over sequences.",
+     "The scikit-learn estimators: classifiers and regressors over "
+     "sequences, and the language model over one stream.",
      [("sklmn.estimators", "Estimators")]),
     ("transformers", "Transformers",
      "The linear autoencoder for sequences, standardization and the flat "

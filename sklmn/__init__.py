@@ -29,6 +29,7 @@ from .estimators import (
     MultiScaleLMNRegressor,
     RNNClassifier,
     RNNRegressor,
+    StreamLanguageModel,
 )
 from .laes import LAESTransformer
 from .preprocessing import SequenceStandardScaler

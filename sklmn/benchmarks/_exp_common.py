@@ -97,6 +97,19 @@ PINNED: dict[str, dict] = {
     ),
     # classifiers only (``'classifier'`` applies to every classifier)
     "classifier": dict(class_weight=None, decoding="greedy", beam_width=10),
+    # the stream mode (its own training settings: windows, tracks)
+    "StreamLanguageModel": dict(
+        alpha=0.0,
+        batch_size=32,
+        bptt=50,
+        cell_params=None,
+        embedding_dim=32,
+        memory_size=64,
+        max_iter=20,
+        n_iter_no_change=None,
+        num_layers=1,
+        short_size=64,
+    ),
     # eps = 0: the normalization W = T / rho(T) of Helfrich & Ye 2020 §3
     "ENRNN": dict(
         activation="modrelu",
@@ -141,8 +154,11 @@ def pinned(estimator_class, **params):
     for suffix in ("Classifier", "Regressor"):
         family = family.removesuffix(suffix)
     kind = PINNED["classifier"] if is_classifier(estimator_class()) else {}
-    settings = {**PINNED["all"], **kind, **PINNED.get(family, {}), **params}
     names = set(estimator_class().get_params(deep=False))
+    # the shared settings apply to the parameters the estimator has (the
+    # stream language model has no sequence targets, standardization, ...)
+    shared = {k: v for k, v in {**PINNED["all"], **kind}.items() if k in names}
+    settings = {**shared, **PINNED.get(family, {}), **params}
     missing = sorted(names - set(settings))
     if missing:
         raise ValueError(

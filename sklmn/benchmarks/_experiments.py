@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._exp_adding import adding_problem
+from ._exp_char_ptb import char_ptb
 from ._exp_chorales import chorales
 from ._exp_copy import copy_task
 from ._exp_digits import permuted_digits, sequential_digits
@@ -131,6 +132,13 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "TIMIT framewise phones: orthogonal LMN vs LAES LMN (needs the real "
         "data: --data-dir DIR/timit/) (Carta et al. 2020b Table 3)",
     ),
+    "char-ptb": (
+        char_ptb,
+        "character-level language modelling, truncated BPTT with the state "
+        "carried: ENRNN vs an LSTM of about equal parameters, on PTB with "
+        "--data-dir DIR/ptb/, else an English stand-in (Helfrich & Ye 2020 "
+        "Table 2)",
+    ),
 }
 
 #: Experiments of the full preset only: the quick preset leaves them out
@@ -148,6 +156,7 @@ FULL_ONLY = frozenset(
         "laes-unrolled",
         "permuted-digits",
         "timit-framewise",
+        "char-ptb",
     }
 )
 
@@ -188,6 +197,7 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "laes-unrolled": (1, 120.0),
         "permuted-digits": (3, 120.0),
         "timit-framewise": (0, 1.0),
+        "char-ptb": (2, 35.0),
     },
 }
 

@@ -15,7 +15,10 @@ experiment, which data ran):
 - ``DIR/music/MuseData.pickle``, ``Nottingham.pickle``,
   ``Piano-midi.de.pickle``: the other three pickles (``music-sets``);
 - ``DIR/iam-ondb/``: IAM-OnDB's ``lineStrokes/``, ``ascii/`` and split
-  lists (``handwriting``; :func:`sklmn.datasets.load_iam_ondb`).
+  lists (``handwriting``; :func:`sklmn.datasets.load_iam_ondb`);
+- ``DIR/ptb/``: the Penn Treebank files of Mikolov's archive,
+  ``ptb.char.{train,valid,test}.txt`` or ``ptb.{train,valid,test}.txt``
+  (``char-ptb``; :func:`sklmn.datasets.load_ptb_characters`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ REAL_DATA = {
     "common-suffix-words": ("timit", "TIMIT (LDC tree)"),
     "handwriting": ("iam-ondb", "IAM-OnDB (XML strokes, official split lists)"),
     "timit-framewise": ("timit", "TIMIT (LDC tree)"),
+    "char-ptb": ("ptb", "Penn Treebank characters (Mikolov's files)"),
 }
 
 

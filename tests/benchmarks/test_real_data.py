@@ -164,6 +164,14 @@ def _write_iam(root, rng):
         (root / f"{name}.txt").write_text("".join(f + "\n" for f in forms))
 
 
+def _write_ptb(folder, rng):
+    folder.mkdir()
+    words = ["the", "cat", "sat", "on", "a", "mat", "<unk>", "N"]
+    for part, n in (("train", 300), ("valid", 40), ("test", 40)):
+        lines = [" ".join(rng.choice(words, 6)) for _ in range(n // 6)]
+        (folder / f"ptb.{part}.txt").write_text("".join(f" {ln} \n" for ln in lines))
+
+
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("papers_data")
@@ -172,6 +180,7 @@ def data_dir(tmp_path_factory):
     _write_music(root / "music", rng)
     _write_timit(root / "timit", rng)
     _write_iam(root / "iam-ondb", rng)
+    _write_ptb(root / "ptb", rng)
     return root
 
 
