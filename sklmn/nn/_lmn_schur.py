@@ -18,9 +18,13 @@ from ._stable_memory import SchurMemory
 
 __all__ = ["LMNLayerSchurMixin"]
 
-#: the ring of the ``'schur'`` memory's random start (``r_min, r_max,
-#: max_phase``; measured in docs/memory.md)
-_SCHUR_RING = (0.9, 0.999, math.pi / 10)
+#: the ring of the LMN's ``'schur'`` memory random start (``r_min, r_max,
+#: max_phase``; measured in docs/memory.md, "Training from scratch")
+_SCHUR_RING = (0.9, 0.999, math.pi / 20)
+
+#: the same for the multi-scale LMN, whose slower modules see the series at
+#: coarser rates (measured there too)
+_MULTISCALE_SCHUR_RING = (0.9, 0.999, math.pi / 10)
 
 
 class LMNLayerSchurMixin:
@@ -116,7 +120,7 @@ class MultiScaleSchurMixin:
     def _reset_schur_memory_(self) -> None:
         """Ring start of every module, the rows of ``W_hm`` scaled by
         ``gamma = sqrt(1 - |lambda|^2)``, the basis back to the identity."""
-        self.memory.reset_ring_(*_SCHUR_RING)
+        self.memory.reset_ring_(*_MULTISCALE_SCHUR_RING)
         gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
         self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
         self.memory_basis.copy_(torch.eye(self.total_memory_size))

@@ -27,6 +27,7 @@ from . import (
     ms_redundancy,
     recurrence,
     regressor_start,
+    schur_ring,
     stable_memory,
     stable_memory_report,
     stable_memory_speed,
@@ -78,6 +79,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "memory-hindsight": (
         "memory_hindsight",
         "test accuracy of every fine-tuning epoch; one step per parameter group",
+    ),
+    "schur-ring": (
+        "schur_ring",
+        "the time-series suite with the Schur memory's ring start replaced",
     ),
     "stable-memory-speed": (
         "stable_memory_speed",
