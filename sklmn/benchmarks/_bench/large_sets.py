@@ -64,7 +64,15 @@ CONFIGS = {
         {"pooling": "last", "norm_penalty": 0.0},
     ),
     "with the LAES start": ("LMNClassifier", {"pretrainer": "laes"}),
+    "LMN, free memory (before memory_matrix='auto')": (
+        "LMNClassifier",
+        {"memory_matrix": "free", "memory_lr_scale": 1.0},
+    ),
     "MultiScaleLMNClassifier() (defaults)": ("MultiScaleLMNClassifier", {}),
+    "MS-LMN, free memory (before memory_matrix='auto')": (
+        "MultiScaleLMNClassifier",
+        {"memory_matrix": "free", "memory_lr_scale": 1.0},
+    ),
     "MS-LMN, norm_penalty=0.1": ("MultiScaleLMNClassifier", {"norm_penalty": 0.1}),
     "MS-LMN, learning_rate_init=0.001": (
         "MultiScaleLMNClassifier",
