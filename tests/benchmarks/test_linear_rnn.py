@@ -181,3 +181,17 @@ def test_claim_table_rows_of_these_items(tmp_path):
     rows = _rows(claim_items_table([], full_only=FULL_ONLY, preset="quick"))
     assert rows["copy-linear"][6] == "no run (full preset only)"
     assert rows["lmn-parameters"][6] == "no run"
+
+
+@pytest.mark.parametrize("fn", [rnn_laes_digits, laes_init_quality])
+def test_digits_experiments_read_mnist_under_data_dir(fn, tmp_path):
+    from tests.benchmarks.test_real_data import _write_mnist
+
+    (tmp_path / "data").mkdir()
+    _write_mnist(tmp_path / "data" / "mnist", np.random.RandomState(0))
+    res = _quiet(fn, "test", tmp_path, data_dir=tmp_path / "data")
+    assert res.data.startswith("real data: MNIST")
+    assert all(r.task.startswith(("sequential MNIST", "permuted MNIST"))
+               for r in res.rows)  # fmt: skip
+    assert all(math.isfinite(r.value) for r in res.rows)
+    assert any("official MNIST split" in n for n in res.notes)
