@@ -115,7 +115,6 @@ def linear_rnn(
     S, K = _N_SYMBOLS, _N_CLASSES
     h = sizes["hidden"]
     accs, curves, trends, fractions = {}, {}, [], []
-    improving = True
     for delay, n_train, epochs in sizes["runs"]:
 
         def task_data(n, state, delay=delay):
@@ -155,7 +154,6 @@ def linear_rnn(
             accs[delay] = float(np.mean(pred[:, -S:] == y_test[:, -S:]))
             curve = list(est.validation_loss_curve_ or [])
             curves[f"T={delay}"] = curve
-            improving = improving and still_improving(curve)
             trends.append(
                 f"T = {delay}: {curve[0]:.3g} -> {curve[len(curve) // 2]:.3g} -> "
                 f"{curve[-1]:.3g}"
@@ -178,6 +176,11 @@ def linear_rnn(
     delays = [d for d, _, _ in sizes["runs"]]
     values = [accs[d] for d in delays]
     holds = bool(all(not math.isnan(v) and v >= 0.95 for v in values))
+    # budget-limited: every missed T still had a falling validation curve
+    missed = [d for d in delays if not accs[d] >= 0.95]
+    improving = bool(missed) and all(
+        still_improving(curves.get(f"T={d}", [])) for d in missed
+    )
     budget = "; ".join(fractions) + " of the paper's 10 000 batches of 64"
     result.claims.append(
         Claim(
@@ -193,7 +196,7 @@ def linear_rnn(
             else f"T = {', '.join(map(str, delays))}; the paper: T = 100 and 500",
             budget_limited=(
                 f"{budget}; the validation loss still falls at the last epoch"
-                if not holds and improving and trends
+                if not holds and improving
                 else ""
             ),
         )
@@ -289,12 +292,13 @@ _NOT_STATED = (
 )
 
 
-def _stand_in_note(real: bool, h: int) -> str:
+def _stand_in_note(real: bool, h: int, selection: bool = True) -> str:
     if real:
-        return (
-            f"Deviation: {h} units (the paper: 128); the official MNIST split "
-            "with 10% of the training images held out for the selection (the "
+        return f"Deviation: {h} units (the paper: 128); the official MNIST split" + (
+            " with 10% of the training images held out for the selection (the "
             "paper: 10000 images)."
+            if selection
+            else "."
         )
     return (
         "Deviation: scikit-learn's 8 x 8 digits read pixel by pixel (64 steps) "
@@ -612,7 +616,7 @@ def laes_init_quality(
         "raw (standardized, not centred) inputs, input scale 1 (W_ih = A, "
         "W_xh = A), the readout by least squares on the LAES states, the "
         "same readout for the three networks.",
-        _stand_in_note(real, sizes["hidden"]),
+        _stand_in_note(real, sizes["hidden"], selection=False),
         "The paper reports training and validation accuracy; here training "
         "and test (a stratified 25% split).",
         f"Controlled rows (input scale {_SMALL_SCALE}, not in the paper): "
