@@ -14,6 +14,12 @@ from ._exp_enrnn import enrnn_adding, enrnn_copy
 from ._exp_generation import generation_sweep, sequence_generation
 from ._exp_handwriting import handwriting
 from ._exp_laes import laes_reconstruction
+from ._exp_linear_rnn import (
+    laes_init_quality,
+    linear_rnn,
+    lmn_parameters,
+    rnn_laes_digits,
+)
 from ._exp_music_claims import (
     laes_memory_size,
     laes_unrolled,
@@ -139,6 +145,26 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         "--data-dir DIR/ptb/, else an English stand-in (Helfrich & Ye 2020 "
         "Table 2)",
     ),
+    "linear-rnn": (
+        linear_rnn,
+        "copy task T = 100, 500: the linear orthogonal RNN (Carta et al. "
+        "2020b Table 1)",
+    ),
+    "rnn-laes-digits": (
+        rnn_laes_digits,
+        "sequential and permuted digits: LAES-initialized vs orthogonally "
+        "initialized Elman RNN, and the linear RNN (Carta et al. 2020b Table 2)",
+    ),
+    "laes-init-quality": (
+        laes_init_quality,
+        "digits: accuracy right after the LAES initialization of the linear "
+        "RNN, the Elman RNN and the LMN (Carta et al. 2020b Table 4)",
+    ),
+    "lmn-parameters": (
+        lmn_parameters,
+        "parameter counts of the LMN (m = f = h/2), LSTM and GRU estimators "
+        "(Bacciu et al. 2019 §4.2; no training)",
+    ),
 }
 
 #: Experiments of the full preset only: the quick preset leaves them out
@@ -157,6 +183,9 @@ FULL_ONLY = frozenset(
         "permuted-digits",
         "timit-framewise",
         "char-ptb",
+        "linear-rnn",
+        "rnn-laes-digits",
+        "laes-init-quality",
     }
 )
 
@@ -176,6 +205,7 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "chorales": (4, 40.0),
         "common-suffix-words": (5, 26.0),
         "handwriting": (4, 9.0),
+        "lmn-parameters": (12, 2.0),
     },
     "full": {
         "laes-reconstruction": (0, 10.0),
@@ -198,6 +228,10 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "permuted-digits": (3, 120.0),
         "timit-framewise": (0, 1.0),
         "char-ptb": (2, 35.0),
+        "linear-rnn": (2, 150.0),
+        "rnn-laes-digits": (6, 120.0),
+        "laes-init-quality": (12, 15.0),
+        "lmn-parameters": (12, 2.0),
     },
 }
 
