@@ -709,8 +709,8 @@ def short_time_objective_intelligibility(clean, processed, *, sample_rate) -> fl
     the clean one's energy and clipped to a signal-to-distortion ratio of
     at least -15 dB; the score is the correlation of the clean and
     processed segments, averaged over the bands and segments. Helfrich &
-    Ye 2020 score the TIMIT spectra of their Table 1 with it (see the
-    ``timit-spectra`` experiment in :doc:`/user_guide/papers`).
+    Ye 2020 score the TIMIT spectra of their Table 1 with it (the
+    ``timit-spectra`` experiment, see ``docs/user_guide/papers.md``).
 
     Parameters
     ----------
@@ -748,7 +748,8 @@ def short_time_objective_intelligibility(clean, processed, *, sample_rate) -> fl
     >>> round(score, 6)
     1.0
     >>> noisy = speech + rng.normal(scale=3.0, size=speech.shape)
-    >>> bool(short_time_objective_intelligibility(speech, noisy, sample_rate=8000) < 0.6)
+    >>> score = short_time_objective_intelligibility(speech, noisy, sample_rate=8000)
+    >>> bool(score < 0.6)
     True
     """
     x = _stoi_signal(clean, "clean")

@@ -89,7 +89,8 @@ def test_one_third_octave_bands():
     np.testing.assert_array_equal(first, np.arange(first[0], first[-1] + 1))
     hz = 10000 / 512
     assert first[0] * hz == pytest.approx(150 * 2 ** (-1 / 6), abs=hz / 2)
-    assert (first[-1] + 1) * hz == pytest.approx(150 * 2 ** (14 / 3 + 1 / 6), abs=hz / 2)
+    top = 150 * 2 ** (14 / 3 + 1 / 6)
+    assert (first[-1] + 1) * hz == pytest.approx(top, abs=hz / 2)
 
 
 def test_inputs_are_not_modified():
@@ -103,17 +104,19 @@ def test_inputs_are_not_modified():
 
 @pytest.mark.parametrize(
     "clean, processed, rate, match",
+    # fmt: off
     [
-        (np.ones(8000), np.ones(7999), 8000, "same number of samples, got 8000 and 7999"),
-        (np.ones((2, 8000)), np.ones((2, 8000)), 8000, r"1-D waveform.*\(2, 8000\)"),
-        (np.r_[np.nan, np.ones(7999)], np.ones(8000), 8000, "clean holds non-finite"),
-        (np.ones(8000), np.r_[np.inf, np.ones(7999)], 8000, "processed holds non-finite"),
+        (np.ones(8000), np.ones(7999), 8000, "samples, got 8000 and 7999"),
+        (np.ones((2, 8000)), np.ones((2, 8000)), 8000, r"1-D waveform.*\(2, 8"),
+        (np.r_[np.nan, np.ones(7999)], np.ones(8000), 8000, "clean holds non-fin"),
+        (np.ones(8000), np.r_[np.inf, np.ones(7999)], 8000, "processed holds non"),
         (np.ones(8000), np.ones(8000), 0, "positive integer.*got 0"),
         (np.ones(8000), np.ones(8000), 8000.5, "positive integer.*got 8000.5"),
         (np.ones(8000), np.ones(8000), True, "positive integer.*got True"),
         (np.zeros(8000), np.ones(8000), 8000, "clean is silent"),
         (np.ones(2000), np.ones(2000), 8000, "at least 30 frames.*got 18"),
     ],
+    # fmt: on
 )
 def test_clear_errors(clean, processed, rate, match):
     with pytest.raises(ValueError, match=match):
