@@ -116,8 +116,12 @@ def _stoi_or_nan(clean: np.ndarray, estimate: np.ndarray) -> float:
     """STOI of one rebuilt utterance; NaN when it is too short to score."""
     try:
         return short_time_objective_intelligibility(clean, estimate, sample_rate=_RATE)
-    except ValueError:  # under 30 frames of speech (about 0.4 s)
-        return math.nan
+    except ValueError as exc:
+        # under 30 frames of speech (about 0.4 s) or no speech at all;
+        # anything else (a non-finite prediction) is an error
+        if "at least 30 frames" in str(exc) or "silent" in str(exc):
+            return math.nan
+        raise
 
 
 def _timit_root(data_dir) -> Path | None:

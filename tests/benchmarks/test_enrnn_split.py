@@ -89,3 +89,17 @@ def test_failing_enrnn_items_cite_their_controlled_runs():
     lines = claim_items_table([])
     row = next(ln for ln in lines if ln.startswith("| adding-baseline |"))
     assert "controlled run: " in row
+
+
+def test_timit_spectra_stoi_skips_only_short_utterances():
+    import numpy as np
+
+    from sklmn.benchmarks._exp_spectra import _stoi_or_nan
+
+    rng = np.random.default_rng(0)
+    short = rng.normal(size=2000)  # 0.25 s at 8 kHz: under 30 frames
+    assert math.isnan(_stoi_or_nan(short, short))
+    wave = rng.normal(size=16000)
+    assert _stoi_or_nan(wave, wave) == pytest.approx(1.0, abs=1e-9)
+    with pytest.raises(ValueError, match="non-finite"):
+        _stoi_or_nan(wave, np.full_like(wave, np.nan))
