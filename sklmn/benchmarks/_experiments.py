@@ -10,7 +10,7 @@ from ._exp_char_ptb import char_ptb
 from ._exp_chorales import chorales
 from ._exp_copy import copy_task
 from ._exp_digits import permuted_digits, sequential_digits
-from ._exp_enrnn import enrnn_adding, enrnn_copy
+from ._exp_enrnn import enrnn_adding, enrnn_copy, enrnn_split
 from ._exp_generation import generation_sweep, sequence_generation
 from ._exp_handwriting import handwriting
 from ._exp_laes import laes_reconstruction
@@ -90,6 +90,11 @@ EXPERIMENTS: dict[str, tuple[ExperimentFn, str]] = {
         enrnn_copy,
         "copy task T = 2000: ENRNN with the coupling vs LSTM against the "
         "baseline (Helfrich & Ye 2020 Fig. 2)",
+    ),
+    "enrnn-split": (
+        enrnn_split,
+        "adding problem with n = 160 units split between the ENRNN's long- "
+        "and short-term states, T = 200 (Helfrich & Ye 2020 Fig. 6)",
     ),
     "timit-spectra": (
         timit_spectra,
@@ -173,6 +178,7 @@ FULL_ONLY = frozenset(
     {
         "enrnn-adding",
         "enrnn-copy",
+        "enrnn-split",
         "generation-sweep",
         "timit-spectra",
         "music-lmn-hidden",
@@ -218,6 +224,7 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
         "handwriting": (4, 600.0),
         "enrnn-adding": (3, 360.0),
         "enrnn-copy": (2, 480.0),
+        "enrnn-split": (7, 300.0),
         "generation-sweep": (20, 600.0),
         "timit-spectra": (2, 1800.0),
         "music-lmn-hidden": (3, 300.0),

@@ -224,7 +224,7 @@ def _write_tiny_timit(root):
         folder = root / part / dialect / speaker
         folder.mkdir(parents=True)
         for k, sentence in enumerate(("SX1", "SX2")):
-            t = np.arange(6000) / 16000
+            t = np.arange(12000) / 16000  # 0.75 s: long enough for STOI
             tone = 3000 * np.sin(2 * np.pi * (500 + 300 * k) * t)
             samples = (tone + rng.normal(0, 100, len(t))).astype("<i2")
             with wave.open(str(folder / f"{sentence}.WAV"), "wb") as stream:
@@ -247,8 +247,10 @@ def test_timit_spectra_needs_the_data_and_runs_on_it(tmp_path):
     assert res.data.startswith("real data: TIMIT")
     metrics = {(r.model, r.metric): r.value for r in res.rows}
     assert set(metrics) == {(m, k) for m in ("ENRNN", "LSTM")
-                            for k in ("MSE", "SegSNR (dB)")}  # fmt: skip
+                            for k in ("MSE", "SegSNR (dB)", "STOI")}  # fmt: skip
     assert all(math.isfinite(v) for v in metrics.values())
+    assert all(-1.0 <= metrics[m, "STOI"] <= 1.0 for m in ("ENRNN", "LSTM"))
+    assert any("higher STOI" in c.text for c in res.claims)
     assert all(-10.0 <= metrics[m, "SegSNR (dB)"] <= 35.0 for m in ("ENRNN", "LSTM"))
     assert all(c.reproduced in (True, False) for c in res.claims)
     rows = _table_rows(claim_items_table([res]))

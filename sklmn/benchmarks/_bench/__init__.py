@@ -17,6 +17,7 @@ from . import (
     chorales_pretraining,
     copy_budget,
     enrnn,
+    enrnn_controls,
     finetuning,
     fit_overhead,
     init_radius,
@@ -49,6 +50,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
         "an estimator's fit against a hand-written torch training loop",
     ),
     "enrnn": ("enrnn", "cost of the ENRNN eigenvalue normalization"),
+    "enrnn-controls": (
+        "enrnn_controls",
+        "the failing ENRNN claims with fresh sequences and a larger budget",
+    ),
     "init-radius": ("init_radius", "the stable initialization of the LMN memory"),
     "finetuning": ("finetuning", "remedies for fine-tuning a LAES-initialized LMN"),
     "validation": ("validation", "fine-tune a pretrained start, or keep it?"),
