@@ -76,10 +76,11 @@ def resolve_memory(estimator, n_samples: int, context=None) -> tuple[str, float]
     fit of an LMN estimator: ``memory_matrix`` and ``memory_lr_scale`` with
     ``'auto'`` resolved for a training set of ``n_samples`` sequences.
 
-    ``memory_matrix='auto'`` is ``'free'`` when the fit starts from a
-    pretrainer (the LAES start keeps its dense memory) and ``'schur'``
-    otherwise; ``memory_lr_scale='auto'`` is 0.1 for a Schur memory trained
-    without a pretrained start, 1.0 otherwise.
+    ``memory_matrix='auto'`` is ``'schur'`` for ``pretrainer=None`` and
+    ``'free'`` otherwise (the LAES start keeps its dense memory, and so do
+    the fits that ``pretrainer='auto'`` starts without one, such as those
+    above 1000 training sequences); ``memory_lr_scale='auto'`` is 0.1 for
+    a Schur memory trained without a pretrained start, 1.0 otherwise.
 
     Examples
     --------
@@ -90,11 +91,9 @@ def resolve_memory(estimator, n_samples: int, context=None) -> tuple[str, float]
     ('free', 1.0)
     """
     matrix = estimator.memory_matrix
-    start = resolve_pretrainer(
-        estimator, n_samples, context, memory_matrix="free" if matrix == "auto" else matrix
-    )
     if matrix == "auto":
-        matrix = "free" if start is not None else "schur"
+        matrix = "schur" if estimator.pretrainer is None else "free"
+    start = resolve_pretrainer(estimator, n_samples, context, memory_matrix=matrix)
     scale = estimator.memory_lr_scale
     if isinstance(scale, str):  # 'auto'
         scratch = matrix == "schur" and start is None
@@ -188,9 +187,9 @@ LMN_PARAMETERS_DOC = """\
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
         Schur form, spectral radius below one whatever the optimizer does,
-        the LAES start exact. ``'auto'``: ``'free'`` when a pretrainer
-        starts the fit, ``'schur'`` (its ring start) when none does; the
-        parametrization used is ``memory_matrix_``. The regressors default
+        the LAES start exact. ``'auto'``: ``'schur'`` (its ring start) for
+        ``pretrainer=None``, ``'free'`` otherwise; the parametrization used
+        is ``memory_matrix_``. The regressors default
         to ``'schur'``, the classifiers to ``'auto'`` (chosen by
         measurement, see ``docs/memory.md``).
     memory_bias : bool, default=False

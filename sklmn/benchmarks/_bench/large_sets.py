@@ -64,14 +64,14 @@ CONFIGS = {
         {"pooling": "last", "norm_penalty": 0.0},
     ),
     "with the LAES start": ("LMNClassifier", {"pretrainer": "laes"}),
-    "LMN, free memory (before memory_matrix='auto')": (
+    "LMN, Schur memory (memory_matrix='schur')": (
         "LMNClassifier",
-        {"memory_matrix": "free", "memory_lr_scale": 1.0},
+        {"memory_matrix": "schur"},
     ),
     "MultiScaleLMNClassifier() (defaults)": ("MultiScaleLMNClassifier", {}),
-    "MS-LMN, free memory (before memory_matrix='auto')": (
+    "MS-LMN, Schur memory (memory_matrix='schur')": (
         "MultiScaleLMNClassifier",
-        {"memory_matrix": "free", "memory_lr_scale": 1.0},
+        {"memory_matrix": "schur"},
     ),
     "MS-LMN, norm_penalty=0.1": ("MultiScaleLMNClassifier", {"norm_penalty": 0.1}),
     "MS-LMN, learning_rate_init=0.001": (
