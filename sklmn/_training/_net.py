@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from skorch import NeuralNet
-from skorch.callbacks import EpochTimer, PassthroughScoring
+from skorch.callbacks import Callback, EpochTimer, PassthroughScoring
 from skorch.dataset import get_len, unpack_data
 from skorch.helper import predefined_split
 from skorch.utils import TeeGenerator, to_tensor
@@ -47,6 +47,13 @@ _SINGLE_EVALUATION_OPTIMIZERS = (
     torch.optim.NAdam,
     torch.optim.RAdam,
 )
+
+#: skorch's no-op hooks of ``Callback`` (``on_batch_begin``...), by name
+_NOOP_HOOKS = {
+    name: function
+    for name, function in vars(Callback).items()
+    if name.startswith("on_") and callable(function)
+}
 
 
 class TrainingConverged(KeyboardInterrupt):
@@ -233,6 +240,17 @@ class SequenceNeuralNet(NeuralNet):
         for optimizer in optimizers:
             optimizer.step()
         return step
+
+    def notify(self, method_name, **cb_kwargs):
+        """skorch's ``notify``: the net's hook, then every callback's, in
+        order, except the callbacks' hooks that are skorch's inherited no-ops
+        (three events per training batch, most callbacks define none)."""
+        getattr(self, method_name)(self, **cb_kwargs)
+        noop = _NOOP_HOOKS.get(method_name)
+        for _, callback in self.callbacks_:
+            hook = getattr(callback, method_name)
+            if noop is None or getattr(hook, "__func__", None) is not noop:
+                hook(self, **cb_kwargs)
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         """skorch's epoch over ``iterator``, reading the batch size of a

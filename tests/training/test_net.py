@@ -411,3 +411,30 @@ def test_stopping_rule_collates_its_subsample_once_per_fit():
         ConvergenceMonitor._collate_train_subset = original
     assert built == [128]  # once, the subsample of 300 sequences
     assert_allclose(again.loss_curve_, clf.loss_curve_, rtol=1e-6)
+
+
+def test_notify_calls_every_hook_but_skorchs_inherited_no_ops():
+    from skorch.callbacks import Callback
+
+    calls = []
+
+    class Defined(Callback):
+        def on_batch_end(self, net, **kwargs):
+            calls.append("class")
+
+    patched = Callback()  # a hook set on the instance is called too
+    patched.on_batch_begin = lambda net, **kwargs: calls.append("instance")
+    data = SequenceDataset(
+        torch.randn(8, 4, 2), torch.full((8,), 4), torch.arange(8) % 2
+    )
+    net = make_sequence_net(
+        SequenceNet(LMN(2, 3, 3), 2),
+        problem="multiclass",
+        per_step=False,
+        lr=1e-2,
+        max_epochs=2,
+        batch_size=4,
+        callbacks=[("defined", Defined()), ("patched", patched)],
+    ).fit(data)
+    assert calls.count("class") == calls.count("instance") == 4  # 2 x 2 batches
+    assert len(net.history) == 2 and len(net.history[-1, "batches"]) == 2
