@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 import torch
 import torch.nn.functional as F
-from skorch.callbacks import Callback
+from skorch.callbacks import Callback, GradientNormClipping
 from torch import nn
 
 from ..callbacks import SequenceCallback
@@ -20,6 +20,7 @@ from ._net import TrainingConverged
 __all__ = [
     "AnchorToStart",
     "ConvergenceMonitor",
+    "ModuleGradientClipping",
     "ProgressLogger",
     "ValidationScore",
     "dataset_loss",
@@ -115,6 +116,60 @@ class ValidationScore(Callback):
             np.concatenate(self._w) if getattr(self, "_w", None) else None,
         )
         net.history.record("valid_score", score)
+
+
+class ModuleGradientClipping(GradientNormClipping):
+    """skorch's :class:`~skorch.callbacks.GradientNormClipping`, reading the
+    parameters off the net's module.
+
+    Clips the norm of the gradients of all the learnable parameters, like
+    its base; when the net trains one module (``net.module_``) with a
+    criterion without parameters (the estimators' nets), it takes them from
+    ``net.module_.parameters()`` (the same tensors in the same order) instead
+    of walking skorch's parameter generator at every step.
+
+    Parameters
+    ----------
+    gradient_clip_value : float or None, default=None
+        Maximum norm of the gradients (None: no clipping).
+    gradient_clip_norm_type : float, default=2
+        Type of the norm.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn._training import ModuleGradientClipping
+    >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+    >>> from sklmn.nn import LMN
+    >>> data = SequenceDataset(torch.randn(8, 5, 2), torch.full((8,), 5),
+    ...                        torch.randn(8, 1))
+    >>> net = make_sequence_net(
+    ...     SequenceNet(LMN(2, 4, 4), 1), problem="continuous", per_step=False,
+    ...     lr=1e-2, max_epochs=2, batch_size=8,
+    ...     callbacks=[("clip", ModuleGradientClipping(1.0))]).fit(data)
+    >>> len(net.history)
+    2
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        criteria = [getattr(net, name + "_", None) for name in net._criteria]
+        self._module_only = list(net._modules) == ["module"] and not any(
+            isinstance(c, nn.Module) and next(c.parameters(), None) is not None
+            for c in criteria
+        )
+
+    def on_grad_computed(self, net, named_parameters, **kwargs):
+        if self.gradient_clip_value is None:
+            return
+        if getattr(self, "_module_only", False):
+            parameters = net.module_.parameters()
+        else:
+            parameters = (p for _, p in named_parameters)
+        torch.nn.utils.clip_grad_norm_(
+            parameters,
+            max_norm=self.gradient_clip_value,
+            norm_type=self.gradient_clip_norm_type,
+        )
 
 
 class AnchorToStart(Callback):

@@ -438,3 +438,33 @@ def test_notify_calls_every_hook_but_skorchs_inherited_no_ops():
     ).fit(data)
     assert calls.count("class") == calls.count("instance") == 4  # 2 x 2 batches
     assert len(net.history) == 2 and len(net.history[-1, "batches"]) == 2
+
+
+def test_module_gradient_clipping_is_skorchs_clipping():
+    from skorch.callbacks import GradientNormClipping
+
+    from sklmn._training import ModuleGradientClipping
+
+    data = SequenceDataset(
+        torch.randn(16, 5, 2, generator=torch.Generator().manual_seed(0)),
+        torch.full((16,), 5),
+        torch.arange(16) % 2,
+    )
+    weights, clippers = [], []
+    for clip in (ModuleGradientClipping(0.05), GradientNormClipping(0.05), None):
+        torch.manual_seed(0)
+        net = make_sequence_net(
+            SequenceNet(LMN(2, 4, 4), 2),
+            problem="multiclass",
+            per_step=False,
+            lr=0.1,
+            max_epochs=3,
+            batch_size=4,
+            callbacks=[] if clip is None else [("clip", clip)],
+        ).fit(data)
+        flat = [p.detach().reshape(-1) for p in net.module_.parameters()]
+        weights.append(torch.cat(flat))
+        clippers.append(dict(net.callbacks_).get("clip"))
+    assert clippers[0]._module_only  # one module, a criterion without parameters
+    torch.testing.assert_close(weights[0], weights[1], rtol=1e-6, atol=1e-7)
+    assert not torch.allclose(weights[0], weights[2], rtol=1e-3, atol=1e-4)
