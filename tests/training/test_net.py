@@ -11,14 +11,19 @@ import pytest
 import torch
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
+from skorch.callbacks import Callback, GradientNormClipping
 
 from sklmn._training import (
+    ConvergenceMonitor,
+    ModuleGradientClipping,
     SequenceDataset,
     SequenceLoss,
     SequenceNet,
+    collate_batch,
     make_sequence_net,
     score_outputs,
 )
+from sklmn._training._data import SeededShuffleBatches
 from sklmn.callbacks import DivergenceWarning
 from sklmn.nn import LMN
 from sklmn.utils.sequences import check_sequences
@@ -296,9 +301,6 @@ def test_get_loss_adds_the_penalty_unless_it_is_a_constant_zero():
 
 @pytest.mark.parametrize("n, batch_size", [(10, 3), (12, 4), (5, 8), (1, 1)])
 def test_seeded_shuffle_batches_are_the_dataloaders(n, batch_size):
-    from sklmn._training import collate_batch
-    from sklmn._training._data import SeededShuffleBatches
-
     data = SequenceDataset(
         torch.randn(n, 5, 2, generator=torch.Generator().manual_seed(1)),
         torch.from_numpy(np.random.RandomState(0).randint(1, 6, size=n)),
@@ -323,8 +325,6 @@ def test_seeded_shuffle_batches_are_the_dataloaders(n, batch_size):
 
 
 def test_training_batches_without_dataloader_only_with_default_settings():
-    from sklmn._training._data import SeededShuffleBatches
-
     net, data = _tiny_net()
     assert isinstance(net.get_iterator(data, training=True), SeededShuffleBatches)
     assert isinstance(
@@ -357,8 +357,6 @@ def test_step_without_closure_is_skorchs_step():
     )
     grads_seen = []
 
-    from skorch.callbacks import Callback
-
     class CountGradients(Callback):
         def on_grad_computed(self, net, named_parameters, **kwargs):
             grads_seen.append(len([p for _, p in named_parameters]))
@@ -387,8 +385,6 @@ def test_step_without_closure_is_skorchs_step():
 
 
 def test_stopping_rule_collates_its_subsample_once_per_fit():
-    from sklmn._training import ConvergenceMonitor
-
     seqs = _ragged(n=300, low=2, high=9)
     y = _sequence_targets(seqs, "binary")
     clf = _lmn_clf(max_iter=3, n_iter_no_change=10).fit(seqs, y)
@@ -414,8 +410,6 @@ def test_stopping_rule_collates_its_subsample_once_per_fit():
 
 
 def test_notify_calls_every_hook_but_skorchs_inherited_no_ops():
-    from skorch.callbacks import Callback
-
     calls = []
 
     class Defined(Callback):
@@ -441,10 +435,6 @@ def test_notify_calls_every_hook_but_skorchs_inherited_no_ops():
 
 
 def test_module_gradient_clipping_is_skorchs_clipping():
-    from skorch.callbacks import GradientNormClipping
-
-    from sklmn._training import ModuleGradientClipping
-
     data = SequenceDataset(
         torch.randn(16, 5, 2, generator=torch.Generator().manual_seed(0)),
         torch.full((16,), 5),
