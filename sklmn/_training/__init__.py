@@ -13,6 +13,7 @@ re-exported by :mod:`sklmn.training`.
 from ._callbacks import (
     AnchorToStart,
     ConvergenceMonitor,
+    ModuleGradientClipping,
     ProgressLogger,
     ValidationScore,
     dataset_loss,
@@ -41,6 +42,7 @@ __all__ = [
     "ConvergenceMonitor",
     "FitContext",
     "LengthBucketBatchSampler",
+    "ModuleGradientClipping",
     "ProgressLogger",
     "SequenceDataset",
     "SequenceLoss",

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 import torch
 import torch.nn.functional as F
-from skorch.callbacks import Callback
+from skorch.callbacks import Callback, GradientNormClipping
 from torch import nn
 
 from ..callbacks import SequenceCallback
@@ -20,6 +20,7 @@ from ._net import TrainingConverged
 __all__ = [
     "AnchorToStart",
     "ConvergenceMonitor",
+    "ModuleGradientClipping",
     "ProgressLogger",
     "ValidationScore",
     "dataset_loss",
@@ -115,6 +116,60 @@ class ValidationScore(Callback):
             np.concatenate(self._w) if getattr(self, "_w", None) else None,
         )
         net.history.record("valid_score", score)
+
+
+class ModuleGradientClipping(GradientNormClipping):
+    """skorch's :class:`~skorch.callbacks.GradientNormClipping`, reading the
+    parameters off the net's module.
+
+    Clips the norm of the gradients of all the learnable parameters, like
+    its base; when the net trains one module (``net.module_``) with a
+    criterion without parameters (the estimators' nets), it takes them from
+    ``net.module_.parameters()`` (the same tensors in the same order) instead
+    of walking skorch's parameter generator at every step.
+
+    Parameters
+    ----------
+    gradient_clip_value : float or None, default=None
+        Maximum norm of the gradients (None: no clipping).
+    gradient_clip_norm_type : float, default=2
+        Type of the norm.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn._training import ModuleGradientClipping
+    >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+    >>> from sklmn.nn import LMN
+    >>> data = SequenceDataset(torch.randn(8, 5, 2), torch.full((8,), 5),
+    ...                        torch.randn(8, 1))
+    >>> net = make_sequence_net(
+    ...     SequenceNet(LMN(2, 4, 4), 1), problem="continuous", per_step=False,
+    ...     lr=1e-2, max_epochs=2, batch_size=8,
+    ...     callbacks=[("clip", ModuleGradientClipping(1.0))]).fit(data)
+    >>> len(net.history)
+    2
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        criteria = [getattr(net, name + "_", None) for name in net._criteria]
+        self._module_only = list(net._modules) == ["module"] and not any(
+            isinstance(c, nn.Module) and next(c.parameters(), None) is not None
+            for c in criteria
+        )
+
+    def on_grad_computed(self, net, named_parameters, **kwargs):
+        if self.gradient_clip_value is None:
+            return
+        if getattr(self, "_module_only", False):
+            parameters = net.module_.parameters()
+        else:
+            parameters = (p for _, p in named_parameters)
+        torch.nn.utils.clip_grad_norm_(
+            parameters,
+            max_norm=self.gradient_clip_value,
+            norm_type=self.gradient_clip_norm_type,
+        )
 
 
 class AnchorToStart(Callback):
@@ -316,6 +371,7 @@ class ConvergenceMonitor(SequenceCallback):
                 net.get_split_datasets(X, y)[1] if net.train_split is not None else None
             )
             self._train_index = self._draw_train_subset(net, X)
+            self._train_batches = self._collate_train_subset(net, X)
         self.restart(net)
 
     def _draw_train_subset(self, net, dataset):
@@ -334,8 +390,23 @@ class ConvergenceMonitor(SequenceCallback):
         generator = torch.Generator().manual_seed(seed)
         return torch.randperm(n, generator=generator)[:size]
 
+    def _collate_train_subset(self, net, dataset):
+        """The evaluation batches of the measured training sequences, built
+        once per training (the same sequences are measured after every
+        epoch), when they are a bounded subsample (``train_eval_size``) or
+        at most 128 sequences; None: built at every measurement."""
+        if self.monitor != "train_loss" or not hasattr(dataset, "__getitems__"):
+            return None
+        indices = self._train_index
+        if indices is None and len(dataset) > _TRAIN_EVAL_MIN:
+            return None  # a copy of a whole large training set: not kept
+        return list(_length_sorted_loader(net, dataset, indices))
+
     def _train_loss(self, net) -> float:
         """Training loss of the current weights (on the subsample, if any)."""
+        batches = getattr(self, "_train_batches", None)
+        if batches is not None:
+            return _mean_loss(net, batches)
         indices = getattr(self, "_train_index", None)
         return dataset_loss(net, self._train, indices=indices)
 
@@ -450,6 +521,7 @@ class ConvergenceMonitor(SequenceCallback):
         # do not keep (and pickle) the copy and the datasets with the model
         self._best_state = None
         self._train = self._valid = self._train_index = None
+        self._train_batches = None
 
 
 def snapshot_state(module: nn.Module) -> dict:
@@ -489,27 +561,35 @@ def dataset_loss(net, dataset, *, return_outputs: bool = False, indices=None):
     """
     if indices is not None and return_outputs:
         raise ValueError("dataset_loss: indices cannot be used with return_outputs")
-    total, count, chunks = 0.0, 0, []
-    T = int(dataset.X.shape[1])
-    if return_outputs:
-        batches = net.get_iterator(dataset, training=False)
-    else:
+    if not return_outputs:
         # the loss does not depend on the order: batches of similar lengths
         # waste no recurrence steps on padding (27% of the LMN's evaluation
         # time on mixed lengths, python -m sklmn.benchmarks bench fit-overhead)
-        batches = _length_sorted_loader(net, dataset, indices)
+        return _mean_loss(net, _length_sorted_loader(net, dataset, indices))
+    total, count, chunks = 0.0, 0, []
+    T = int(dataset.X.shape[1])
+    for batch in net.get_iterator(dataset, training=False):
+        step = net.validation_step(batch)
+        weight = batch[0].get("sample_weight")
+        n = len(batch[0]["lengths"]) if weight is None else float(weight.sum())
+        total += float(step["loss"]) * n
+        count += n
+        yp = step["y_pred"]
+        if yp.dim() == 3 and yp.shape[1] < T:
+            yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+        chunks.append(yp.to(device="cpu", dtype=torch.float64))
+    loss = total / count if count > 0 else total
+    return loss, torch.cat(chunks).numpy()
+
+
+def _mean_loss(net, batches) -> float:
+    """Mean loss of the current weights over evaluation ``batches``, batch
+    losses weighted by batch size (by total sample weight with weights)."""
+    total, count = 0.0, 0
     for batch in batches:
         step = net.validation_step(batch)
         weight = batch[0].get("sample_weight")
         n = len(batch[0]["lengths"]) if weight is None else float(weight.sum())
         total += float(step["loss"]) * n
         count += n
-        if return_outputs:
-            yp = step["y_pred"]
-            if yp.dim() == 3 and yp.shape[1] < T:
-                yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
-            chunks.append(yp.to(device="cpu", dtype=torch.float64))
-    loss = total / count if count > 0 else total
-    if return_outputs:
-        return loss, torch.cat(chunks).numpy()
-    return loss
+    return total / count if count > 0 else total

@@ -12,10 +12,14 @@ from __future__ import annotations
 import copy
 
 import torch
-from skorch.callbacks import GradientNormClipping
 
 from ..callbacks import RestoreOnDivergence
-from ._callbacks import ConvergenceMonitor, ProgressLogger, ValidationScore
+from ._callbacks import (
+    ConvergenceMonitor,
+    ModuleGradientClipping,
+    ProgressLogger,
+    ValidationScore,
+)
 from ._net import SequenceNeuralNet, make_sequence_net
 
 __all__ = ["OPTIMIZERS", "callback_chain", "make_estimator_net"]
@@ -89,7 +93,9 @@ def callback_chain(
     if validation:
         callbacks.append(("valid_score", ValidationScore(problem, per_step)))
     if gradient_clipping is not None:
-        callbacks.append(("gradient_clipping", GradientNormClipping(gradient_clipping)))
+        callbacks.append(
+            ("gradient_clipping", ModuleGradientClipping(gradient_clipping))
+        )
     callbacks.extend(model_callbacks)
     callbacks.extend(copy_callbacks(user_callbacks))
     if verbose:

@@ -6,7 +6,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["LengthBucketBatchSampler", "SequenceDataset", "collate_batch"]
+__all__ = [
+    "LengthBucketBatchSampler",
+    "SeededShuffleBatches",
+    "SequenceDataset",
+    "collate_batch",
+]
 
 
 class SequenceDataset(torch.utils.data.Dataset):
@@ -147,6 +152,66 @@ class LengthBucketBatchSampler(torch.utils.data.Sampler):
             )
         for j in torch.randperm(len(batches), generator=self.generator).tolist():
             yield batches[j]
+
+
+class SeededShuffleBatches:
+    """The shuffled training batches of a :class:`SequenceDataset`, in the
+    order of a DataLoader.
+
+    What ``DataLoader(dataset, batch_size, shuffle=True, generator=generator,
+    collate_fn=collate_batch)`` yields, batch for batch, drawing the same
+    numbers from ``generator`` (per epoch: the loader's base seed, the
+    permutation, and the sampler's closing draw), without the DataLoader's
+    sampler, fetcher and index lists: the batches are cut from one
+    permutation tensor and fetched whole by ``__getitems__``.
+
+    Parameters
+    ----------
+    dataset : SequenceDataset
+        Training data.
+    batch_size : int
+        Sequences per batch (the last batch may be smaller).
+    generator : torch.Generator
+        Source of randomness, shared by the epochs.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn._training._data import (
+    ...     SeededShuffleBatches, SequenceDataset, collate_batch)
+    >>> data = SequenceDataset(torch.arange(10.0).reshape(5, 2, 1),
+    ...                        torch.full((5,), 2), torch.arange(5))
+    >>> lean = SeededShuffleBatches(data, 2, torch.Generator().manual_seed(0))
+    >>> loader = torch.utils.data.DataLoader(
+    ...     data, batch_size=2, shuffle=True, collate_fn=collate_batch,
+    ...     generator=torch.Generator().manual_seed(0))
+    >>> [[y.tolist() for _, y in epoch] for epoch in (lean, lean)] == [
+    ...     [y.tolist() for _, y in epoch] for epoch in (loader, loader)]
+    True
+    >>> len(lean)
+    3
+    """
+
+    def __init__(self, dataset, batch_size: int, generator: torch.Generator):
+        self.dataset = dataset
+        self.batch_size = int(batch_size)
+        self.generator = generator
+
+    def __len__(self) -> int:
+        return -(-len(self.dataset) // self.batch_size)
+
+    def __iter__(self):
+        n, size, generator = len(self.dataset), self.batch_size, self.generator
+        # a DataLoader iterator draws its base seed first ...
+        torch.empty((), dtype=torch.int64).random_(generator=generator)
+        # ... then its RandomSampler one permutation of the dataset
+        perm = torch.randperm(n, generator=generator)
+        for start in range(0, n, size):
+            if start + size >= n:
+                # the sampler draws the permutation of its (empty) remainder
+                # when the last batch asks for more indices than are left
+                torch.randperm(n, generator=generator)
+            yield self.dataset.__getitems__(perm[start : start + size])
 
 
 def collate_batch(batch):

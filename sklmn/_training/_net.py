@@ -12,19 +12,48 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from skorch import NeuralNet
-from skorch.callbacks import EpochTimer, PassthroughScoring
-from skorch.dataset import unpack_data
+from skorch.callbacks import Callback, EpochTimer, PassthroughScoring
+from skorch.dataset import get_len, unpack_data
 from skorch.helper import predefined_split
-from skorch.utils import to_tensor
+from skorch.utils import TeeGenerator, to_tensor
 from torch import Tensor
 
 from ..callbacks import SequenceCallback
 from ..nn._base import forward_with_penalty
 from ..utils._compat import tensor_version
-from ._data import LengthBucketBatchSampler, SequenceDataset, collate_batch
+from ._data import (
+    LengthBucketBatchSampler,
+    SeededShuffleBatches,
+    SequenceDataset,
+    collate_batch,
+)
 from ._loss import SequenceLoss
+from ._module import SequenceNet
 
 __all__ = ["SequenceNeuralNet", "TrainingConverged", "make_sequence_net"]
+
+#: Optimizers whose ``step(closure)`` calls the closure once, before the
+#: update, and uses nothing else of it: their training step computes the
+#: gradients first and then calls ``step()`` without a closure (the same
+#: update, without skorch's closure and step accumulator). Exact types only:
+#: a subclass may evaluate its closure differently.
+_SINGLE_EVALUATION_OPTIMIZERS = (
+    torch.optim.Adam,
+    torch.optim.AdamW,
+    torch.optim.SGD,
+    torch.optim.RMSprop,
+    torch.optim.Adagrad,
+    torch.optim.Adamax,
+    torch.optim.NAdam,
+    torch.optim.RAdam,
+)
+
+#: skorch's no-op hooks of ``Callback`` (``on_batch_begin``...), by name
+_NOOP_HOOKS = {
+    name: function
+    for name, function in vars(Callback).items()
+    if name.startswith("on_") and callable(function)
+}
 
 
 class TrainingConverged(KeyboardInterrupt):
@@ -62,7 +91,15 @@ class SequenceNeuralNet(NeuralNet):
     * the training DataLoader shuffles with its own ``torch.Generator``
       seeded by ``shuffle_seed`` (reproducible, global RNG untouched), and
       with ``bucket_by_length`` draws batches of similar lengths
-      (:class:`LengthBucketBatchSampler`);
+      (:class:`LengthBucketBatchSampler`); with the default iterator
+      settings the batches of a :class:`SequenceDataset` come from
+      :class:`~sklmn._training._data.SeededShuffleBatches`, the same batches
+      in the same order without the DataLoader's machinery;
+    * a training step with one of the usual torch optimizers (Adam, AdamW,
+      SGD, RMSprop, ...) computes the gradients, notifies
+      ``on_grad_computed`` and calls ``optimizer.step()`` without skorch's
+      closure (the same update; other optimizers, e.g. LBFGS, get the
+      closure);
     * no default ``PrintLog`` (the estimators print their own progress);
     * with ``decay_biases=False`` the optimizer's ``weight_decay`` applies to
       weights only: parameters whose name starts with ``bias`` (``bias_h``,
@@ -158,6 +195,20 @@ class SequenceNeuralNet(NeuralNet):
         # left untouched (a DataLoader otherwise draws its base seed from it).
         generator = torch.Generator().manual_seed(int(self.shuffle_seed))
         iterator = self.iterator_train if training else self.iterator_valid
+        if (
+            training
+            and not self.bucket_by_length
+            and iterator is torch.utils.data.DataLoader
+            and isinstance(dataset, SequenceDataset)
+            and kwargs.get("shuffle") is True
+            and kwargs.get("collate_fn") is collate_batch
+            and set(kwargs) == {"batch_size", "shuffle", "collate_fn"}
+            and isinstance(kwargs["batch_size"], int)
+            and kwargs["batch_size"] >= 1
+        ):
+            # what this DataLoader yields, from the same draws of the same
+            # generator, without its sampler and fetcher machinery
+            return SeededShuffleBatches(dataset, kwargs["batch_size"], generator)
         if training and self.bucket_by_length:
             sampler = LengthBucketBatchSampler(
                 dataset.lengths, kwargs.pop("batch_size"), generator
@@ -165,6 +216,61 @@ class SequenceNeuralNet(NeuralNet):
             kwargs.pop("shuffle", None)
             return iterator(dataset, batch_sampler=sampler, **kwargs)
         return iterator(dataset, generator=generator, **kwargs)
+
+    def train_step(self, batch, **fit_params):
+        """One optimization step on a batch.
+
+        skorch's step (zero the gradients, :meth:`train_step_single`,
+        ``on_grad_computed``, ``optimizer.step``), run in that order without
+        the closure when every optimizer evaluates a closure once before its
+        update (the usual torch optimizers); through skorch's closure
+        otherwise.
+        """
+        optimizers = [getattr(self, name + "_") for name in self._optimizers]
+        if not all(type(o) in _SINGLE_EVALUATION_OPTIMIZERS for o in optimizers):
+            return super().train_step(batch, **fit_params)
+        self._zero_grad_optimizer()
+        step = self.train_step_single(batch, **fit_params)
+        self.notify(
+            "on_grad_computed",
+            named_parameters=TeeGenerator(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+        for optimizer in optimizers:
+            optimizer.step()
+        return step
+
+    def notify(self, method_name, **cb_kwargs):
+        """skorch's ``notify``: the net's hook, then every callback's, in
+        order, except the callbacks' hooks that are skorch's inherited no-ops
+        (three events per training batch, most callbacks define none)."""
+        getattr(self, method_name)(self, **cb_kwargs)
+        noop = _NOOP_HOOKS.get(method_name)
+        for _, callback in self.callbacks_:
+            hook = getattr(callback, method_name)
+            if noop is None or getattr(hook, "__func__", None) is not noop:
+                hook(self, **cb_kwargs)
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        """skorch's epoch over ``iterator``, reading the batch size of a
+        :class:`SequenceDataset` batch from its lengths."""
+        if iterator is None:
+            return
+        batch_count = 0
+        for batch in iterator:
+            self.notify("on_batch_begin", batch=batch, training=training)
+            step = step_fn(batch, **fit_params)
+            self.history.record_batch(prefix + "_loss", step["loss"].item())
+            Xi = batch[0] if isinstance(batch, (tuple, list)) else batch
+            if type(Xi) is dict and type(Xi.get("lengths")) is Tensor:
+                batch_size = len(Xi["lengths"])
+            else:
+                batch_size = get_len(Xi)
+            self.history.record_batch(prefix + "_batch_size", batch_size)
+            self.notify("on_batch_end", batch=batch, training=training, **step)
+            batch_count += 1
+        self.history.record(prefix + "_batch_count", batch_count)
 
     def _set_training(self, training=True):
         """Train or evaluation mode for the module and the criterion.
@@ -250,6 +356,8 @@ class SequenceNeuralNet(NeuralNet):
             if not fit_params and self._on_device(x):
                 # a SequenceDataset batch already on the device (every batch
                 # of a CPU fit): skorch's conversions would copy nothing
+                if type(self.module_) is SequenceNet:  # takes return_penalty
+                    return self.module_(**x, return_penalty=True)
                 return forward_with_penalty(self.module_, **x)
             x = to_tensor(x, device=self.device)
             if isinstance(x, Mapping):

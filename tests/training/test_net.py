@@ -11,14 +11,19 @@ import pytest
 import torch
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
+from skorch.callbacks import Callback, GradientNormClipping
 
 from sklmn._training import (
+    ConvergenceMonitor,
+    ModuleGradientClipping,
     SequenceDataset,
     SequenceLoss,
     SequenceNet,
+    collate_batch,
     make_sequence_net,
     score_outputs,
 )
+from sklmn._training._data import SeededShuffleBatches
 from sklmn.callbacks import DivergenceWarning
 from sklmn.nn import LMN
 from sklmn.utils.sequences import check_sequences
@@ -292,3 +297,164 @@ def test_get_loss_adds_the_penalty_unless_it_is_a_constant_zero():
     fast, _ = net.infer_with_penalty(batch)
     slow, _ = net.infer_with_penalty({k: v.numpy() for k, v in batch.items()})
     torch.testing.assert_close(fast, slow)
+
+
+@pytest.mark.parametrize("n, batch_size", [(10, 3), (12, 4), (5, 8), (1, 1)])
+def test_seeded_shuffle_batches_are_the_dataloaders(n, batch_size):
+    data = SequenceDataset(
+        torch.randn(n, 5, 2, generator=torch.Generator().manual_seed(1)),
+        torch.from_numpy(np.random.RandomState(0).randint(1, 6, size=n)),
+        torch.arange(n),
+    )
+    lean = SeededShuffleBatches(data, batch_size, torch.Generator().manual_seed(3))
+    loader = torch.utils.data.DataLoader(
+        data,
+        batch_size=batch_size,
+        shuffle=True,
+        collate_fn=collate_batch,
+        generator=torch.Generator().manual_seed(3),
+    )
+    assert len(lean) == len(loader)
+    for _ in range(3):  # the generator advances alike from epoch to epoch
+        pairs = list(zip(lean, loader, strict=True))
+        assert len(pairs) == len(loader)
+        for (xa, ya), (xb, yb) in pairs:
+            assert torch.equal(ya, yb)  # the targets are the sequence indices
+            assert torch.equal(xa["lengths"], xb["lengths"])
+            assert torch.equal(xa["X"], xb["X"])  # copied values
+
+
+def test_training_batches_without_dataloader_only_with_default_settings():
+    net, data = _tiny_net()
+    assert isinstance(net.get_iterator(data, training=True), SeededShuffleBatches)
+    assert isinstance(
+        net.get_iterator(data, training=False), torch.utils.data.DataLoader
+    )
+    for setting in ({"iterator_train__drop_last": True}, {"bucket_by_length": True}):
+        other = make_sequence_net(
+            SequenceNet(LMN(2, 3, 3), 2),
+            problem="multiclass",
+            per_step=False,
+            lr=1e-2,
+            max_epochs=1,
+            batch_size=4,
+        ).set_params(**setting)
+        assert not isinstance(
+            other.get_iterator(data, training=True), SeededShuffleBatches
+        )
+
+
+class _AdamWithClosure(torch.optim.Adam):
+    """Adam under another type: trained through skorch's closure."""
+
+
+def test_step_without_closure_is_skorchs_step():
+    seqs = _ragged(n=30, low=2, high=9)
+    dataset = SequenceDataset(
+        torch.from_numpy(_pad(seqs, fill=0.0).astype(np.float32)),
+        torch.tensor([len(s) for s in seqs]),
+        torch.from_numpy(_sequence_targets(seqs, "binary").astype(np.int64)),
+    )
+    grads_seen = []
+
+    class CountGradients(Callback):
+        def on_grad_computed(self, net, named_parameters, **kwargs):
+            grads_seen.append(len([p for _, p in named_parameters]))
+
+    weights = []
+    for optimizer in (torch.optim.Adam, _AdamWithClosure):
+        torch.manual_seed(0)
+        net = make_sequence_net(
+            SequenceNet(LMN(3, 4, 4), 2),
+            problem="multiclass",
+            per_step=False,
+            lr=1e-2,
+            max_epochs=3,
+            batch_size=8,
+            optimizer=optimizer,
+            callbacks=[("count", CountGradients())],
+        ).fit(dataset)
+        weights.append([p.detach().clone() for p in net.module_.parameters()])
+        # skorch's history: one loss and one batch size per batch
+        sizes = net.history[-1, "batches", :, "train_batch_size"]
+        assert sizes == [8, 8, 8, 6]
+    for a, b in zip(*weights, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+    n_params = len(list(net.module_.parameters()))
+    assert grads_seen == [n_params] * 24  # every step, both paths
+
+
+def test_stopping_rule_collates_its_subsample_once_per_fit():
+    seqs = _ragged(n=300, low=2, high=9)
+    y = _sequence_targets(seqs, "binary")
+    clf = _lmn_clf(max_iter=3, n_iter_no_change=10).fit(seqs, y)
+    monitor = dict(clf.net_.callbacks_)["convergence"]
+    assert isinstance(monitor, ConvergenceMonitor)
+    # nothing of the training data is kept with the fitted model
+    assert monitor._train_batches is None and monitor._train is None
+    built = []
+    original = ConvergenceMonitor._collate_train_subset
+
+    def spy(self, net, dataset):
+        batches = original(self, net, dataset)
+        built.append(sum(len(b[0]["lengths"]) for b in batches))
+        return batches
+
+    ConvergenceMonitor._collate_train_subset = spy
+    try:
+        again = clone(clf).fit(seqs, y)
+    finally:
+        ConvergenceMonitor._collate_train_subset = original
+    assert built == [128]  # once, the subsample of 300 sequences
+    assert_allclose(again.loss_curve_, clf.loss_curve_, rtol=1e-6)
+
+
+def test_notify_calls_every_hook_but_skorchs_inherited_no_ops():
+    calls = []
+
+    class Defined(Callback):
+        def on_batch_end(self, net, **kwargs):
+            calls.append("class")
+
+    patched = Callback()  # a hook set on the instance is called too
+    patched.on_batch_begin = lambda net, **kwargs: calls.append("instance")
+    data = SequenceDataset(
+        torch.randn(8, 4, 2), torch.full((8,), 4), torch.arange(8) % 2
+    )
+    net = make_sequence_net(
+        SequenceNet(LMN(2, 3, 3), 2),
+        problem="multiclass",
+        per_step=False,
+        lr=1e-2,
+        max_epochs=2,
+        batch_size=4,
+        callbacks=[("defined", Defined()), ("patched", patched)],
+    ).fit(data)
+    assert calls.count("class") == calls.count("instance") == 4  # 2 x 2 batches
+    assert len(net.history) == 2 and len(net.history[-1, "batches"]) == 2
+
+
+def test_module_gradient_clipping_is_skorchs_clipping():
+    data = SequenceDataset(
+        torch.randn(16, 5, 2, generator=torch.Generator().manual_seed(0)),
+        torch.full((16,), 5),
+        torch.arange(16) % 2,
+    )
+    weights, clippers = [], []
+    for clip in (ModuleGradientClipping(0.05), GradientNormClipping(0.05), None):
+        torch.manual_seed(0)
+        net = make_sequence_net(
+            SequenceNet(LMN(2, 4, 4), 2),
+            problem="multiclass",
+            per_step=False,
+            lr=0.1,
+            max_epochs=3,
+            batch_size=4,
+            callbacks=[] if clip is None else [("clip", clip)],
+        ).fit(data)
+        flat = [p.detach().reshape(-1) for p in net.module_.parameters()]
+        weights.append(torch.cat(flat))
+        clippers.append(dict(net.callbacks_).get("clip"))
+    assert clippers[0]._module_only  # one module, a criterion without parameters
+    torch.testing.assert_close(weights[0], weights[1], rtol=1e-6, atol=1e-7)
+    assert not torch.allclose(weights[0], weights[2], rtol=1e-3, atol=1e-4)

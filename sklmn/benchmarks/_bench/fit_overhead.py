@@ -29,9 +29,11 @@ interleaved round-robin over ``--repeats`` rounds after a warm-up round
   trimmed to their longest one, with their lengths; the batch loss is read
   back (``loss.item()``) as any loop that logs it does;
 * ``hand+eval``: the same plus what ``fit``'s best-weight selection does (a
-  no-grad eval-mode loss over the training set, batches of 256, before
-  training and after every epoch; a clone of the state dict when it
-  improves);
+  no-grad eval-mode loss on the training sequences its stopping rule
+  measures, all of them up to 128, else a fixed random eighth, at least
+  128, in batches of 256 sorted by length, before training and after every
+  epoch; a clone of the state dict when it improves; the best loaded at
+  the end);
 * ``fit``: ``est.fit(X, y)`` with ``early_stopping=False``,
   ``standardize=False``, ``max_iter=--epochs``, ``batch_size=--batch``,
   ``n_iter_no_change`` so large that all epochs run; reported as total

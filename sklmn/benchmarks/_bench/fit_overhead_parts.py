@@ -95,28 +95,51 @@ def hand_optimizer(module, lr: float, weight_decay: float):
     )
 
 
-def _eval_loss(module, X, lengths, y, batch: int) -> float:
+def eval_subsample(n: int, seed: int = 0) -> torch.Tensor:
+    """The training sequences fit's stopping rule measures (its
+    ``train_eval_size='auto'``): all of them up to 128, else a fixed random
+    eighth, at least 128, drawn with the shuffle seed; in decreasing length
+    order they make its evaluation batches."""
+    size = min(n, max(128, -(-n // 8)))
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:size]
+
+
+def _eval_loss(module, X, lengths, y, batch: int, index=None) -> float:
+    """Evaluation-mode loss of ``module`` on the sequences ``index`` (all:
+    None), in batches of ``batch`` sequences sorted by decreasing length."""
+    if index is None:
+        index = torch.arange(len(y))
+    index = index[torch.argsort(lengths[index], descending=True, stable=True)]
     module.eval()
     total = 0.0
     with torch.no_grad():
-        for i in range(0, len(y), batch):
-            lb = lengths[i : i + batch]
-            out = module(X[i : i + batch, : int(lb.max())], lengths=lb)
-            total += float(F.cross_entropy(out, y[i : i + batch])) * len(lb)
+        for i in range(0, len(index), batch):
+            idx = index[i : i + batch]
+            lb = lengths[idx]
+            out = module(X[idx, : int(lb.max())], lengths=lb)
+            total += float(F.cross_entropy(out, y[idx])) * len(idx)
     module.train()
-    return total / len(y)
+    return total / len(index)
 
 
 def hand_loop(
     module, tensors, *, epochs, batch, lr, weight_decay, clip, evaluate=False, seed=0
 ):
-    """Train ``module`` by hand; returns the per-epoch mean training losses."""
+    """Train ``module`` by hand; returns the per-epoch mean training losses.
+
+    With ``evaluate``, what fit's best-weight selection does: the loss of
+    the weights before training and after every epoch on the sequences of
+    :func:`eval_subsample` (batches of ``max(batch, 256)``, fit's evaluation
+    batch size), a copy of the weights when it is the lowest so far, and
+    the best weights loaded at the end.
+    """
     X, lengths, y = tensors
     n = len(y)
     opt = hand_optimizer(module, lr, weight_decay)
     gen = torch.Generator().manual_seed(seed)
     eval_batch = max(batch, 256)  # fit's iterator_valid batch size
-    best = _eval_loss(module, X, lengths, y, eval_batch) if evaluate else None
+    index = eval_subsample(n, seed) if evaluate else None
+    best = _eval_loss(module, X, lengths, y, eval_batch, index) if evaluate else None
     best_state = None
     if evaluate:
         best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -138,7 +161,7 @@ def hand_loop(
             total += loss.item() * len(idx)
         curve.append(total / n)
         if evaluate:
-            value = _eval_loss(module, X, lengths, y, eval_batch)
+            value = _eval_loss(module, X, lengths, y, eval_batch, index)
             if value < best:
                 best = value
                 best_state = {
@@ -166,29 +189,30 @@ def _training_classes():
             est = make_estimator("lmn", 1, 4).fit(X, y)
         net = est.net_
         cm = type(dict(net.callbacks_)["convergence"])
-        dataset_cls = _dataset_class()
+        dataset_cls = _dataset_class(type(net))
         _CLASSES = (type(net), cm, sys.modules[cm.__module__], dataset_cls)
     return _CLASSES
 
 
-def _dataset_class():
-    """Class of the training dataset (the first __getitems__ it serves)."""
+def _dataset_class(net_cls):
+    """Class of the training dataset (the first one the net iterates over
+    in training)."""
     seen = []
-    loader_iter = torch.utils.data.dataloader._BaseDataLoaderIter
-    original = loader_iter.__next__
+    original = net_cls.get_iterator
 
-    def spy(self):
-        seen.append(type(self._dataset))
-        return original(self)
+    def spy(self, dataset, training=False):
+        if training:
+            seen.append(type(dataset))
+        return original(self, dataset, training=training)
 
-    loader_iter.__next__ = spy
+    net_cls.get_iterator = spy
     try:
         X, y, _ = make_data(8, 4, 2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             make_estimator("lmn", 1, 4).fit(X, y)
     finally:
-        loader_iter.__next__ = original
+        net_cls.get_iterator = original
     return seen[0]
 
 
@@ -480,6 +504,8 @@ def breakdown(model, X, y, epochs, batch, rounds: int):
             (cm, "on_train_begin", "best-weight: ConvergenceMonitor.on_train_begin"),
             (cm_module, "dataset_loss", "best-weight: dataset_loss"),
         ]
+        if hasattr(cm_module, "_mean_loss"):  # the evaluation of cached batches
+            targets.append((cm_module, "_mean_loss", "best-weight: _mean_loss"))
         opt_cls = torch.optim.Adam
         targets.append((opt_cls, "step", "optimizer: Adam.step (incl. closure)"))
         targets += _setup_targets(model, cls)
