@@ -23,6 +23,7 @@ from . import (
     init_radius,
     laes,
     large_sets,
+    lmn_controls,
     layout_rule,
     memory_hindsight,
     ms_redundancy,
@@ -53,6 +54,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "enrnn-controls": (
         "enrnn_controls",
         "the failing ENRNN claims with fresh sequences and a larger budget",
+    ),
+    "lmn-controls": (
+        "lmn_controls",
+        "the failing LMN-paper claims, one change each, raw JSON",
     ),
     "init-radius": ("init_radius", "the stable initialization of the LMN memory"),
     "finetuning": ("finetuning", "remedies for fine-tuning a LAES-initialized LMN"),
