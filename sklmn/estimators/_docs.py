@@ -50,7 +50,10 @@ TRAINING_PARAMETERS_DOC = """\
         Sequences per minibatch; ``'auto'`` is ``min(200, n_samples)`` (the
         rule of scikit-learn's MLP) up to 1000 training sequences and 32
         above (measurements: ``docs/training.md``, "Large training sets: 32
-        per minibatch"). Each batch is trimmed to its longest sequence.
+        per minibatch"); an LMN classifier trained without a start
+        (``pretrainer=None``, Schur memory) uses 16 up to 1000 sequences
+        (``docs/memory.md``, "Training from scratch"). Each batch is trimmed
+        to its longest sequence.
     bucket_by_length : bool, default=False
         Draw training minibatches of sequences of similar lengths (shuffle,
         sort pools of 50 batches by length, shuffle the batches): much less

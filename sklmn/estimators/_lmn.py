@@ -5,12 +5,14 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from .._training._module import POOLINGS
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
+from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._supervised import (
@@ -65,6 +67,12 @@ MEMORY_LR_SCALE_DOC = """\
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
 """
+
+#: ``batch_size='auto'`` of an LMN classifier trained from the Schur ring start
+#: (``pretrainer=None``) on up to 1000 sequences, measured in docs/memory.md
+#: ("Training from scratch": with one full batch per epoch the stopping rule's
+#: patience is a handful of optimizer steps)
+_SCRATCH_BATCH_SIZE = 16
 
 #: ``memory_lr_scale='auto'`` for a Schur memory trained from its ring start
 #: (no pretrainer), measured in docs/memory.md ("Training from scratch")
@@ -378,6 +386,18 @@ class _LMNMixin(_LMNMemoryMixin):
         **_BaseSequenceEstimator._parameter_constraints,
         **_LMN_CONSTRAINTS,
     }
+
+    def _step_settings(self, n_samples: int) -> tuple[int, float]:
+        batch_size, lr = super()._step_settings(n_samples)
+        if (
+            self.batch_size == "auto"
+            and self.pretrainer is None
+            and self.memory_matrix in ("auto", "schur")
+            and is_classifier(self)
+            and n_samples <= _AUTO_BATCH_LARGE_DATA
+        ):
+            batch_size = min(_SCRATCH_BATCH_SIZE, n_samples)
+        return batch_size, lr
 
     def _build_module(self, input_size: int) -> LMN:
         return LMN(
