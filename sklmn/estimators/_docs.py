@@ -50,8 +50,9 @@ TRAINING_PARAMETERS_DOC = """\
         Sequences per minibatch; ``'auto'`` is ``min(200, n_samples)`` (the
         rule of scikit-learn's MLP) up to 1000 training sequences and 32
         above (measurements: ``docs/training.md``, "Large training sets: 32
-        per minibatch"); an LMN classifier trained without a start
-        (``pretrainer=None``, Schur memory) uses 16 up to 1000 sequences
+        per minibatch"); an LMN or multi-scale LMN classifier trained
+        without a start (``pretrainer=None``, Schur memory) uses 16 up to
+        1000 sequences
         (``docs/memory.md``, "Training from scratch"). Each batch is trimmed
         to its longest sequence.
     bucket_by_length : bool, default=False

@@ -68,7 +68,8 @@ MEMORY_LR_SCALE_DOC = """\
         scratch").
 """
 
-#: ``batch_size='auto'`` of an LMN classifier trained from the Schur ring start
+#: ``batch_size='auto'`` of an LMN or multi-scale LMN classifier trained from the
+#: Schur ring start
 #: (``pretrainer=None``) on up to 1000 sequences, measured in docs/memory.md
 #: ("Training from scratch": with one full batch per epoch the stopping rule's
 #: patience is a handful of optimizer steps)
@@ -356,6 +357,18 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             scratch = self._memory_matrix() == "schur" and self.pretrainer_ is None
             self.memory_lr_scale_ = _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
 
+    def _step_settings(self, n_samples: int) -> tuple[int, float]:
+        batch_size, lr = super()._step_settings(n_samples)
+        if (
+            self.batch_size == "auto"
+            and self.pretrainer is None
+            and self.memory_matrix in ("auto", "schur")
+            and is_classifier(self)
+            and n_samples <= _AUTO_BATCH_LARGE_DATA
+        ):
+            batch_size = min(_SCRATCH_BATCH_SIZE, n_samples)
+        return batch_size, lr
+
     def _resolve_pretrainer(self, n_samples: int, context=None):
         return resolve_pretrainer(self, n_samples, context)
 
@@ -386,18 +399,6 @@ class _LMNMixin(_LMNMemoryMixin):
         **_BaseSequenceEstimator._parameter_constraints,
         **_LMN_CONSTRAINTS,
     }
-
-    def _step_settings(self, n_samples: int) -> tuple[int, float]:
-        batch_size, lr = super()._step_settings(n_samples)
-        if (
-            self.batch_size == "auto"
-            and self.pretrainer is None
-            and self.memory_matrix in ("auto", "schur")
-            and is_classifier(self)
-            and n_samples <= _AUTO_BATCH_LARGE_DATA
-        ):
-            batch_size = min(_SCRATCH_BATCH_SIZE, n_samples)
-        return batch_size, lr
 
     def _build_module(self, input_size: int) -> LMN:
         return LMN(

@@ -128,13 +128,15 @@ def test_auto_memory_survives_saving(tmp_path):
                                rtol=1e-5, atol=1e-6)
 
 
-def test_scratch_batch_of_the_lmn_classifier():
-    """batch_size='auto': 16 for the LMN classifier without a start, the
+def test_scratch_batch_of_the_lmn_classifiers():
+    """batch_size='auto': 16 for the LMN classifiers without a start, the
     usual min(200, n) from the LAES start, for the regressor and for an
     explicit free memory."""
     X, y = _data(n=40)
     params = dict(hidden_size=4, memory_size=4, max_iter=1, random_state=0)
     assert LMNClassifier(pretrainer=None, **params).fit(X, y).net_.batch_size == 16
+    ms = MultiScaleLMNClassifier(pretrainer=None, **params).fit(X, y)
+    assert ms.net_.batch_size == 16
     assert LMNClassifier(**params).fit(X, y).net_.batch_size == 40
     free = LMNClassifier(pretrainer=None, memory_matrix="free", **params)
     assert free.fit(X, y).net_.batch_size == 40
