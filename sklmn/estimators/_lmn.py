@@ -80,34 +80,45 @@ _SCRATCH_BATCH_SIZE = 16
 _SCRATCH_MEMORY_LR_SCALE = 0.1
 
 
-def resolve_memory(estimator, n_samples: int, context=None) -> tuple[str, float]:
-    """The memory parametrization and memory learning-rate fraction of one
-    fit of an LMN estimator: ``memory_matrix`` and ``memory_lr_scale`` with
-    ``'auto'`` resolved for a training set of ``n_samples`` sequences.
-
-    ``memory_matrix='auto'`` is ``'schur'`` for ``pretrainer=None`` and
-    ``'free'`` otherwise (the LAES start keeps its dense memory, and so do
-    the fits that ``pretrainer='auto'`` starts without one, such as those
-    above 1000 training sequences); ``memory_lr_scale='auto'`` is 0.1 for
-    a Schur memory trained without a pretrained start, 1.0 otherwise.
+def resolve_memory_matrix(estimator) -> str:
+    """The memory parametrization of an LMN estimator's next fit: its
+    ``memory_matrix``, with ``'auto'`` resolved: ``'schur'`` for
+    ``pretrainer=None``, ``'free'`` otherwise (the LAES start keeps its
+    dense memory, and so do the fits that ``pretrainer='auto'`` starts
+    without one, such as those above 1000 training sequences).
 
     Examples
     --------
     >>> from sklmn.estimators import LMNClassifier
-    >>> resolve_memory(LMNClassifier(pretrainer=None), 100)
-    ('schur', 0.1)
-    >>> resolve_memory(LMNClassifier(), 100)
-    ('free', 1.0)
+    >>> resolve_memory_matrix(LMNClassifier(pretrainer=None))
+    'schur'
+    >>> resolve_memory_matrix(LMNClassifier())
+    'free'
     """
-    matrix = estimator.memory_matrix
-    if matrix == "auto":
-        matrix = "schur" if estimator.pretrainer is None else "free"
-    start = resolve_pretrainer(estimator, n_samples, context, memory_matrix=matrix)
+    if estimator.memory_matrix != "auto":
+        return estimator.memory_matrix
+    return "schur" if estimator.pretrainer is None else "free"
+
+
+def resolve_memory_lr_scale(estimator, memory_matrix: str, start) -> float:
+    """The memory learning-rate fraction of a fit whose memory is
+    ``memory_matrix`` and whose kept pretrainer is ``start`` (None without
+    one): ``memory_lr_scale``, with ``'auto'`` resolved to 0.1 for a Schur
+    memory trained without a start and 1.0 otherwise.
+
+    Examples
+    --------
+    >>> from sklmn.estimators import LMNClassifier
+    >>> resolve_memory_lr_scale(LMNClassifier(), "schur", None)
+    0.1
+    >>> resolve_memory_lr_scale(LMNClassifier(memory_lr_scale=0.5), "schur", None)
+    0.5
+    """
     scale = estimator.memory_lr_scale
-    if isinstance(scale, str):  # 'auto'
-        scratch = matrix == "schur" and start is None
-        scale = _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
-    return matrix, float(scale)
+    if not isinstance(scale, str):
+        return float(scale)
+    scratch = memory_matrix == "schur" and start is None
+    return _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
 
 
 def fitted_memory_matrix(estimator) -> str:
@@ -118,6 +129,7 @@ def fitted_memory_matrix(estimator) -> str:
     if matrix != "auto":
         return matrix
     return getattr(estimator, "memory_matrix_", "free")
+
 
 #: names (fnmatch patterns) of the parameters ``memory_lr_scale`` applies to:
 #: ``W_mm`` (free or parametrized), a Schur memory's parameters, ``W_mh``
@@ -342,27 +354,25 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     }
 
     def _plan_fit(self, context, n_samples: int) -> None:
-        self.memory_matrix_, self.memory_lr_scale_ = resolve_memory(
-            self, n_samples, context
-        )
+        self.memory_matrix_ = resolve_memory_matrix(self)
 
     def _memory_matrix(self) -> str:
         return fitted_memory_matrix(self)
 
     def _initialize_module(self, module, context, n_samples: int) -> None:
         super()._initialize_module(module, context, n_samples)
-        if isinstance(self.memory_lr_scale, str):
-            # 'auto' follows the start this fit kept (a start that predicts
-            # nothing is dropped by the start policy)
-            scratch = self._memory_matrix() == "schur" and self.pretrainer_ is None
-            self.memory_lr_scale_ = _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
+        # after the start policy: 'auto' follows the start this fit kept (a
+        # start that predicts nothing is dropped)
+        self.memory_lr_scale_ = resolve_memory_lr_scale(
+            self, self._memory_matrix(), self.pretrainer_
+        )
 
     def _step_settings(self, n_samples: int) -> tuple[int, float]:
         batch_size, lr = super()._step_settings(n_samples)
         if (
             self.batch_size == "auto"
             and self.pretrainer is None
-            and self.memory_matrix in ("auto", "schur")
+            and resolve_memory_matrix(self) == "schur"
             and is_classifier(self)
             and n_samples <= _AUTO_BATCH_LARGE_DATA
         ):
