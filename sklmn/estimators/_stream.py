@@ -535,7 +535,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 loss = F.cross_entropy(
                     logits.reshape(-1, self.n_tokens_), y.reshape(-1)
                 )
-                if not bool(torch.isfinite(loss)):
+                value = loss.item()  # one read of the loss per window
+                if not math.isfinite(value):
                     total = math.nan
                     break
                 optimizer.zero_grad()
@@ -546,7 +547,7 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                     )
                 optimizer.step()
                 state = _detached(state) if self._carry_state else None
-                total += loss.item() * y.numel()
+                total += value * y.numel()
             if not math.isfinite(total):
                 message = (
                     f"Training diverged: the loss of epoch {epoch} is not finite."
