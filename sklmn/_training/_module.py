@@ -57,6 +57,12 @@ class SequenceNet(nn.Module):
     For per-time-step targets the readout reads every step (the loss masks
     padded steps).
 
+    A frozen start (:meth:`attach_start_`, the LMN estimators'
+    ``fine_tuning='residual'``) is a second network of the same kind whose
+    outputs are added to this one's: its parameters do not train, it runs
+    in evaluation mode and without gradient, and this network learns what
+    it leaves unexplained.
+
     The regularization term of the recurrent module travels as a return value:
     ``net(X, lengths, return_penalty=True)`` returns ``(outputs, penalty)``,
     which is how :class:`SequenceNeuralNet` adds it to the training and
@@ -132,6 +138,56 @@ class SequenceNet(nn.Module):
         if pooling != "last":
             scale = 1.0 if pooling == "last+mean" else 0.0
             self.register_buffer("pool_scale", torch.tensor(scale))
+        self.start = None
+
+    def attach_start_(self, start: "SequenceNet") -> None:
+        """Add the outputs of ``start``, frozen, to this network's outputs.
+
+        ``start`` (a network with the same inputs and outputs, e.g. a
+        pretrained one) becomes the submodule ``start``: its parameters stop
+        requiring gradients, it stays in evaluation mode when this network
+        trains, and its forward pass runs without gradient. With this
+        network's readout at zero the sum computes exactly what ``start``
+        computes; training then fits the residual.
+
+        Parameters
+        ----------
+        start : SequenceNet
+            The frozen network; its outputs must have this network's shape.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> start, net = SequenceNet(LMN(2, 3, 3), 2), SequenceNet(LMN(2, 3, 3), 2)
+        >>> with torch.no_grad():
+        ...     _ = net.readout.weight.zero_(), net.readout.bias.zero_()
+        >>> net.attach_start_(start)
+        >>> x = torch.randn(4, 5, 2)
+        >>> torch.allclose(net(x), start(x))
+        True
+        >>> any(p.requires_grad for p in net.start.parameters())
+        False
+        """
+        if not isinstance(start, SequenceNet):
+            raise TypeError(
+                f"start must be a SequenceNet, got {type(start).__name__}"
+            )
+        if start is self:
+            raise ValueError("a network cannot be its own start")
+        start.requires_grad_(False)
+        self.start = start
+        start.train(False)
+
+    def train(self, mode: bool = True) -> "SequenceNet":
+        """Set the training mode (:meth:`torch.nn.Module.train`); a frozen
+        start (:meth:`attach_start_`) stays in evaluation mode."""
+        super().train(mode)
+        start = getattr(self, "start", None)
+        if start is not None:
+            start.train(False)
+        return self
 
     @property
     def resolved_pooling(self) -> str:
@@ -229,6 +285,11 @@ class SequenceNet(nn.Module):
         if not self.per_step:
             output = self.features(output, lengths)
         outputs = self.readout(output)
+        start = getattr(self, "start", None)  # models saved before: none
+        if start is not None:
+            with torch.no_grad():
+                offset = start(X, lengths)
+            outputs = outputs + offset
         return (outputs, penalty) if return_penalty else outputs
 
     def penalty(self) -> Tensor:

@@ -46,6 +46,7 @@ _LMN_FAMILY = dict(
     pooling="last",  # the papers' readout of the last step
     pretrainer=None,
     pretrained_alpha=0.0,
+    fine_tuning="full",
     truncate_gradient=False,
 )
 

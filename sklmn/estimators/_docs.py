@@ -239,7 +239,10 @@ START_ATTRIBUTES_DOC = """\
         resolved).
     memory_lr_scale_ : float
         The memory's learning-rate fraction of the last ``fit``
-        (``memory_lr_scale``, resolved)."""
+        (``memory_lr_scale``, resolved).
+    fine_tuning_ : {'full', 'residual'}
+        The fine-tuning of the last ``fit`` (``fine_tuning``, resolved;
+        ``'full'`` without a pretrained start)."""
 
 
 def fill_doc(model_parameters_doc: str):

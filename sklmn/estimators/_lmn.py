@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import torch
 from sklearn.base import is_classifier
 
 from .._training._module import POOLINGS
@@ -20,7 +21,7 @@ from ._supervised import (
     _BaseSequenceClassifier,
     _BaseSequenceRegressor,
 )
-from ._start import _PretrainedStartMixin
+from ._start import _PretrainedStartMixin, _resolve_pooling_
 
 __all__ = ["LMNClassifier", "LMNRegressor"]
 
@@ -53,7 +54,28 @@ _LMN_CONSTRAINTS = {
     "dropout": [Interval(Real, 0, 1, closed="left")],
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "fine_tuning": [StrOptions({"full", "residual"})],
 }
+
+#: docstring entry of ``fine_tuning`` (LMN and multi-scale LMN)
+FINE_TUNING_DOC = """\
+    fine_tuning : {'full', 'residual'}, default='full'
+        What training does with a pretrained start. ``'full'``: every
+        parameter of the pretrained network trains (the papers'
+        fine-tuning). ``'residual'``: the pretrained network is kept frozen
+        and a second network of the same architecture, trained from the
+        random start (as with ``pretrainer=None``: the ``'schur'`` memory on
+        its ring for ``memory_matrix='auto'``, the memory learning-rate
+        fraction and the batch size of training from scratch), adds its
+        outputs to the start's. Its readout starts at zero, so training
+        begins exactly at the start and learns what the start leaves
+        unexplained, and no step can push the start's memory past a stable
+        map. Without a start (``pretrainer=None``, or ``'auto'`` above 1000
+        sequences) and with ``incremental`` training one network trains, as
+        with ``'full'``; the choice made is ``fine_tuning_``. An option, not
+        the default: see ``docs/memory.md``, "Residual fine-tuning", for
+        where it adds to the start and where it does not.
+"""
 
 
 #: docstring entry of ``memory_lr_scale`` (LMN and multi-scale LMN)
@@ -97,7 +119,10 @@ def resolve_memory_matrix(estimator) -> str:
     """
     if estimator.memory_matrix != "auto":
         return estimator.memory_matrix
-    return "schur" if estimator.pretrainer is None else "free"
+    scratch = estimator.pretrainer is None
+    # a residual fit trains its second network from the random start
+    scratch = scratch or getattr(estimator, "fine_tuning_", "full") == "residual"
+    return "schur" if scratch else "free"
 
 
 def resolve_memory_lr_scale(estimator, memory_matrix: str, start) -> float:
@@ -119,6 +144,48 @@ def resolve_memory_lr_scale(estimator, memory_matrix: str, start) -> float:
         return float(scale)
     scratch = memory_matrix == "schur" and start is None
     return _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
+
+
+def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
+    """The fine-tuning of an LMN estimator's next fit on ``n_samples``
+    training sequences (and, when given, the training data of ``context``):
+    ``'residual'`` when ``fine_tuning='residual'``, the ``pretrainer`` gives
+    a start (``'auto'``'s LAES start, or an object) and no ``incremental``
+    growth is asked for; ``'full'`` otherwise (one network trains).
+
+    Examples
+    --------
+    >>> from sklmn.estimators import LMNClassifier
+    >>> resolve_fine_tuning(LMNClassifier(fine_tuning="residual"), 100)
+    'residual'
+    >>> resolve_fine_tuning(LMNClassifier(fine_tuning="residual"), 5000)
+    'full'
+    >>> resolve_fine_tuning(LMNClassifier(), 100)
+    'full'
+    """
+    if estimator.fine_tuning != "residual":
+        return "full"
+    if getattr(estimator, "incremental", None) is not None:
+        return "full"
+    start = resolve_pretrainer(
+        estimator, n_samples, context, memory_matrix=start_memory_matrix(estimator)
+    )
+    return "residual" if start is not None else "full"
+
+
+def start_memory_matrix(estimator) -> str:
+    """The memory parametrization of a residual fit's frozen start: the
+    dense (``'free'``) memory the LAES start is written in, or the
+    ``memory_matrix`` asked for when it is not ``'auto'``."""
+    matrix = estimator.memory_matrix
+    return "free" if matrix == "auto" else matrix
+
+
+def fitted_fine_tuning(estimator) -> str:
+    """The fine-tuning an LMN estimator's network was built for: the fit's
+    ``fine_tuning_`` (``'full'`` before any fit, and for models saved
+    before the option existed)."""
+    return getattr(estimator, "fine_tuning_", "full")
 
 
 def fitted_memory_matrix(estimator) -> str:
@@ -280,7 +347,7 @@ LMN_PARAMETERS_DOC = """\
         anchor holds a weak start back (measurements: ``docs/training.md``,
         "Fine-tuning anchored to the start").""",
     kind="float or 'auto'",
-)
+) + FINE_TUNING_DOC
 
 
 #: the classifier's ``memory_size`` entry
@@ -351,28 +418,73 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     _fitted_attributes = {
         "memory_matrix_": "str",
         "memory_lr_scale_": "float",
+        "fine_tuning_": "str",
     }
 
     def _plan_fit(self, context, n_samples: int) -> None:
+        self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.memory_matrix_ = resolve_memory_matrix(self)
 
     def _memory_matrix(self) -> str:
         return fitted_memory_matrix(self)
 
+    def _sequence_net(self, recurrent):
+        net = super()._sequence_net(recurrent)
+        if fitted_fine_tuning(self) == "residual":
+            # the frozen start: the free memory the LAES start is written in
+            start = self._build_start_module(int(recurrent.input_size))
+            net.attach_start_(super()._sequence_net(start))
+        return net
+
+    def _build_start_module(self, input_size: int):
+        """The recurrent module of a residual fit's frozen start: this
+        estimator's module with the memory of :func:`start_memory_matrix`."""
+        saved = self.__dict__.get("memory_matrix_")
+        self.memory_matrix_ = start_memory_matrix(self)
+        try:
+            return self._build_module(input_size)
+        finally:
+            self.memory_matrix_ = saved
+
     def _initialize_module(self, module, context, n_samples: int) -> None:
-        super()._initialize_module(module, context, n_samples)
+        if fitted_fine_tuning(self) != "residual":
+            super()._initialize_module(module, context, n_samples)
+            start = self.pretrainer_
+        else:
+            self._initialize_residual(module, context, n_samples)
+            start = None  # the trained network starts from the random draw
         # after the start policy: 'auto' follows the start this fit kept (a
         # start that predicts nothing is dropped)
         self.memory_lr_scale_ = resolve_memory_lr_scale(
-            self, self._memory_matrix(), self.pretrainer_
+            self, self._memory_matrix(), start
         )
+
+    def _initialize_residual(self, module, context, n_samples: int) -> None:
+        """Pretrain the frozen start of a residual fit; the trained network
+        keeps its random start, with a zero readout (its mean block joined
+        at scale 1, as without a start)."""
+        start = module.start
+        super()._initialize_module(start, context, n_samples)
+        start.requires_grad_(False)  # the pretrainer may have reset it
+        if self.pretrainer_ is None:  # the start policy dropped the start
+            module.start = None
+            self.fine_tuning_ = "full"
+            self.pooling_ = _resolve_pooling_(module, None)
+            return
+        self.pretrained_alpha_ = 0.0  # nothing trained has a start to pull to
+        with torch.no_grad():
+            module.readout.weight.zero_()
+            module.readout.bias.zero_()
+        if module.pooling == "auto":
+            module.start_mean_block_()
 
     def _step_settings(self, n_samples: int) -> tuple[int, float]:
         batch_size, lr = super()._step_settings(n_samples)
+        scratch = self.pretrainer is None and resolve_memory_matrix(self) == "schur"
+        residual = resolve_fine_tuning(self, n_samples) == "residual"
         if (
             self.batch_size == "auto"
-            and self.pretrainer is None
-            and resolve_memory_matrix(self) == "schur"
+            and (scratch or residual)
             and is_classifier(self)
             and n_samples <= _AUTO_BATCH_LARGE_DATA
         ):
@@ -380,7 +492,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         return batch_size, lr
 
     def _resolve_pretrainer(self, n_samples: int, context=None):
-        return resolve_pretrainer(self, n_samples, context)
+        matrix = None  # the built network's
+        if fitted_fine_tuning(self) == "residual":
+            matrix = start_memory_matrix(self)  # the frozen start's
+        return resolve_pretrainer(self, n_samples, context, memory_matrix=matrix)
 
     def _optimizer_param_groups(self, lr: float) -> list:
         scale = self.memory_lr_scale
@@ -524,6 +639,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
+        fine_tuning="full",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -567,6 +683,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.dropout = dropout
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
+        self.fine_tuning = fine_tuning
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width
@@ -663,6 +780,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
+        fine_tuning="full",
     ):
         super().__init__(
             target=target,
@@ -703,3 +821,4 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         self.dropout = dropout
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
+        self.fine_tuning = fine_tuning

@@ -17,6 +17,7 @@ from ._supervised import (
     _BaseSequenceRegressor,
 )
 from ._lmn import (
+    FINE_TUNING_DOC,
     MEMORY_LR_SCALE_DOC,
     _LMNMemoryMixin,
     pretrained_alpha_doc,
@@ -113,7 +114,7 @@ MULTISCALE_PARAMETERS_DOC = """\
         readout weights) are no longer pulled; the others stay pulled toward
         the first module's start.""",
     kind="float or 'auto'",
-)
+) + FINE_TUNING_DOC
 
 
 #: the classifier's ``hidden_size`` and ``memory_size`` entries
@@ -172,6 +173,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             Interval(Real, 0, None, closed="left"),
             StrOptions({"auto"}),
         ],
+        "fine_tuning": [StrOptions({"full", "residual"})],
     }
 
     def _build_module(self, input_size: int) -> MultiScaleLMN:
@@ -355,6 +357,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         incremental=None,
         pretrainer="auto",
         pretrained_alpha=10.0,
+        fine_tuning="full",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -397,6 +400,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.incremental = incremental
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
+        self.fine_tuning = fine_tuning
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width
@@ -499,6 +503,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         incremental=None,
         pretrainer="auto",
         pretrained_alpha=10.0,
+        fine_tuning="full",
     ):
         super().__init__(
             target=target,
@@ -538,3 +543,4 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.incremental = incremental
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
+        self.fine_tuning = fine_tuning

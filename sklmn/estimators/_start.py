@@ -130,11 +130,13 @@ class _PretrainedStartMixin(_PretrainerMixin):
     #: models saved before ``pretrained_alpha`` existed fine-tuned their start
     #: freely; models saved before ``pooling`` existed read the last step
     #: only; models saved before ``memory_lr_scale`` existed trained every
-    #: parameter at one rate
+    #: parameter at one rate; models saved before ``fine_tuning`` existed
+    #: fine-tuned the whole pretrained network
     _added_parameter_values: dict = {
         "pretrained_alpha": 0.0,
         "pooling": "last",
         "memory_lr_scale": 1.0,
+        "fine_tuning": "full",
     }
 
     def _initialize_module(
