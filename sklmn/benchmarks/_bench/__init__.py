@@ -18,6 +18,7 @@ from . import (
     copy_budget,
     enrnn,
     enrnn_controls,
+    epoch_time,
     finetuning,
     fit_overhead,
     init_radius,
@@ -58,6 +59,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "lmn-controls": (
         "lmn_controls",
         "the failing LMN-paper claims, one change each, raw JSON",
+    ),
+    "epoch-time": (
+        "epoch_time",
+        "epoch time: Schur against free memory, residual against full fine-tuning",
     ),
     "init-radius": ("init_radius", "the stable initialization of the LMN memory"),
     "finetuning": ("finetuning", "remedies for fine-tuning a LAES-initialized LMN"),
