@@ -40,6 +40,7 @@ _LMN_FAMILY = dict(
     bidirectional=False,
     memory_matrix="free",
     memory_lr_scale=1.0,
+    memory_ring=None,
     norm_penalty=0.0,
     orthogonality_penalty=0.0,
     output="memory",

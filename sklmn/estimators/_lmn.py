@@ -11,6 +11,7 @@ from sklearn.base import is_classifier
 from .._training._module import POOLINGS
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
+from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
@@ -48,6 +49,7 @@ _LMN_CONSTRAINTS = {
         Interval(Real, 0, None, closed="neither"),
         StrOptions({"auto"}),
     ],
+    "memory_ring": [None, tuple, list],
     "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
@@ -88,6 +90,16 @@ MEMORY_LR_SCALE_DOC = """\
         without a pretrained start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
+    memory_ring : tuple (r_min, r_max, max_angle) or None, default=None
+        The random start of a ``'schur'`` memory (ignored by the other
+        memories and overwritten by a pretrained start): eigenvalue moduli
+        uniform on the ring ``r_min <= |lambda| <= r_max``, angles uniform
+        in ``[0, max_angle]`` (radians), with ``0 <= r_min <= r_max < 1``
+        and ``max_angle <= pi``. None: the model's ring, ``(0.9, 0.999,
+        pi / 20)`` for the LMN and ``(0.9, 0.999, pi / 10)`` for the
+        multi-scale LMN. A hyperparameter a grid search can tune; short
+        series may want faster rotations (see ``docs/memory.md``,
+        "Training from scratch").
 """
 
 #: ``batch_size='auto'`` of an LMN or multi-scale LMN classifier trained from the
@@ -422,6 +434,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     }
 
     def _plan_fit(self, context, n_samples: int) -> None:
+        try:
+            check_ring(self.memory_ring)
+        except ValueError as error:
+            raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.memory_matrix_ = resolve_memory_matrix(self)
 
@@ -540,6 +556,7 @@ class _LMNMixin(_LMNMemoryMixin):
             truncate_gradient=self.truncate_gradient,
             dropout=float(self.dropout),
             init_radius=self._init_radius,
+            ring=self.memory_ring,
         )
 
 
@@ -611,6 +628,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         memory_matrix="auto",
         memory_bias=False,
         memory_lr_scale="auto",
+        memory_ring=None,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -677,6 +695,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.memory_matrix = memory_matrix
         self.memory_bias = memory_bias
         self.memory_lr_scale = memory_lr_scale
+        self.memory_ring = memory_ring
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
@@ -752,6 +771,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         memory_matrix="schur",
         memory_bias=False,
         memory_lr_scale="auto",
+        memory_ring=None,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -815,6 +835,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         self.memory_matrix = memory_matrix
         self.memory_bias = memory_bias
         self.memory_lr_scale = memory_lr_scale
+        self.memory_ring = memory_ring
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient

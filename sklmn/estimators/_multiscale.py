@@ -164,6 +164,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
         ],
+        "memory_ring": [None, tuple, list],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
@@ -189,6 +190,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
+            ring=self.memory_ring,
         )
 
     #: the ``pretrainer='auto'`` start: modules fitted to what the faster
@@ -329,6 +331,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         bidirectional=False,
         memory_matrix="auto",
         memory_lr_scale="auto",
+        memory_ring=None,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -394,6 +397,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.memory_lr_scale = memory_lr_scale
+        self.memory_ring = memory_ring
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient
@@ -475,6 +479,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         bidirectional=False,
         memory_matrix="schur",
         memory_lr_scale="auto",
+        memory_ring=None,
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -537,6 +542,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.bidirectional = bidirectional
         self.memory_matrix = memory_matrix
         self.memory_lr_scale = memory_lr_scale
+        self.memory_ring = memory_ring
         self.orthogonality_penalty = orthogonality_penalty
         self.norm_penalty = norm_penalty
         self.truncate_gradient = truncate_gradient

@@ -131,12 +131,14 @@ class _PretrainedStartMixin(_PretrainerMixin):
     #: freely; models saved before ``pooling`` existed read the last step
     #: only; models saved before ``memory_lr_scale`` existed trained every
     #: parameter at one rate; models saved before ``fine_tuning`` existed
-    #: fine-tuned the whole pretrained network
+    #: fine-tuned the whole pretrained network; models saved before
+    #: ``memory_ring`` existed drew the model's own ring
     _added_parameter_values: dict = {
         "pretrained_alpha": 0.0,
         "pooling": "last",
         "memory_lr_scale": 1.0,
         "fine_tuning": "full",
+        "memory_ring": None,
     }
 
     def _initialize_module(

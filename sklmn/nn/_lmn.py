@@ -44,7 +44,7 @@ from ._checks import (
     check_step_input,
 )
 from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
-from ._lmn_schur import LMNLayerSchurMixin
+from ._lmn_schur import LMNLayerSchurMixin, check_ring
 from ._padding import reverse_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
@@ -104,6 +104,13 @@ class LMNLayer(
         :func:`sklmn.nn._base.stabilize_memory_`). None keeps the raw draw.
         Not applied with ``memory_matrix='orthogonal'`` (an orthogonal
         ``W_mm`` has radius one by construction).
+    ring : tuple (r_min, r_max, max_angle) or None, default=None
+        Random start of a ``'schur'`` memory (ignored otherwise): eigenvalue
+        moduli uniform on the ring ``r_min <= |lambda| <= r_max`` (their
+        squares uniform), angles uniform in ``[0, max_angle]``, the rows of
+        ``W_hm`` scaled by ``sqrt(1 - |lambda|^2)`` (Orvieto et al. 2023).
+        None: ``(0.9, 0.999, pi / 20)`` (see ``docs/memory.md``, "Training
+        from scratch").
 
     Attributes
     ----------
@@ -152,9 +159,11 @@ class LMNLayer(
         memory_bias: bool = False,
         truncate_gradient: bool = False,
         init_radius: float | None = DEFAULT_INIT_RADIUS,
+        ring: tuple | None = None,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
+        self.ring = check_ring(ring)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -402,6 +411,9 @@ class LMN(LMNLAESMixin, RecurrentModule):
     init_radius : float or None, default=0.95
         Stable initialization of every layer and direction (see
         :class:`LMNLayer`).
+    ring : tuple (r_min, r_max, max_angle) or None, default=None
+        Random start of every layer's ``'schur'`` memory (see
+        :class:`LMNLayer`).
 
     Attributes
     ----------
@@ -450,9 +462,11 @@ class LMN(LMNLAESMixin, RecurrentModule):
         truncate_gradient: bool = False,
         dropout: float = 0.0,
         init_radius: float | None = DEFAULT_INIT_RADIUS,
+        ring: tuple | None = None,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
+        self.ring = check_ring(ring)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -483,6 +497,7 @@ class LMN(LMNLAESMixin, RecurrentModule):
                 memory_bias=memory_bias,
                 truncate_gradient=truncate_gradient,
                 init_radius=init_radius,
+                ring=self.ring,
             )
 
         sizes = [input_size] + [self.output_size] * (self.num_layers - 1)

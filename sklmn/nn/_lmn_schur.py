@@ -16,7 +16,7 @@ from torch import Tensor
 
 from ._stable_memory import SchurMemory
 
-__all__ = ["LMNLayerSchurMixin"]
+__all__ = ["LMNLayerSchurMixin", "check_ring"]
 
 #: the ring of the LMN's ``'schur'`` memory random start (``r_min, r_max,
 #: max_phase``; measured in docs/memory.md, "Training from scratch")
@@ -25,6 +25,49 @@ _SCHUR_RING = (0.9, 0.999, math.pi / 20)
 #: the same for the multi-scale LMN, whose slower modules see the series at
 #: coarser rates (measured there too)
 _MULTISCALE_SCHUR_RING = (0.9, 0.999, math.pi / 10)
+
+
+def check_ring(ring) -> tuple | None:
+    """Validate the ring of a ``'schur'`` memory's random start.
+
+    Parameters
+    ----------
+    ring : tuple (r_min, r_max, max_angle) or None
+        Eigenvalue moduli drawn on ``r_min <= |lambda| <= r_max``, angles in
+        ``[0, max_angle]``; None: the module's own ring (read when the
+        memory is drawn).
+
+    Returns
+    -------
+    ring : tuple of three floats, or None
+
+    Examples
+    --------
+    >>> check_ring(None) is None
+    True
+    >>> check_ring((0.5, 0.99, 1))
+    (0.5, 0.99, 1.0)
+    >>> check_ring((0.5, 1.0, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: ring must have 0 <= r_min <= r_max < 1, got r_min=0.5, r_max=1.0
+    """
+    if ring is None:
+        return None
+    try:
+        r_min, r_max, angle = (float(v) for v in ring)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"ring must be (r_min, r_max, max_angle) or None, got {ring!r}"
+        ) from None
+    if not (0.0 <= r_min <= r_max < 1.0):
+        raise ValueError(
+            f"ring must have 0 <= r_min <= r_max < 1, got r_min={r_min!r}, "
+            f"r_max={r_max!r}"
+        )
+    if not (0.0 <= angle <= math.pi):
+        raise ValueError(f"ring's max_angle must be in [0, pi], got {angle!r}")
+    return (r_min, r_max, angle)
 
 
 class LMNLayerSchurMixin:
@@ -40,7 +83,8 @@ class LMNLayerSchurMixin:
         """Ring start (Orvieto et al. 2023): the rows of ``W_hm`` scaled by
         ``gamma = sqrt(1 - |lambda|^2)`` (their input normalization), the
         basis back to the identity."""
-        self.memory.reset_ring_(*_SCHUR_RING)
+        # modules saved before the ring was a parameter: the default ring
+        self.memory.reset_ring_(*(getattr(self, "ring", None) or _SCHUR_RING))
         gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
         self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
         self.memory_basis.copy_(torch.eye(self.memory_size))
@@ -120,7 +164,8 @@ class MultiScaleSchurMixin:
     def _reset_schur_memory_(self) -> None:
         """Ring start of every module, the rows of ``W_hm`` scaled by
         ``gamma = sqrt(1 - |lambda|^2)``, the basis back to the identity."""
-        self.memory.reset_ring_(*_MULTISCALE_SCHUR_RING)
+        ring = getattr(self, "ring", None) or _MULTISCALE_SCHUR_RING
+        self.memory.reset_ring_(*ring)
         gamma = torch.sqrt(1 - self.memory.eigenvalue_moduli() ** 2)
         self.weight_hm.mul_(gamma.to(self.weight_hm).unsqueeze(1))
         self.memory_basis.copy_(torch.eye(self.total_memory_size))

@@ -62,7 +62,7 @@ from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padde
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
 from ._clockwork import ClockworkRNN as ClockworkRNN
 from ._lmn_laes import MultiScaleLAESMixin
-from ._lmn_schur import MultiScaleSchurMixin
+from ._lmn_schur import MultiScaleSchurMixin, check_ring
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, multiscale_scan
 from .parametrizations import SpectralRadiusNormalization
@@ -143,6 +143,13 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         Device of the parameters.
     dtype : torch.dtype, optional
         Floating point type of the parameters.
+    ring : tuple (r_min, r_max, max_angle) or None, default=None
+        Random start of a ``'schur'`` memory (ignored otherwise): every
+        module's eigenvalue moduli uniform on the ring
+        ``r_min <= |lambda| <= r_max`` (their squares uniform), angles
+        uniform in ``[0, max_angle]``, the rows of ``W_hm`` scaled by
+        ``sqrt(1 - |lambda|^2)``. None: ``(0.9, 0.999, pi / 10)`` (see
+        ``docs/memory.md``, "Training from scratch").
 
     Attributes
     ----------
@@ -234,9 +241,11 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         bidirectional: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
+        ring: tuple | None = None,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
+        self.ring = check_ring(ring)
         self.bidirectional = check_bool("bidirectional", bidirectional)
         self.num_directions = 2 if self.bidirectional else 1
         self.input_size = check_positive_int("input_size", input_size)
@@ -298,6 +307,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
                 init_radius=init_radius,
                 device=device,
                 dtype=dtype,
+                ring=self.ring,
             )
 
     # ------------------------------------------------------------------ #

@@ -30,6 +30,7 @@ from . import (
     ms_redundancy,
     recurrence,
     regressor_start,
+    ring_cv,
     schur_ring,
     stable_memory,
     stable_memory_report,
@@ -63,6 +64,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "epoch-time": (
         "epoch_time",
         "epoch time: Schur against free memory, residual against full fine-tuning",
+    ),
+    "ring-cv": (
+        "ring_cv",
+        "the Schur memory's ring chosen by GridSearchCV against each ring alone",
     ),
     "init-radius": ("init_radius", "the stable initialization of the LMN memory"),
     "finetuning": ("finetuning", "remedies for fine-tuning a LAES-initialized LMN"),

@@ -1,0 +1,81 @@
+"""The ring of the ``'schur'`` memory chosen by cross-validation: a
+``GridSearchCV`` over ``memory_ring`` on each training set, against each
+ring alone, for a classifier trained without a start.
+
+Usage::
+
+    python -m sklmn.benchmarks bench ring-cv --model lmn \\
+        --datasets ItalyPowerDemand BasicMotions ArrowHead --seeds 0 1 2 3 4
+
+Each fit is the suite's ``<model>:pretrainer=None`` with ``random_state`` =
+the seed; the grid holds the model's own ring (``None``) and the rings of
+``--angles`` (``(0.9, 0.999, a * pi)`` for each ``a``); ``GridSearchCV``
+uses 3 stratified folds of the training sequences and refits the best ring
+on all of them. Prints one Markdown row per set: the test accuracy of each
+ring alone and of the grid search (mean over the seeds), and how often the
+search chose each ring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+import warnings
+
+import numpy as np
+from sklearn.model_selection import GridSearchCV
+
+from .._timeseries.datasets import DATASETS
+from ...estimators import LMNClassifier, MultiScaleLMNClassifier
+
+__all__ = ["main"]
+
+_MODELS = {"lmn": LMNClassifier, "mslmn": MultiScaleLMNClassifier}
+
+
+def _label(ring) -> str:
+    return "default" if ring is None else f"pi*{ring[2] / math.pi:g}"
+
+
+def main(argv=None) -> int:
+    """Print the table; see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(_MODELS), default="lmn")
+    parser.add_argument("--datasets", nargs="+", default=["ItalyPowerDemand"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--angles", nargs="+", type=float, default=[0.5])
+    args = parser.parse_args(argv)
+    rings = [None] + [(0.9, 0.999, a * math.pi) for a in args.angles]
+    labels = [_label(r) for r in rings]
+    print("| set | " + " | ".join(labels) + " | grid search | chosen | seconds |")
+    print("|---" * (len(rings) + 4) + "|")
+    for name in args.datasets:
+        X_train, X_test, y_train, y_test = DATASETS[name].load()
+        y_test = np.asarray(y_test)
+        alone = {label: [] for label in labels}
+        searched, chosen, seconds = [], [], []
+        for seed in args.seeds:
+            est = _MODELS[args.model](pretrainer=None, random_state=seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for ring, label in zip(rings, labels):
+                    fit = est.set_params(memory_ring=ring).fit(X_train, y_train)
+                    alone[label].append(np.mean(fit.predict(X_test) == y_test))
+                t0 = time.perf_counter()
+                grid = GridSearchCV(
+                    est.set_params(memory_ring=None), {"memory_ring": rings}, cv=3
+                ).fit(X_train, y_train)
+                seconds.append(time.perf_counter() - t0)
+            searched.append(np.mean(grid.predict(X_test) == y_test))
+            chosen.append(_label(grid.best_params_["memory_ring"]))
+        cells = [f"{statistics.mean(alone[label]):.3f}" for label in labels]
+        counts = ", ".join(f"{label} {chosen.count(label)}" for label in labels)
+        print(
+            f"| {name} | " + " | ".join(cells)
+            + f" | {statistics.mean(searched):.3f} | {counts} | "
+            f"{statistics.mean(seconds):.0f} |",
+            flush=True,
+        )
+    return 0
