@@ -11,12 +11,14 @@ from sklearn.base import is_classifier
 from .._training._module import POOLINGS
 from ..nn import LMN
 from ..nn._base import DEFAULT_INIT_RADIUS
+from ..nn import _lmn_schur
 from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
+from ._ring import choose_ring
 from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -49,7 +51,7 @@ _LMN_CONSTRAINTS = {
         Interval(Real, 0, None, closed="neither"),
         StrOptions({"auto"}),
     ],
-    "memory_ring": [None, tuple, list],
+    "memory_ring": [None, tuple, list, StrOptions({"auto"})],
     "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     "norm_penalty": [Interval(Real, 0, None, closed="left")],
     "truncate_gradient": ["boolean"],
@@ -90,16 +92,22 @@ MEMORY_LR_SCALE_DOC = """\
         without a pretrained start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
-    memory_ring : tuple (r_min, r_max, max_angle) or None, default=None
+    memory_ring : 'auto', tuple (r_min, r_max, max_angle) or None, default='auto'
         The random start of a ``'schur'`` memory (ignored by the other
         memories and overwritten by a pretrained start): eigenvalue moduli
         uniform on the ring ``r_min <= |lambda| <= r_max``, angles uniform
         in ``[0, max_angle]`` (radians), with ``0 <= r_min <= r_max < 1``
         and ``max_angle <= pi``. None: the model's ring, ``(0.9, 0.999,
         pi / 20)`` for the LMN and ``(0.9, 0.999, pi / 10)`` for the
-        multi-scale LMN. A hyperparameter a grid search can tune; short
-        series may want faster rotations (see ``docs/memory.md``,
-        "Training from scratch").
+        multi-scale LMN. ``'auto'``: for a classifier whose Schur memory
+        trains from its ring (no pretrained start, or the second network of
+        ``fine_tuning='residual'``), the model's ring or the fast ring
+        ``(0.9, 0.999, pi / 2)``, whichever gives random linear-memory
+        features that predict the training classes better by
+        cross-validation (no network is trained); the model's ring
+        otherwise. The ring used is ``memory_ring_``. A grid search can
+        also tune it (see ``docs/memory.md``, "The ring chosen from the
+        data").
 """
 
 #: ``batch_size='auto'`` of an LMN or multi-scale LMN classifier trained from the
@@ -431,15 +439,65 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         "memory_matrix_": "str",
         "memory_lr_scale_": "float",
         "fine_tuning_": "str",
+        "memory_ring_": "list?",
     }
 
     def _plan_fit(self, context, n_samples: int) -> None:
-        try:
-            check_ring(self.memory_ring)
-        except ValueError as error:
-            raise ValueError(f"memory_ring: {error}") from None
+        if not (isinstance(self.memory_ring, str) and self.memory_ring == "auto"):
+            try:
+                check_ring(self.memory_ring)
+            except ValueError as error:
+                raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.memory_matrix_ = resolve_memory_matrix(self)
+        ring = self._resolve_memory_ring(context, n_samples)
+        self.memory_ring_ = None if ring is None else [float(v) for v in ring]
+
+    def _default_ring(self) -> tuple:
+        """The model's own ring (read when called: ``bench schur-ring``
+        replaces it)."""
+        return _lmn_schur._SCHUR_RING
+
+    def _ring_memory_units(self) -> int:
+        """Memory units of one direction of one layer (the size of the
+        random linear memory ``memory_ring='auto'`` scores)."""
+        return int(self.memory_size)
+
+    def _resolve_memory_ring(self, context, n_samples: int):
+        """``memory_ring`` with ``'auto'`` resolved (see its entry): a tuple,
+        or None for the model's ring."""
+        ring = self.memory_ring
+        if not (isinstance(ring, str) and ring == "auto"):
+            return None if ring is None else tuple(float(v) for v in ring)
+        scratch = self._resolve_pretrainer(n_samples, context) is None
+        from_ring = self.memory_matrix_ == "schur" and (
+            scratch or self.fine_tuning_ == "residual"
+        )
+        if not (
+            from_ring
+            and is_classifier(self)
+            and context is not None
+            and context.problem == "multiclass"
+            and not context.per_step
+        ):
+            return None
+        default = tuple(self._default_ring())
+        ring, _ = choose_ring(
+            context.sequences,
+            context.y,
+            default,
+            memory_size=self._ring_memory_units(),
+            random_state=self.random_state,
+        )
+        return None if ring == default else ring
+
+    def _fitted_memory_ring(self):
+        """The ring the network is built with: ``memory_ring``, or the
+        fit's ``memory_ring_`` for ``'auto'`` (None: the model's ring)."""
+        ring = self.memory_ring
+        if isinstance(ring, str):  # 'auto'
+            ring = getattr(self, "memory_ring_", None)
+        return None if ring is None else tuple(float(v) for v in ring)
 
     def _memory_matrix(self) -> str:
         return fitted_memory_matrix(self)
@@ -556,7 +614,7 @@ class _LMNMixin(_LMNMemoryMixin):
             truncate_gradient=self.truncate_gradient,
             dropout=float(self.dropout),
             init_radius=self._init_radius,
-            ring=self.memory_ring,
+            ring=self._fitted_memory_ring(),
         )
 
 
@@ -628,7 +686,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         memory_matrix="auto",
         memory_bias=False,
         memory_lr_scale="auto",
-        memory_ring=None,
+        memory_ring="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -771,7 +829,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         memory_matrix="schur",
         memory_bias=False,
         memory_lr_scale="auto",
-        memory_ring=None,
+        memory_ring="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 from sklearn.base import clone
 
 from .._training._module import POOLINGS
-from ..nn import MultiScaleLMN
+from ..nn import MultiScaleLMN, _lmn_schur
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
@@ -164,7 +164,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
         ],
-        "memory_ring": [None, tuple, list],
+        "memory_ring": [None, tuple, list, StrOptions({"auto"})],
         "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
         "norm_penalty": [Interval(Real, 0, None, closed="left")],
         "truncate_gradient": ["boolean"],
@@ -190,8 +190,14 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
-            ring=self.memory_ring,
+            ring=self._fitted_memory_ring(),
         )
+
+    def _default_ring(self) -> tuple:
+        return _lmn_schur._MULTISCALE_SCHUR_RING
+
+    def _ring_memory_units(self) -> int:
+        return int(self.memory_size) * int(self.n_modules)
 
     #: the ``pretrainer='auto'`` start: modules fitted to what the faster
     #: ones leave (``modules='residual'``) and a weaker penalty on the
@@ -331,7 +337,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         bidirectional=False,
         memory_matrix="auto",
         memory_lr_scale="auto",
-        memory_ring=None,
+        memory_ring="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,
@@ -479,7 +485,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         bidirectional=False,
         memory_matrix="schur",
         memory_lr_scale="auto",
-        memory_ring=None,
+        memory_ring="auto",
         orthogonality_penalty=0.0,
         norm_penalty=0.0,
         truncate_gradient=False,

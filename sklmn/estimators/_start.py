@@ -132,7 +132,7 @@ class _PretrainedStartMixin(_PretrainerMixin):
     #: only; models saved before ``memory_lr_scale`` existed trained every
     #: parameter at one rate; models saved before ``fine_tuning`` existed
     #: fine-tuned the whole pretrained network; models saved before
-    #: ``memory_ring`` existed drew the model's own ring
+    #: ``memory_ring`` existed drew the model's own ring (None)
     _added_parameter_values: dict = {
         "pretrained_alpha": 0.0,
         "pooling": "last",

@@ -112,3 +112,126 @@ def test_grid_search_tunes_the_ring():
     ).fit(X, y)
     assert grid.best_params_["memory_ring"] in (None, (0.9, 0.999, math.pi / 2))
     assert len(grid.cv_results_["params"]) == 2
+
+
+# ------------------------------------------------------- memory_ring='auto'
+
+from types import SimpleNamespace  # noqa: E402
+
+from sklmn.estimators import LMNRegressor  # noqa: E402
+from sklmn.estimators._ring import RING_CANDIDATES, choose_ring  # noqa: E402
+
+_FAST = RING_CANDIDATES[0]
+
+
+def _oscillations(n=60, T=24, seed=0):
+    """Two classes told apart by the frequency of a noisy oscillation."""
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 2
+    X = np.sin(np.where(y == 1, 1.2, 0.9)[:, None] * np.arange(T))[:, :, None]
+    return X + rng.randn(n, T, 1), y
+
+
+def _slow_classes(n=60, T=24, seed=0):
+    """Two classes told apart by the sign of a slow drift."""
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 2
+    X = (2 * y - 1)[:, None, None] * 0.05 * np.arange(T)[None, :, None]
+    return X + rng.randn(n, T, 1), y
+
+
+def test_choose_ring_prefers_the_fast_ring_on_fast_oscillations():
+    X, y = _oscillations()
+    seqs = SimpleNamespace(data=X, lengths=np.full(len(y), X.shape[1]))
+    default = (0.9, 0.999, math.pi / 20)
+    ring, scores = choose_ring(seqs, y, default, memory_size=8, random_state=0)
+    assert ring == _FAST
+    assert scores[_FAST] > scores[default] + 1 / len(y)
+    again, _ = choose_ring(seqs, y, default, memory_size=8, random_state=0)
+    assert again == ring
+
+
+def test_choose_ring_keeps_the_default_without_a_clear_gain():
+    X, y = _slow_classes()
+    seqs = SimpleNamespace(data=X, lengths=np.full(len(y), X.shape[1]))
+    default = (0.9, 0.999, math.pi / 20)
+    ring, scores = choose_ring(seqs, y, default, memory_size=8, random_state=0)
+    assert ring == default
+    assert set(scores) == {default, _FAST}
+
+
+def test_choose_ring_needs_three_sequences_per_class():
+    X, y = _oscillations(n=20)
+    y = y.copy()
+    y[:2] = 2  # a class of two sequences
+    seqs = SimpleNamespace(data=X, lengths=np.full(len(y), X.shape[1]))
+    default = (0.9, 0.999, math.pi / 20)
+    assert choose_ring(seqs, y, default, memory_size=8, random_state=0) == (
+        default, {}
+    )
+
+
+def test_choose_ring_reads_only_valid_steps():
+    X, y = _oscillations()
+    lengths = np.full(len(y), X.shape[1])
+    lengths[::3] = 12
+    padded = X.copy()
+    for i, L in enumerate(lengths):
+        padded[i, L:] = 0.0
+    other = padded.copy()
+    for i, L in enumerate(lengths):
+        other[i, L:] = 100.0  # padding must not matter
+    default = (0.9, 0.999, math.pi / 20)
+    a = choose_ring(SimpleNamespace(data=padded, lengths=lengths), y, default,
+                    memory_size=8, random_state=0)
+    b = choose_ring(SimpleNamespace(data=other, lengths=lengths), y, default,
+                    memory_size=8, random_state=0)
+    assert a[0] == b[0]
+    for ring in a[1]:
+        assert a[1][ring] == pytest.approx(b[1][ring], abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
+def test_auto_ring_from_scratch_builds_the_chosen_ring(cls):
+    X, y = _oscillations()
+    sizes = dict(hidden_size=6, memory_size=4)
+    if cls is MultiScaleLMNClassifier:
+        sizes["n_modules"] = 2
+    clf = cls(**sizes, pretrainer=None, max_iter=1, learning_rate_init=1e-6,
+              random_state=0).fit(X, y)
+    assert clf.memory_ring == "auto"
+    assert clf.memory_ring_ == pytest.approx(list(_FAST))
+    rec = clf.net_.module_.recurrent
+    dense = rec.layers[0].weight_mm if cls is LMNClassifier else rec.masked_weight_mm()
+    _, angles = _moduli_and_angles(dense)
+    assert angles.max() <= math.pi / 2 + 1e-3
+    assert angles.max() > math.pi / 10  # beyond the models' own rings
+
+
+def test_auto_ring_is_the_models_own_with_a_start_or_for_regressors():
+    X, y = _oscillations()
+    clf = LMNClassifier(hidden_size=6, memory_size=4, max_iter=1,
+                        random_state=0).fit(X, y)
+    assert clf.memory_ring_ is None  # the LAES start, free memory
+    reg = LMNRegressor(hidden_size=6, memory_size=4, pretrainer=None, max_iter=1,
+                       random_state=0).fit(X, X[:, -1, 0])
+    assert reg.memory_ring_ is None
+    per_step = LMNClassifier(hidden_size=6, memory_size=4, pretrainer=None,
+                             target="timestep", max_iter=1, random_state=0)
+    per_step.fit(X, np.repeat(y[:, None], X.shape[1], axis=1))
+    assert per_step.memory_ring_ is None
+
+
+def test_explicit_ring_is_kept_and_auto_ring_is_saved(tmp_path):
+    X, y = _oscillations()
+    ring = (0.5, 0.6, 0.1)
+    clf = LMNClassifier(hidden_size=6, memory_size=4, pretrainer=None,
+                        memory_ring=ring, max_iter=1, random_state=0).fit(X, y)
+    assert clf.memory_ring_ == pytest.approx(list(ring))
+    auto = LMNClassifier(hidden_size=6, memory_size=4, pretrainer=None,
+                         max_iter=1, random_state=0).fit(X, y)
+    save(auto, tmp_path / "m.skops")
+    back = load(tmp_path / "m.skops")
+    assert back.memory_ring_ == pytest.approx(auto.memory_ring_)
+    np.testing.assert_allclose(back.predict_proba(X), auto.predict_proba(X),
+                               rtol=1e-5, atol=1e-6)

@@ -7,6 +7,10 @@ Usage::
     python -m sklmn.benchmarks bench ring-cv --model lmn \\
         --datasets ItalyPowerDemand BasicMotions ArrowHead --seeds 0 1 2 3 4
 
+``--reservoir``: no training; prints, per set and seed, the scores that
+``memory_ring='auto'`` compares (``sklmn.estimators._ring.choose_ring`` on
+the estimator's standardized training sequences) and the ring it picks.
+
 Each fit is the suite's ``<model>:pretrainer=None`` with ``random_state`` =
 the seed; the grid holds the model's own ring (``None``) and the rings of
 ``--angles`` (``(0.9, 0.999, a * pi)`` for each ``a``); ``GridSearchCV``
@@ -28,7 +32,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV
 
 from .._timeseries.datasets import DATASETS
-from ...estimators import LMNClassifier, MultiScaleLMNClassifier
+from ...estimators import LMNClassifier, MultiScaleLMNClassifier, _lmn, _ring
 
 __all__ = ["main"]
 
@@ -46,7 +50,10 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["ItalyPowerDemand"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--angles", nargs="+", type=float, default=[0.5])
+    parser.add_argument("--reservoir", action="store_true")
     args = parser.parse_args(argv)
+    if args.reservoir:
+        return _reservoir(args)
     rings = [None] + [(0.9, 0.999, a * math.pi) for a in args.angles]
     labels = [_label(r) for r in rings]
     print("| set | " + " | ".join(labels) + " | grid search | chosen | seconds |")
@@ -78,4 +85,39 @@ def main(argv=None) -> int:
             f"{statistics.mean(seconds):.0f} |",
             flush=True,
         )
+    return 0
+
+
+class _Chosen(Exception):
+    """Raised by the patched ``_plan_fit`` to stop a fit once the ring is
+    chosen (nothing is trained)."""
+
+
+def _reservoir(args) -> int:
+    print("| set | seed | default ring | fast ring (π/2) | chosen |")
+    print("|---|---|---|---|---|")
+    cls = _MODELS[args.model]
+    for name in args.datasets:
+        X_train, _, y_train, _ = DATASETS[name].load()
+        for seed in args.seeds:
+            est = cls(pretrainer=None, random_state=seed)
+            found = {}
+            original = _ring.choose_ring
+
+            def spy(*a, **k):
+                found["result"] = original(*a, **k)
+                raise _Chosen
+
+            _ring_lookup = _lmn.choose_ring
+            _lmn.choose_ring = spy
+            try:
+                est.fit(X_train, y_train)
+            except _Chosen:
+                pass
+            finally:
+                _lmn.choose_ring = _ring_lookup
+            ring, scores = found.get("result", (None, {}))
+            cells = [f"{v:.3f}" for v in scores.values()] or ["", ""]
+            label = "—" if ring is None else _label(None if ring == next(iter(scores), None) else ring)
+            print(f"| {name} | {seed} | " + " | ".join(cells) + f" | {label} |", flush=True)
     return 0
