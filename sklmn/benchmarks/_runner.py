@@ -578,9 +578,12 @@ def run_experiments(
             f"{len(tasks)} run(s), {n_jobs} at a time"
         )
     else:
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for n in names:
+            groups.setdefault(tuple(seeds_of[n]), []).append(n)
         log(
-            f"{len(names)} experiment(s), {len(tasks)} run(s) (seeds: "
-            + ", ".join(f"{n} {seeds_of[n]}" for n in names)
+            f"{len(names)} experiment(s), {len(tasks)} run(s) (seeds "
+            + "; ".join(f"{list(g)} for {', '.join(ns)}" for g, ns in groups.items())
             + f"), {n_jobs} at a time"
         )
     bars = RunProgress(tasks, costs or {}, log, enabled=progress)

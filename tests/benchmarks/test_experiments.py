@@ -328,7 +328,10 @@ def test_each_experiment_runs_its_own_seeds(tmp_path, n_jobs):
     report = (tmp_path / "results.md").read_text()
     assert "| named-demo | 0, 1, 2, 3, 4 |" in report
     assert "| seeded-demo | 0, 1, 2 |" in report
-    assert "seeded-demo [0, 1, 2], named-demo [0, 1, 2, 3, 4]" in lines[0]
+    assert (
+        "(seeds [0, 1, 2] for seeded-demo; [0, 1, 2, 3, 4] for named-demo)"
+        in lines[0]
+    )
 
 
 def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
