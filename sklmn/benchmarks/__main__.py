@@ -16,7 +16,7 @@ import os
 import sys
 
 from ._bench import SCRIPTS, run_script
-from ._experiments import DEFAULT_SEEDS, EXPERIMENTS, run_benchmarks
+from ._experiments import EXPERIMENTS, default_seeds, run_benchmarks
 
 SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
@@ -67,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="problem sizes and training budgets: quick (one seed, a few "
         "minutes on 2 CPU cores: one result per claim) or full (three seeds, "
-        "the recorded results) (default: quick)",
+        "five where one seed's run takes under a minute; the recorded "
+        "results) (default: quick)",
     )
     papers.add_argument(
         "--only",
@@ -90,8 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         metavar="N",
-        help="seeds 0..N-1 (default: papers 1 with --preset quick, 3 with "
-        "--preset full; time series 5)",
+        help="seeds 0..N-1 for every experiment (default: papers 1 with "
+        "--preset quick; with --preset full 3, or 5 for the experiments whose "
+        "run of one seed takes under a minute; time series 5)",
     )
     seeds.add_argument(
         "--seed-list",
@@ -181,11 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     preset = args.preset or "quick"
     if args.seed_list:
         seeds = list(args.seed_list)
-    else:
-        default = DEFAULT_SEEDS[preset]
-        seeds = list(range(default if args.seeds is None else args.seeds))
+    elif args.seeds is not None:
+        seeds = list(range(args.seeds))
+    else:  # each experiment's own
+        seeds = default_seeds(preset)
     jobs = 2 if args.jobs is None else args.jobs
-    if not seeds or len(set(seeds)) != len(seeds):
+    if isinstance(seeds, list) and (not seeds or len(set(seeds)) != len(seeds)):
         parser.error(f"the seeds must be distinct and at least one, got {seeds}")
     if jobs < 1:
         parser.error(f"--jobs must be >= 1, got {jobs}")

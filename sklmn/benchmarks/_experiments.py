@@ -32,11 +32,41 @@ from ._exp_timit_framewise import timit_framewise
 from ._exp_words import common_suffix_words
 from ._runner import ExperimentFn, ExperimentResult, run_experiments
 
-__all__ = ["COSTS", "DEFAULT_SEEDS", "EXPERIMENTS", "FULL_ONLY", "run_benchmarks"]
+__all__ = [
+    "COSTS",
+    "DEFAULT_SEEDS",
+    "EXPERIMENTS",
+    "FULL_ONLY",
+    "SEEDS_PER_EXPERIMENT",
+    "default_seeds",
+    "run_benchmarks",
+]
 
 #: Seeds the command line runs per preset: the quick preset shows one result
-#: per claim, the full preset the mean and spread over three seeds.
+#: per claim, the full preset the mean and spread over three seeds (five for
+#: the experiments of :data:`SEEDS_PER_EXPERIMENT`).
 DEFAULT_SEEDS = {"quick": 1, "full": 3}
+
+#: preset -> name -> number of seeds of the experiments that run more than
+#: :data:`DEFAULT_SEEDS` of their preset: in the full preset, five for every
+#: experiment whose run of one seed takes under a minute of CPU in the
+#: recorded runs (the reports' "Time per experiment"), three for the others.
+SEEDS_PER_EXPERIMENT: dict[str, dict[str, int]] = {
+    "quick": {},
+    "full": {
+        "laes-reconstruction": 5,
+        "sequential-digits": 5,
+        "music-lmn-hidden": 5,
+        "music-pret-rnn": 5,
+        "laes-unrolled": 5,
+        "permuted-digits": 5,
+        "char-ptb": 5,
+        "rnn-laes-digits": 5,
+        "laes-init-quality": 5,
+        "lmn-parameters": 5,
+    },
+}
+
 
 #: name (``--only NAME``) -> (function, one-line description shown by
 #: ``--list``), in the order ``run_benchmarks`` runs them.
@@ -243,13 +273,51 @@ COSTS: dict[str, dict[str, tuple[int, float]]] = {
 }
 
 
+def default_seeds(preset: str) -> dict[str, list[int]]:
+    """The seeds each experiment runs by default in a preset.
+
+    Parameters
+    ----------
+    preset : {'quick', 'full'}
+
+    Returns
+    -------
+    seeds : dict
+        name -> seeds ``0 .. n-1``, ``n`` from :data:`SEEDS_PER_EXPERIMENT`
+        or else :data:`DEFAULT_SEEDS` (what ``python -m sklmn.benchmarks``
+        runs without ``--seeds`` or ``--seed-list``).
+
+    Examples
+    --------
+    >>> from sklmn.benchmarks._experiments import default_seeds
+    >>> seeds = default_seeds("full")
+    >>> seeds["copy-task"], seeds["sequential-digits"]
+    ([0, 1, 2], [0, 1, 2, 3, 4])
+    >>> default_seeds("quick")["copy-task"]
+    [0]
+    >>> default_seeds("slow")
+    Traceback (most recent call last):
+    ...
+    ValueError: preset must be one of ['full', 'quick'], got 'slow'.
+    """
+    if preset not in DEFAULT_SEEDS:
+        raise ValueError(
+            f"preset must be one of {sorted(DEFAULT_SEEDS)}, got {preset!r}."
+        )
+    counts = SEEDS_PER_EXPERIMENT.get(preset, {})
+    return {
+        name: list(range(counts.get(name, DEFAULT_SEEDS[preset])))
+        for name in EXPERIMENTS
+    }
+
+
 def run_benchmarks(
     preset: str = "quick",
     *,
     only: list[str] | None = None,
     output_dir: str | Path = "benchmark_results",
     log: Callable[[str], None] = print,
-    seeds=(0, 1, 2),
+    seeds=None,
     n_jobs: int = 1,
     progress: bool = False,
     data_dir: str | Path | None = None,
@@ -268,11 +336,14 @@ def run_benchmarks(
         Folder for ``results.md`` and the PNG plots.
     log : callable, default=print
         Progress sink.
-    seeds : sequence of int, default=(0, 1, 2)
+    seeds : sequence of int, mapping or None, default=None
         Every experiment runs once per seed (the models' initialization and
         batch order); rows report the mean ± the spread, claims hold when
         they hold on every seed (see
-        :func:`sklmn.benchmarks._runner.merge_seeds`).
+        :func:`sklmn.benchmarks._runner.merge_seeds`). A sequence gives
+        every experiment the same seeds, a mapping name -> seeds each its
+        own; None: the preset's seeds of each experiment
+        (:func:`default_seeds`).
     n_jobs : int, default=1
         Runs in parallel worker processes (``python -m sklmn.benchmarks``
         uses 2).
@@ -313,6 +384,8 @@ def run_benchmarks(
                 "(--preset full)."
             )
         experiments = {k: v for k, v in EXPERIMENTS.items() if k not in FULL_ONLY}
+    if seeds is None:
+        seeds = default_seeds(preset)
     return run_experiments(
         experiments,
         preset,

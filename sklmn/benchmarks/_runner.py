@@ -439,6 +439,14 @@ def _with_data_dir(fn, data_dir: Path):
     return functools.partial(fn, data_dir=data_dir)
 
 
+def _seed_list(seeds) -> list[int]:
+    """The seeds as a list of ints, checked distinct and non-empty."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
+    return seeds
+
+
 def run_experiments(
     experiments: Mapping[str, tuple[ExperimentFn, str]],
     preset: str = "quick",
@@ -472,10 +480,12 @@ def run_experiments(
         seed's; the other seeds' plots go to ``seed<k>/`` subfolders).
     log : callable, default=print
         Progress sink (the workers' log lines come back to it).
-    seeds : sequence of int, default=(0, 1, 2)
+    seeds : sequence of int or mapping, default=(0, 1, 2)
         Seeds of the models (initialization, batch order); every experiment
         runs once per seed and the report gives the mean ± the spread, and a
-        claim's verdict over the seeds (see :func:`merge_seeds`).
+        claim's verdict over the seeds (see :func:`merge_seeds`). A mapping
+        name -> seeds gives each experiment its own (every experiment run
+        must be in it).
     n_jobs : int, default=1
         Runs in parallel, in worker processes (each experiment trains with
         one torch thread).
@@ -515,9 +525,9 @@ def run_experiments(
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}.")
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
+    per_name = seeds if isinstance(seeds, Mapping) else None
+    if per_name is None:
+        seeds = _seed_list(seeds)
     if int(n_jobs) < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}.")
     if data_dir is not None:
@@ -534,6 +544,14 @@ def run_experiments(
         raise ValueError(
             f"unknown experiment(s) {unknown}; known: {sorted(experiments)}."
         )
+    if per_name is None:
+        seeds_of = {name: seeds for name in names}
+    else:
+        missing = [n for n in names if n not in per_name]
+        if missing:
+            raise ValueError(f"seeds has no entry for experiment(s) {missing}.")
+        seeds_of = {name: _seed_list(per_name[name]) for name in names}
+        seeds = list(dict.fromkeys(s for n in names for s in seeds_of[n]))
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     from ._plotting import pyplot
@@ -551,13 +569,23 @@ def run_experiments(
         path.mkdir(exist_ok=True)
         return path
 
-    tasks = [(name, seed) for name in names for seed in seeds]
+    tasks = [(name, seed) for name in names for seed in seeds_of[name]]
     n_jobs = min(int(n_jobs), len(tasks))
     t_all = time.perf_counter()
-    log(
-        f"{len(names)} experiment(s) x {len(seeds)} seed(s) {seeds} = "
-        f"{len(tasks)} run(s), {n_jobs} at a time"
-    )
+    if all(seeds_of[n] == seeds for n in names):
+        log(
+            f"{len(names)} experiment(s) x {len(seeds)} seed(s) {seeds} = "
+            f"{len(tasks)} run(s), {n_jobs} at a time"
+        )
+    else:
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for n in names:
+            groups.setdefault(tuple(seeds_of[n]), []).append(n)
+        log(
+            f"{len(names)} experiment(s), {len(tasks)} run(s) (seeds "
+            + "; ".join(f"{list(g)} for {', '.join(ns)}" for g, ns in groups.items())
+            + f"), {n_jobs} at a time"
+        )
     bars = RunProgress(tasks, costs or {}, log, enabled=progress)
     if len(seeds) == 1:  # log lines name the experiment only
         bars.label = lambda name, seed: name
@@ -569,9 +597,9 @@ def run_experiments(
             experiments, tasks, preset, folder, n_jobs, bars, events
         ):
             runs[res.name].append(res)
-            if len(runs[res.name]) < len(seeds):
+            if len(runs[res.name]) < len(seeds_of[res.name]):
                 continue
-            order = {seed: i for i, seed in enumerate(seeds)}
+            order = {seed: i for i, seed in enumerate(seeds_of[res.name])}
             merged[res.name] = merge_seeds(
                 sorted(runs[res.name], key=lambda r: order[r.seeds[0]])
             )

@@ -71,12 +71,18 @@ def test_every_bench_module_has_a_main():
 @pytest.mark.parametrize(
     ("argv", "seeds", "progress"),
     [
-        ([], [0], True),
-        (["--preset", "full"], [0, 1, 2], True),
+        ([], {"copy-task": [0], "laes-reconstruction": [0]}, True),
+        (
+            ["--preset", "full"],
+            {"copy-task": [0, 1, 2], "laes-reconstruction": [0, 1, 2, 3, 4]},
+            True,
+        ),
         (["--seeds", "2", "--no-progress"], [0, 1], False),
+        (["--preset", "full", "--seed-list", "3", "4"], [3, 4], True),
     ],
 )
 def test_papers_defaults(argv, seeds, progress, monkeypatch):
+    from sklmn.benchmarks import EXPERIMENTS
     from sklmn.benchmarks import __main__ as cli
 
     calls = []
@@ -88,5 +94,26 @@ def test_papers_defaults(argv, seeds, progress, monkeypatch):
     monkeypatch.setattr(cli, "run_benchmarks", fake)
     assert main(argv) == 0
     (kwargs,) = calls
-    assert kwargs["seeds"] == seeds and kwargs["progress"] is progress
+    if isinstance(seeds, dict):  # each experiment its own seeds
+        assert set(kwargs["seeds"]) == set(EXPERIMENTS)
+        assert {k: kwargs["seeds"][k] for k in seeds} == seeds
+    else:
+        assert kwargs["seeds"] == seeds
+    assert kwargs["progress"] is progress
     assert kwargs["n_jobs"] == 2
+
+
+def test_full_preset_runs_five_seeds_where_a_seed_takes_under_a_minute():
+    from sklmn.benchmarks._experiments import (
+        DEFAULT_SEEDS,
+        EXPERIMENTS,
+        SEEDS_PER_EXPERIMENT,
+        default_seeds,
+    )
+
+    assert set(SEEDS_PER_EXPERIMENT["full"]) <= set(EXPERIMENTS)
+    full = default_seeds("full")
+    assert all(len(full[n]) >= DEFAULT_SEEDS["full"] >= 3 for n in EXPERIMENTS)
+    for name in ("laes-reconstruction", "sequential-digits", "char-ptb"):
+        assert full[name] == [0, 1, 2, 3, 4]
+    assert all(seeds == [0] for seeds in default_seeds("quick").values())

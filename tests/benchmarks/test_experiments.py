@@ -296,12 +296,54 @@ def test_seeds_are_merged_into_mean_spread_and_verdicts(tmp_path, n_jobs):
         assert any("seeded-demo (seed 2): seed 2" in line for line in lines)
 
 
+def _named_demo(preset, output_dir, log, *, seed=0):
+    return ExperimentResult(
+        "named-demo",
+        rows=[Row("task", "LMN", "accuracy", float(seed))],
+        claims=[Claim("LMN beats 1", seed > 1, f"LMN {seed}")],
+    )
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_each_experiment_runs_its_own_seeds(tmp_path, n_jobs):
+    from sklmn.benchmarks._runner import run_experiments
+
+    lines = []
+    results = run_experiments(
+        {
+            "seeded-demo": (_seeded_demo, "three seeds"),
+            "named-demo": (_named_demo, "five seeds"),
+        },
+        "quick",
+        output_dir=tmp_path,
+        log=lines.append,
+        seeds={"seeded-demo": [0, 1, 2], "named-demo": range(5)},
+        n_jobs=n_jobs,
+    )
+    by_name = {r.name: r for r in results}
+    assert by_name["seeded-demo"].seeds == [0, 1, 2]
+    assert by_name["named-demo"].seeds == [0, 1, 2, 3, 4]
+    assert by_name["named-demo"].rows[0].values == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert by_name["named-demo"].claims[0].seeds_holding == (3, 5)
+    report = (tmp_path / "results.md").read_text()
+    assert "| named-demo | 0, 1, 2, 3, 4 |" in report
+    assert "| seeded-demo | 0, 1, 2 |" in report
+    assert (
+        "(seeds [0, 1, 2] for seeded-demo; [0, 1, 2, 3, 4] for named-demo)"
+        in lines[0]
+    )
+
+
 def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
     from sklmn.benchmarks._runner import run_experiments
 
     exps = {"seeded-demo": (_seeded_demo, "three seeds")}
     with pytest.raises(ValueError, match="seeds must be distinct"):
         run_experiments(exps, "quick", output_dir=tmp_path, seeds=[0, 0])
+    with pytest.raises(ValueError, match="seeds must be distinct.*got \\[\\]"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds={"seeded-demo": []})
+    with pytest.raises(ValueError, match="no entry for experiment.*seeded-demo"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds={"other": [0]})
     with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
         run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
 
