@@ -68,13 +68,12 @@ def reservoir_features(data, lengths, ring, n_pairs, rng) -> np.ndarray:
     lam = r * np.exp(1j * rng.uniform(0.0, angle, n_pairs))
     B = (rng.randn(n_pairs, d) + 1j * rng.randn(n_pairs, d)) / math.sqrt(2 * d)
     B *= np.sqrt(1.0 - r**2)[:, None]
-    drive = data @ B.T  # (n, T, n_pairs)
     lengths = np.asarray(lengths)
     m = np.zeros((n, n_pairs), complex)
     total = np.zeros_like(m)
     last = np.zeros_like(m)
-    for t in range(T):
-        m = lam * m + drive[:, t]
+    for t in range(T):  # one step at a time: no (n, T, n_pairs) array
+        m = lam * m + data[:, t] @ B.T
         valid = (t < lengths)[:, None]
         total += np.where(valid, m, 0.0)
         last = np.where((t == lengths - 1)[:, None], m, last)
@@ -153,9 +152,8 @@ def choose_ring(sequences, y, default, *, memory_size, random_state=None):
     y = np.asarray(y)
     counts = np.bincount(y) if y.size else np.array([0])
     if y.ndim != 1 or counts[counts > 0].min() < _N_FOLDS:
-        return default, {}
-    data = np.asarray(sequences.data, dtype=np.float64)
-    lengths = np.asarray(sequences.lengths)
+        return tuple(default), {}
+    data, lengths = sequences.data, np.asarray(sequences.lengths)
     rng = check_random_state(random_state)
     if len(y) > _MAX_SEQUENCES:
         keep = np.sort(rng.choice(len(y), _MAX_SEQUENCES, replace=False))
@@ -163,7 +161,7 @@ def choose_ring(sequences, y, default, *, memory_size, random_state=None):
         counts = np.bincount(y)
         if counts[counts > 0].min() < _N_FOLDS:
             return tuple(default), {}
-    data = np.nan_to_num(data[:, : int(lengths.max())])
+    data = np.nan_to_num(np.asarray(data[:, : int(lengths.max())], dtype=np.float64))
     seed = int(rng.randint(2**31 - 1 - _N_DRAWS))
     n_pairs = max(1, int(memory_size) // 2)
     rings = [tuple(default), *RING_CANDIDATES]

@@ -235,3 +235,15 @@ def test_explicit_ring_is_kept_and_auto_ring_is_saved(tmp_path):
     assert back.memory_ring_ == pytest.approx(auto.memory_ring_)
     np.testing.assert_allclose(back.predict_proba(X), auto.predict_proba(X),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_choose_ring_scores_a_subset_of_large_sets(monkeypatch):
+    from sklmn.estimators import _ring
+
+    X, y = _oscillations(n=90)
+    seqs = SimpleNamespace(data=X, lengths=np.full(len(y), X.shape[1]))
+    monkeypatch.setattr(_ring, "_MAX_SEQUENCES", 45)
+    default = (0.9, 0.999, math.pi / 20)
+    ring, scores = choose_ring(seqs, y, default, memory_size=8, random_state=0)
+    assert ring == _FAST and set(scores) == {default, _FAST}
+    assert X.shape == (90, 24, 1)  # the data are not modified
