@@ -3,6 +3,8 @@
 import importlib.util
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,8 @@ from sklmn.benchmarks._bench import run_script
 from sklmn.benchmarks._claims import CLAIM_ITEMS, claim_items_table
 from sklmn.benchmarks._exp_enrnn import enrnn_split
 from sklmn.benchmarks._experiments import FULL_ONLY
+
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +84,39 @@ def test_controls_write_their_raw_json(tmp_path, capsys):
     assert "validation" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         run_script("enrnn-controls", ["--task", "adding", "--models", "GRU"])
+
+
+def test_controls_seed_the_models(tmp_path):
+    # --seed sets the models' random_state (the data stay those of seed 0)
+    curves = {}
+    for seed in (0, 1):
+        out = tmp_path / f"adding-seed{seed}.json"
+        argv = ["--task", "adding", "--models", "LSTM", "--length", "10",
+                "--chunk", "40", "--chunks", "1", "--n-val", "20",
+                "--n-test", "20", "--seed", str(seed), "--out", str(out)]  # fmt: skip
+        assert run_script("enrnn-controls", argv) == 0
+        record = json.loads(out.read_text())
+        assert record["settings"]["seed"] == seed
+        assert f"--seed {seed}" in record["command"]
+        curves[seed] = record["models"]["LSTM"]["validation"]
+    assert curves[0][0] != pytest.approx(curves[1][0], rel=1e-6)
+
+
+@pytest.mark.parametrize("task", ["adding", "copy"])
+def test_further_seeds_of_the_enrnn_controls_are_recorded_runs_of_that_seed(task):
+    keys = {"adding": "adding-baseline", "copy": "copy2000-order"}
+    item = next(it for it in CLAIM_ITEMS if it.key == keys[task])
+    stem = f"results_enrnn_control_{task}"
+    cited = sorted(set(map(int, re.findall(rf"{stem}-seed(\d+)\.json", item.control))))
+    assert cited == [1, 2]
+    for seed in cited:
+        record = json.loads((_ROOT / f"benchmarks/{stem}-seed{seed}.json").read_text())
+        assert record["settings"]["seed"] == seed
+        assert f"--seed {seed}" in record["command"]
+        assert set(record["models"]) == {"ENRNN (coupling)", "LSTM"}
+        for model in record["models"].values():
+            assert math.isfinite(model["test_last"])
+            assert len(model["validation"]) == len(model["sequences_presented"])
 
 
 def test_failing_enrnn_items_cite_their_controlled_runs():

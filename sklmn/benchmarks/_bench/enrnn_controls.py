@@ -21,10 +21,14 @@ Usage::
         --out benchmarks/results_enrnn_control_adding.json
     .venv/bin/python -m sklmn.benchmarks bench enrnn-controls --task copy \
         --out benchmarks/results_enrnn_control_copy.json
+    .venv/bin/python -m sklmn.benchmarks bench enrnn-controls --task adding \
+        --seed 1 --out benchmarks/results_enrnn_control_adding-seed1.json
 
 Defaults: adding 15 chunks of 5000 sequences (75 000 presentations, 12.5%
 of the paper's 600 000), copy 10 chunks of 1000 (500 iterations of batches
-of 20, 12.5% of the paper's 4000); one torch thread. The recorded JSON and
+of 20, 12.5% of the paper's 4000); one torch thread. ``--seed`` sets the
+models' initialization and batch order (seed 0 by default); the sequences
+are the same on every seed. The recorded JSON and
 the command are cited by the claim registry (``_claims.py``) and
 ``docs/user_guide/papers.md``.
 """
