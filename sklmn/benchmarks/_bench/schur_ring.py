@@ -15,7 +15,11 @@ LMN (``lmn``) or of the multi-scale LMN (``mslmn``). The arguments after
 ``--`` are the suite's (``python -m sklmn.benchmarks --help``); the
 report and the JSON records land in its ``--output-dir``. The suite runs
 in this process (``--jobs 1``: worker processes would import the
-unpatched ring).
+unpatched ring). The patched ring is the model's own ring, which
+``memory_ring='auto'`` may replace by another; pass
+``memory_ring=None`` in the model spec (``"lmn:pretrainer=None,
+memory_ring=None"``) to train every fit on the patched ring. (An
+estimator's ``memory_ring`` sets the ring of one fit without this bench.)
 """
 
 from __future__ import annotations
