@@ -101,11 +101,11 @@ MEMORY_LR_SCALE_DOC = """\
         pi / 20)`` for the LMN and ``(0.9, 0.999, pi / 10)`` for the
         multi-scale LMN. ``'auto'``: for a classifier whose Schur memory
         trains from its ring (no pretrained start, or the second network of
-        ``fine_tuning='residual'``), the model's ring or the fast ring
-        ``(0.9, 0.999, pi / 2)``, whichever gives random linear-memory
-        features that predict the training classes better by
-        cross-validation (no network is trained); the model's ring
-        otherwise. The ring used is ``memory_ring_``. A grid search can
+        ``fine_tuning='residual'``), the model's ring, the fast ring
+        ``(0.9, 0.999, pi / 2)`` or the wide ring ``(0.5, 0.999, pi)``,
+        the one whose random linear-memory features predict the training
+        classes clearly better by cross-validation (no network is
+        trained); the model's ring otherwise. The ring used is ``memory_ring_``. A grid search can
         also tune it (see ``docs/memory.md``, "The ring chosen from the
         data").
 """

@@ -17,8 +17,9 @@ from sklearn.utils import check_random_state
 __all__ = ["RING_CANDIDATES", "choose_ring", "reservoir_features"]
 
 #: the rings ``memory_ring='auto'`` compares with the model's own: fast
-#: rotations for short or oscillating series
-RING_CANDIDATES = ((0.9, 0.999, math.pi / 2),)
+#: rotations for short or oscillating series, and the wide ring (every
+#: angle, moduli from 0.5)
+RING_CANDIDATES = ((0.9, 0.999, math.pi / 2), (0.5, 0.999, math.pi))
 
 #: sequences scored (a stratified-enough random subset above it)
 _MAX_SEQUENCES = 1000
@@ -98,14 +99,15 @@ def _score(data, lengths, y, ring, n_pairs, seed) -> float:
 
 
 def choose_ring(sequences, y, default, *, memory_size, random_state=None):
-    """The ring of ``default`` and :data:`RING_CANDIDATES` whose random
+    """The ring among ``default`` and :data:`RING_CANDIDATES` whose random
     linear-memory features predict the classes ``y`` best.
 
     Each ring is scored by the 3-fold cross-validated accuracy of a logistic
     readout of :func:`reservoir_features` (``memory_size // 2`` complex
-    eigenvalues, at least 1), averaged over 3 draws; a candidate replaces
-    ``default`` only when it scores more than one training sequence in
-    ``n`` above it. Up to 1000 sequences are scored (a random subset of
+    eigenvalues, at least 1), averaged over 3 draws. The rings are taken in
+    order (``default``, then the candidates): each replaces the ring chosen
+    so far only when it scores more than one training sequence in ``n``
+    above it. Up to 1000 sequences are scored (a random subset of
     larger sets). Without three sequences of every class the default is
     kept.
 
@@ -166,7 +168,8 @@ def choose_ring(sequences, y, default, *, memory_size, random_state=None):
     n_pairs = max(1, int(memory_size) // 2)
     rings = [tuple(default), *RING_CANDIDATES]
     scores = {ring: _score(data, lengths, y, ring, n_pairs, seed) for ring in rings}
-    best = max(rings, key=lambda ring: scores[ring])
-    if scores[best] <= scores[rings[0]] + 1.0 / len(y):
-        best = rings[0]
+    best = rings[0]
+    for ring in rings[1:]:  # in order: a later ring must clearly do better
+        if scores[ring] > scores[best] + 1.0 / len(y):
+            best = ring
     return best, scores

@@ -94,8 +94,11 @@ class _Chosen(Exception):
 
 
 def _reservoir(args) -> int:
-    print("| set | seed | default ring | fast ring (π/2) | chosen |")
-    print("|---|---|---|---|---|")
+    names = ["model's ring"] + [
+        f"({r[0]:g}, {r[1]:g}, π·{r[2] / math.pi:g})" for r in _ring.RING_CANDIDATES
+    ]
+    print("| set | seed | " + " | ".join(names) + " | chosen |")
+    print("|---" * (len(names) + 3) + "|")
     cls = _MODELS[args.model]
     for name in args.datasets:
         X_train, _, y_train, _ = DATASETS[name].load()
@@ -117,7 +120,8 @@ def _reservoir(args) -> int:
             finally:
                 _lmn.choose_ring = _ring_lookup
             ring, scores = found.get("result", (None, {}))
-            cells = [f"{v:.3f}" for v in scores.values()] or ["", ""]
-            label = "—" if ring is None else _label(None if ring == next(iter(scores), None) else ring)
+            cells = [f"{v:.3f}" for v in scores.values()] or [""] * len(names)
+            default = next(iter(scores), None)
+            label = "model's" if ring == default else f"({ring[0]:g}, {ring[1]:g}, π·{ring[2] / math.pi:g})"
             print(f"| {name} | {seed} | " + " | ".join(cells) + f" | {label} |", flush=True)
     return 0
