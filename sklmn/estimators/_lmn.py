@@ -122,12 +122,14 @@ _SCRATCH_BATCH_SIZE = 16
 _SCRATCH_MEMORY_LR_SCALE = 0.1
 
 
-def resolve_memory_matrix(estimator) -> str:
+def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     """The memory parametrization of an LMN estimator's next fit: its
     ``memory_matrix``, with ``'auto'`` resolved: ``'schur'`` for
-    ``pretrainer=None``, ``'free'`` otherwise (the LAES start keeps its
-    dense memory, and so do the fits that ``pretrainer='auto'`` starts
-    without one, such as those above 1000 training sequences).
+    ``pretrainer=None`` or a ``'residual'`` ``fine_tuning`` (the fit's,
+    resolved: its second network trains from the random start), ``'free'``
+    otherwise (the LAES start keeps its dense memory, and so do the fits
+    that ``pretrainer='auto'`` starts without one, such as those above 1000
+    training sequences).
 
     Examples
     --------
@@ -136,12 +138,13 @@ def resolve_memory_matrix(estimator) -> str:
     'schur'
     >>> resolve_memory_matrix(LMNClassifier())
     'free'
+    >>> resolve_memory_matrix(LMNClassifier(), fine_tuning="residual")
+    'schur'
     """
     if estimator.memory_matrix != "auto":
         return estimator.memory_matrix
-    scratch = estimator.pretrainer is None
     # a residual fit trains its second network from the random start
-    scratch = scratch or getattr(estimator, "fine_tuning_", "full") == "residual"
+    scratch = estimator.pretrainer is None or fine_tuning == "residual"
     return "schur" if scratch else "free"
 
 
@@ -449,7 +452,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             except ValueError as error:
                 raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
-        self.memory_matrix_ = resolve_memory_matrix(self)
+        self.memory_matrix_ = resolve_memory_matrix(self, self.fine_tuning_)
         ring = self._resolve_memory_ring(context, n_samples)
         self.memory_ring_ = None if ring is None else [float(v) for v in ring]
 
@@ -506,19 +509,12 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         net = super()._sequence_net(recurrent)
         if fitted_fine_tuning(self) == "residual":
             # the frozen start: the free memory the LAES start is written in
-            start = self._build_start_module(int(recurrent.input_size))
+            # the frozen start: the memory of start_memory_matrix
+            start = self._build_module(
+                int(recurrent.input_size), memory_matrix=start_memory_matrix(self)
+            )
             net.attach_start_(super()._sequence_net(start))
         return net
-
-    def _build_start_module(self, input_size: int):
-        """The recurrent module of a residual fit's frozen start: this
-        estimator's module with the memory of :func:`start_memory_matrix`."""
-        saved = self.__dict__.get("memory_matrix_")
-        self.memory_matrix_ = start_memory_matrix(self)
-        try:
-            return self._build_module(input_size)
-        finally:
-            self.memory_matrix_ = saved
 
     def _initialize_module(self, module, context, n_samples: int) -> None:
         if fitted_fine_tuning(self) != "residual":
@@ -537,9 +533,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         """Pretrain the frozen start of a residual fit; the trained network
         keeps its random start, with a zero readout (its mean block joined
         at scale 1, as without a start)."""
-        start = module.start
-        super()._initialize_module(start, context, n_samples)
-        start.requires_grad_(False)  # the pretrainer may have reset it
+        super()._initialize_module(module.start, context, n_samples)
         if self.pretrainer_ is None:  # the start policy dropped the start
             module.start = None
             self.fine_tuning_ = "full"
@@ -599,7 +593,9 @@ class _LMNMixin(_LMNMemoryMixin):
         **_LMN_CONSTRAINTS,
     }
 
-    def _build_module(self, input_size: int) -> LMN:
+    def _build_module(self, input_size: int, memory_matrix: str | None = None) -> LMN:
+        """The LMN; ``memory_matrix`` overrides the fit's (a residual fit's
+        frozen start)."""
         return LMN(
             input_size,
             self.hidden_size,
@@ -607,7 +603,7 @@ class _LMNMixin(_LMNMemoryMixin):
             num_layers=self.num_layers,
             output=self.output,
             bidirectional=self.bidirectional,
-            memory_matrix=self._memory_matrix(),
+            memory_matrix=memory_matrix or self._memory_matrix(),
             memory_bias=self.memory_bias,
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),

@@ -177,7 +177,11 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         "fine_tuning": [StrOptions({"full", "residual"})],
     }
 
-    def _build_module(self, input_size: int) -> MultiScaleLMN:
+    def _build_module(
+        self, input_size: int, memory_matrix: str | None = None
+    ) -> MultiScaleLMN:
+        """The multi-scale LMN; ``memory_matrix`` overrides the fit's (a
+        residual fit's frozen start)."""
         return MultiScaleLMN(
             input_size,
             self.hidden_size,
@@ -186,7 +190,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             1 if self.incremental is not None else self.n_modules,
             output=self.output,
             bidirectional=self.bidirectional,
-            memory_matrix=self._memory_matrix(),
+            memory_matrix=memory_matrix or self._memory_matrix(),
             orthogonality_penalty=float(self.orthogonality_penalty),
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,

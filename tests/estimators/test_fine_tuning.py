@@ -88,7 +88,8 @@ def test_residual_needs_a_start(cls):
     assert resolve_fine_tuning(cls(fine_tuning="residual"), 100) == "residual"
     # no start above 1000 sequences, nor without a pretrainer
     assert resolve_fine_tuning(cls(fine_tuning="residual"), 5000) == "full"
-    assert resolve_fine_tuning(cls(fine_tuning="residual", pretrainer=None), 100) == "full"
+    no_start = cls(fine_tuning="residual", pretrainer=None)
+    assert resolve_fine_tuning(no_start, 100) == "full"
 
 
 def test_incremental_training_is_full():

@@ -2,13 +2,15 @@
 checked on the dense matrices the modules build."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from sklearn.model_selection import GridSearchCV
 
-from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
+from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
+from sklmn.estimators._ring import RING_CANDIDATES, choose_ring
 from sklmn.nn import LMN, MultiScaleLMN
 from sklmn.nn._lmn_schur import check_ring
 from sklmn.persistence import load, save
@@ -116,12 +118,6 @@ def test_grid_search_tunes_the_ring():
 
 # ------------------------------------------------------- memory_ring='auto'
 
-from types import SimpleNamespace  # noqa: E402
-
-from sklmn.estimators import LMNRegressor  # noqa: E402
-from sklmn.estimators._ring import RING_CANDIDATES, choose_ring  # noqa: E402
-
-_FAST = RING_CANDIDATES[0]
 
 
 def _oscillations(n=60, T=24, seed=0):

@@ -88,15 +88,17 @@ def main(argv=None) -> int:
     return 0
 
 
+def _ring_text(ring) -> str:
+    return f"({ring[0]:g}, {ring[1]:g}, π·{ring[2] / math.pi:g})"
+
+
 class _Chosen(Exception):
     """Raised by the patched ``_plan_fit`` to stop a fit once the ring is
     chosen (nothing is trained)."""
 
 
 def _reservoir(args) -> int:
-    names = ["model's ring"] + [
-        f"({r[0]:g}, {r[1]:g}, π·{r[2] / math.pi:g})" for r in _ring.RING_CANDIDATES
-    ]
+    names = ["model's ring"] + [_ring_text(r) for r in _ring.RING_CANDIDATES]
     print("| set | seed | " + " | ".join(names) + " | chosen |")
     print("|---" * (len(names) + 3) + "|")
     cls = _MODELS[args.model]
@@ -122,6 +124,7 @@ def _reservoir(args) -> int:
             ring, scores = found.get("result", (None, {}))
             cells = [f"{v:.3f}" for v in scores.values()] or [""] * len(names)
             default = next(iter(scores), None)
-            label = "model's" if ring == default else f"({ring[0]:g}, {ring[1]:g}, π·{ring[2] / math.pi:g})"
-            print(f"| {name} | {seed} | " + " | ".join(cells) + f" | {label} |", flush=True)
+            label = "model's" if ring == default else _ring_text(ring)
+            row = f"| {name} | {seed} | " + " | ".join(cells)
+            print(row + f" | {label} |", flush=True)
     return 0
