@@ -140,12 +140,14 @@ def test_a_period_longer_than_bptt_is_learned_only_with_the_carried_state(
     )  # fmt: skip
     carried = StreamLanguageModel("gru", embedding_dim=4, **params).fit(stream)
     assert carried.bits_per_character(stream) < 0.2
-    assert carried.loss_curve_[-1] / math.log(2) < 0.3
+    # the best epoch, not the last: at this rate an epoch can spike (seen
+    # with seed 1 on another torch build)
+    assert min(carried.loss_curve_) / math.log(2) < 0.3
     monkeypatch.setattr(StreamLanguageModel, "_carry_state", False)
     reset = StreamLanguageModel("gru", embedding_dim=4, **params).fit(stream)
     # reset at every window: the first three positions of a window cannot
     # be predicted from the bits inside the window
-    assert reset.loss_curve_[-1] / math.log(2) > 0.5
+    assert min(reset.loss_curve_) / math.log(2) > 0.5
 
 
 def test_best_weights_are_those_of_the_lowest_validation_bpc():

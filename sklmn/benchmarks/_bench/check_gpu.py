@@ -93,9 +93,41 @@ def estimators(quick: bool):
             ),
         ),
         (
+            "LMNClassifier(fine_tuning='residual')",
+            "clf",
+            lambda d: sk.LMNClassifier(
+                **small, memory_size=16, fine_tuning="residual", device=d
+            ),
+        ),
+        (
+            "LMNClassifier(pretrainer=None, memory_ring=(0.5, 0.999, pi))",
+            "clf",
+            lambda d: sk.LMNClassifier(
+                **small,
+                memory_size=16,
+                pretrainer=None,
+                memory_ring=(0.5, 0.999, np.pi),
+                device=d,
+            ),
+        ),
+        (
             "MultiScaleLMNClassifier",
             "clf",
             lambda d: sk.MultiScaleLMNClassifier(**small, memory_size=4, device=d),
+        ),
+        (
+            "MultiScaleLMNClassifier(pretrainer=None)",
+            "clf",
+            lambda d: sk.MultiScaleLMNClassifier(
+                **small, memory_size=4, pretrainer=None, device=d
+            ),
+        ),
+        (
+            "MultiScaleLMNClassifier(fine_tuning='residual')",
+            "clf",
+            lambda d: sk.MultiScaleLMNClassifier(
+                **small, memory_size=4, fine_tuning="residual", device=d
+            ),
         ),
         (
             "MultiScaleLMNClassifier(IncrementalTraining)",
@@ -211,6 +243,26 @@ def speed(n_epochs: int, threads: int):
             "LMNClassifier(pretrainer=None), 128/128",
             lambda d: LMNClassifier(
                 hidden_size=128, memory_size=128, pretrainer=None, device=d
+            ),
+        ),
+        (
+            "LMNClassifier(pretrainer=None, memory_ring=None), 128/128",
+            lambda d: LMNClassifier(
+                hidden_size=128,
+                memory_size=128,
+                pretrainer=None,
+                memory_ring=None,
+                device=d,
+            ),
+        ),
+        (
+            "LMNClassifier(pretrainer=None, memory_matrix='free'), 128/128",
+            lambda d: LMNClassifier(
+                hidden_size=128,
+                memory_size=128,
+                pretrainer=None,
+                memory_matrix="free",
+                device=d,
             ),
         ),
         (

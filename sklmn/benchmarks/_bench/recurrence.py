@@ -73,6 +73,9 @@ def build_models(d: int, device: str) -> dict[str, Entry]:
     models["LMN(128, 128) orthogonal W_mm"] = _entry(
         snn.LMN(d, 128, 128, memory_matrix="orthogonal")
     )
+    models["LMN(128, 128) Schur W_mm"] = _entry(
+        snn.LMN(d, 128, 128, memory_matrix="schur")
+    )
     if device == "cuda" and hasattr(snn, "set_cuda_graphs"):
         models["LMN(128, 128) without CUDA graphs"] = _eager_entry(snn.LMN(d, 128, 128))
     models["sklmn ElmanRNN(256)"] = _entry(snn.ElmanRNN(d, 256))
