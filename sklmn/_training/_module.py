@@ -11,10 +11,10 @@ from torch import Tensor, nn
 from ..nn._base import forward_with_penalty, legacy_penalty
 from ..nn._padding import gather_last, zero_padded
 
-__all__ = ["POOLINGS", "SequenceNet", "mean_valid"]
+__all__ = ["POOLINGS", "SequenceNet", "extrema_valid", "mean_valid"]
 
 #: What a sequence-level readout reads (see :class:`SequenceNet`).
-POOLINGS = ("last", "last+mean", "auto")
+POOLINGS = ("last", "last+mean", "last+mean+max", "auto")
 
 
 def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
@@ -43,6 +43,36 @@ def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
     return total / lengths.to(device=output.device, dtype=output.dtype)[:, None]
 
 
+def extrema_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
+    """Maximum and minimum of each sequence's output over its valid steps.
+
+    Parameters
+    ----------
+    output : Tensor of shape (N, T, F)
+        Batch-first output, any values at padded steps.
+    lengths : Tensor of shape (N,) or None
+        Valid lengths (``None``: all ``T`` steps).
+
+    Returns
+    -------
+    extrema : Tensor of shape (N, 2 F)
+        The maxima, then the minima.
+
+    Examples
+    --------
+    >>> out = torch.tensor([[[1.0], [3.0], [9.0]], [[2.0], [4.0], [6.0]]])
+    >>> extrema_valid(out, torch.tensor([2, 3])).tolist()
+    [[3.0, 1.0], [6.0, 2.0]]
+    """
+    if lengths is None:
+        return torch.cat([output.amax(dim=1), output.amin(dim=1)], -1)
+    steps = torch.arange(output.shape[1], device=output.device)
+    pad = (steps[None, :] >= lengths.to(output.device)[:, None])[:, :, None]
+    high = output.masked_fill(pad, float("-inf")).amax(dim=1)
+    low = output.masked_fill(pad, float("inf")).amin(dim=1)
+    return torch.cat([high, low], -1)
+
+
 class SequenceNet(nn.Module):
     """A recurrent module followed by a linear readout.
 
@@ -54,6 +84,10 @@ class SequenceNet(nn.Module):
     scale at 0 (the network computes what ``'last'`` computes, and the mean
     block's weights get no gradient) until a pretrainer that chooses the
     readout by cross-validation sets it (:class:`~sklmn.pretraining.LAESInitializer`).
+    ``pooling='last+mean+max'`` adds a third block, the maximum and the
+    minimum of the output over the valid steps (:func:`extrema_valid`),
+    multiplied by the buffer ``extrema_scale``; ``'auto'`` holds it too, at
+    scale 0 until the pretrainer's choice.
     For per-time-step targets the readout reads every step (the loss masks
     padded steps).
 
@@ -81,7 +115,7 @@ class SequenceNet(nn.Module):
     per_step : bool, default=False
         Return one output per time step ``(N, T, n_outputs)`` instead of one
         per sequence ``(N, n_outputs)``.
-    pooling : {'last', 'last+mean', 'auto'}, default='last'
+    pooling : {'last', 'last+mean', 'last+mean+max', 'auto'}, default='last'
         What a sequence-level readout reads (above); must be ``'last'`` with
         ``per_step=True``.
 
@@ -122,22 +156,28 @@ class SequenceNet(nn.Module):
         self.per_step = bool(per_step)
         self.pooling = pooling
         n_in = int(recurrent.output_size)
+        # blocks: the last step (n_in), the mean (n_in), the maxima and
+        # minima (2 n_in)
+        width = {"last": 1, "last+mean": 2, "last+mean+max": 4, "auto": 4}[pooling]
         if pooling == "auto":
             # the readout of 'last' (the same random draws), and zero weights
-            # on the mean block: until a pretrainer resolves the pooling,
+            # on the pooled blocks: until a pretrainer resolves the pooling,
             # the network is the one pooling='last' builds
             last = nn.Linear(n_in, int(n_outputs))
-            self.readout = nn.utils.skip_init(nn.Linear, 2 * n_in, int(n_outputs))
+            self.readout = nn.utils.skip_init(
+                nn.Linear, width * n_in, int(n_outputs)
+            )
             with torch.no_grad():
                 self.readout.weight.zero_()
                 self.readout.weight[:, :n_in].copy_(last.weight)
                 self.readout.bias.copy_(last.bias)
         else:
-            n_in *= 1 if pooling == "last" else 2
-            self.readout = nn.Linear(n_in, int(n_outputs))
+            self.readout = nn.Linear(width * n_in, int(n_outputs))
         if pooling != "last":
-            scale = 1.0 if pooling == "last+mean" else 0.0
+            scale = 0.0 if pooling == "auto" else 1.0
             self.register_buffer("pool_scale", torch.tensor(scale))
+        if width == 4:
+            self.register_buffer("extrema_scale", torch.tensor(scale))
         self.start = None
 
     def attach_start_(self, start: "SequenceNet") -> None:
@@ -191,10 +231,14 @@ class SequenceNet(nn.Module):
 
     @property
     def resolved_pooling(self) -> str:
-        """What the readout reads now: ``'last'``, or ``'last+mean'`` (for
-        ``pooling='auto'``, whether the mean block's scale is above 0)."""
+        """What the readout reads now: ``'last'``, ``'last+mean'`` or
+        ``'last+mean+max'`` (for ``pooling='auto'``, which pooled blocks have
+        a scale above 0)."""
         pooling = getattr(self, "pooling", "last")  # models saved before
         if pooling == "auto":
+            extrema = getattr(self, "extrema_scale", None)  # saved before: none
+            if extrema is not None and float(extrema) != 0.0:
+                return "last+mean+max"
             return "last+mean" if float(self.pool_scale) != 0.0 else "last"
         return pooling
 
@@ -227,9 +271,100 @@ class SequenceNet(nn.Module):
         """
         if getattr(self, "pooling", "last") == "last":
             raise ValueError("a pooling='last' network has no mean block")
-        half = self.readout.in_features // 2
-        self.readout.weight[:, half:] = 0.0
+        n_in = self._n_last()
+        self.readout.weight[:, n_in:] = 0.0
         self.pool_scale.fill_(float(scale))
+        extrema = getattr(self, "extrema_scale", None)
+        if extrema is not None and self.pooling == "auto":
+            extrema.fill_(0.0)  # 'auto' then reads what 'last+mean' reads
+
+    @torch.no_grad()
+    def start_pooled_blocks_(self, scale: float = 1.0) -> None:
+        """Read the mean and the extrema blocks at ``scale``, their readout
+        weights set to zero.
+
+        As :meth:`start_mean_block_`, with the block of maxima and minima
+        too, for networks that have one (``pooling='last+mean+max'`` or
+        ``'auto'``); the outputs do not change.
+
+        Parameters
+        ----------
+        scale : float, default=1.0
+            The new ``pool_scale`` and ``extrema_scale``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> net = SequenceNet(LMN(2, 3, 3), 2, pooling="auto")
+        >>> x = torch.randn(4, 5, 2)
+        >>> before = net(x)
+        >>> net.start_pooled_blocks_()
+        >>> net.resolved_pooling, torch.allclose(net(x), before)
+        ('last+mean+max', True)
+        """
+        if getattr(self, "extrema_scale", None) is None:
+            raise ValueError(
+                f"a pooling={getattr(self, 'pooling', 'last')!r} network has no "
+                "block of extrema"
+            )
+        self.start_mean_block_(scale)
+        self.extrema_scale.fill_(float(scale))
+
+    @torch.no_grad()
+    def match_saved_layout_(self, state_dict: dict, prefix: str = "") -> None:
+        """Build the readout layout of a saved ``state_dict``, before loading it.
+
+        Networks with ``pooling='auto'`` saved before the block of extrema
+        existed read the last step and the mean only (a readout of twice the
+        output width, no ``extrema_scale``): such a network drops its block
+        of extrema here, so that the saved weights fit it. A frozen start
+        (``start``) is matched the same way. Other layouts are left as they
+        are.
+
+        Parameters
+        ----------
+        state_dict : dict
+            The saved tensors, by name.
+        prefix : str, default=''
+            The prefix of this network's names in ``state_dict``.
+
+        Examples
+        --------
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> net = SequenceNet(LMN(2, 3, 3), 2, pooling="auto")
+        >>> old = {k: v for k, v in net.state_dict().items() if k != "extrema_scale"}
+        >>> old["readout.weight"] = old["readout.weight"][:, :6]
+        >>> net.match_saved_layout_(old)
+        >>> net.readout.in_features, net.resolved_pooling
+        (6, 'last')
+        >>> _ = net.load_state_dict(old)
+        """
+        weight = state_dict.get(prefix + "readout.weight")
+        if (
+            getattr(self, "pooling", "last") == "auto"
+            and getattr(self, "extrema_scale", None) is not None
+            and prefix + "extrema_scale" not in state_dict
+            and weight is not None
+            and weight.shape[-1] == 2 * self._n_last()
+        ):
+            del self.extrema_scale
+            old = self.readout
+            self.readout = nn.Linear(
+                2 * self._n_last(),
+                old.out_features,
+                device=old.weight.device,
+                dtype=old.weight.dtype,
+            )
+        start = getattr(self, "start", None)
+        if start is not None:
+            start.match_saved_layout_(state_dict, prefix + "start.")
+
+    def _n_last(self) -> int:
+        """Width of the last-step block of the readout's input."""
+        return int(self.recurrent.output_size)
 
     def features(self, output: Tensor, lengths: Tensor | None) -> Tensor:
         """What the readout of a sequence-level target reads.
@@ -247,7 +382,11 @@ class SequenceNet(nn.Module):
         last = gather_last(output, lengths)
         if getattr(self, "pooling", "last") == "last":  # models saved before
             return last
-        return torch.cat([last, self.pool_scale * mean_valid(output, lengths)], -1)
+        blocks = [last, self.pool_scale * mean_valid(output, lengths)]
+        extrema = getattr(self, "extrema_scale", None)  # saved before: none
+        if extrema is not None:
+            blocks.append(extrema * extrema_valid(output, lengths))
+        return torch.cat(blocks, -1)
 
     def forward(
         self,

@@ -231,7 +231,7 @@ START_ATTRIBUTES_DOC = """\
     pretrained_alpha_ : float
         The anchor of the last ``fit``'s fine-tuning (``pretrained_alpha``,
         resolved; 0 without a pretrained start).
-    pooling_ : {'last', 'last+mean'}
+    pooling_ : {'last', 'last+mean', 'last+mean+max'}
         What the readout of the last ``fit`` reads (``pooling``, resolved;
         ``'last'`` for per-step targets).
     memory_matrix_ : str

@@ -269,24 +269,27 @@ LMN_PARAMETERS_DOC = """\
     output : {'memory', 'hidden'}, default='memory'
         What each layer outputs and the readout reads: the memory ``m_t``
         (LMN-m of Carta et al. 2021) or the hidden state ``h_t`` (LMN-h).
-    pooling : {'auto', 'last', 'last+mean'}, default='auto'
+    pooling : {'auto', 'last', 'last+mean', 'last+mean+max'}, default='auto'
         What the readout of a sequence-level target (``target='sequence'``)
         reads: the output at each sequence's last valid step (``'last'``,
-        the papers' readout), or that output side by side with the output's
+        the papers' readout); that output side by side with the output's
         mean over the valid steps (``'last+mean'``; the mean block scaled by
         a constant that the pretrainer sets to half the final states'
-        root-mean-square norm, 1 without a pretrainer). The mean keeps what
-        is spread over the whole series, such as an activity recorded as
-        motion signals. ``'auto'``: the LAES start
-        (:class:`~sklmn.pretraining.LAESInitializer`) fits its readout both
-        ways and keeps the mean only when it predicts held-out training
-        sequences better, by cross-validation, by more than one sequence in
-        ``n`` (``pretrainer_.pooling_``, ``pretrainer_.pooling_scores_``),
-        otherwise the network is the one of ``'last'`` (its mean block
-        switched off), as after a pretrainer that does not choose. Without
-        a start (no pretrainer, more than 1000 sequences, or a regressor's
-        rejected start) training starts from both blocks, the mean's at
-        scale 1 and zero weights. The choice is ``pooling_`` (measurements:
+        root-mean-square norm, 1 without a pretrainer); or both and the
+        output's maximum and minimum over the valid steps
+        (``'last+mean+max'``, that block scaled the same way). The mean
+        keeps what is spread over the whole series, such as an activity
+        recorded as motion signals; the extrema keep a pattern wherever it
+        occurs, such as a shape along a leaf's outline. ``'auto'``: the LAES
+        start (:class:`~sklmn.pretraining.LAESInitializer`) fits its readout
+        on the three nested choices and takes a larger one only when it
+        predicts held-out training sequences better, by cross-validation, by
+        more than one sequence in ``n`` (``pretrainer_.pooling_``,
+        ``pretrainer_.pooling_scores_``); the blocks left out are switched
+        off, as after a pretrainer that does not choose (``'last'``).
+        Without a start (no pretrainer, more than 1000 sequences, or a
+        regressor's rejected start) training starts from the last step and
+        the mean, the mean's at scale 1 and zero weights. The choice is ``pooling_`` (measurements:
         ``docs/training.md``, "The start decides: pooled readout and anchor
         by cross-validation" and "Large training sets"). Ignored for
         per-step targets (``target='timestep'`` or ``'ctc'``), whose

@@ -32,20 +32,21 @@ MULTISCALE_PARAMETERS_DOC = """\
     output : {'memory', 'hidden'}, default='memory'
         What the readout reads: all memory modules ``m_t`` (Carta et al. 2021 eq. 8)
         or the hidden state ``h_t``.
-    pooling : {'auto', 'last', 'last+mean'}, default='auto'
+    pooling : {'auto', 'last', 'last+mean', 'last+mean+max'}, default='auto'
         What the readout of a sequence-level target reads, as for the LMN
         estimators: the output at each sequence's last valid step
-        (``'last'``, the papers' readout), or that output side by side with
+        (``'last'``, the papers' readout), that output side by side with
         its mean over the valid steps (``'last+mean'``, the mean scaled by
         the pretrainer to half the final states' root-mean-square norm, 1
-        without one); ``'auto'``: the LAES start keeps the mean only when its
-        readout cross-validates better with it on the training sequences
-        (``pretrainer_.pooling_``), else the network is the one of
-        ``'last'``; without a start training starts from both blocks (the
-        mean's weights at zero), as for the LMN estimators; the choice is
-        ``pooling_``. With ``incremental`` the readout
-        reads the last step (a growth stage reshapes that readout):
-        ``'auto'`` resolves to ``'last'``, ``'last+mean'`` is an error
+        without one), or both and the output's maximum and minimum over the
+        valid steps (``'last+mean+max'``); ``'auto'``: the LAES start takes
+        a larger of these nested choices only when its readout
+        cross-validates better with it on the training sequences
+        (``pretrainer_.pooling_``); without a start training starts from the
+        last step and the mean (the mean's weights at zero), as for the LMN
+        estimators; the choice is ``pooling_``. With ``incremental`` the
+        readout reads the last step (a growth stage reshapes that readout):
+        ``'auto'`` resolves to ``'last'``, a pooled choice is an error
         (measurements: ``docs/training.md``, "The start decides: pooled
         readout and anchor by cross-validation").
     bidirectional : bool, default=False

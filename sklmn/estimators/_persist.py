@@ -137,6 +137,8 @@ load` bounds before rebuilding the network.
             if n_modules is not None and built is not None and n_modules > built:
                 recurrent.grow_(int(n_modules) - int(built))
             module = self._sequence_net(recurrent)
+            # a layout of the readout written by an earlier version
+            module.match_saved_layout_(weights)
         expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
         if expected != {k: tuple(v.shape) for k, v in weights.items()}:
             raise ValueError(

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
 
 from .._training._loss import rows_score
-from .._training._module import mean_valid
+from .._training._module import extrema_valid, mean_valid
 from ..laes import LAESTransformer
 from ..utils.sequences import Sequences, lengths_to_mask
 
@@ -279,15 +279,25 @@ def readout_rows(
     last = rows(states, lengths, per_step)
     if per_step or getattr(module, "pooling", "last") == "last":
         return last
-    # 'last+mean', and 'auto' until :func:`choose_pooling_` decides
-    mean = mean_valid(
-        torch.as_tensor(np.asarray(states)), torch.as_tensor(np.asarray(lengths))
-    ).numpy()
+    # 'last+mean' and 'last+mean+max', and 'auto' until
+    # :func:`choose_pooling_` decides
+    states_t = torch.as_tensor(np.asarray(states))
+    lengths_t = torch.as_tensor(np.asarray(lengths))
     rms_last = np.sqrt(np.mean(np.sum(last**2, axis=1)))
-    rms_mean = np.sqrt(np.mean(np.sum(mean**2, axis=1)))
-    scale = POOL_BLOCK_SCALE * rms_last / rms_mean if rms_mean > 0 else 1.0
-    module.pool_scale.fill_(float(scale))
-    return np.hstack([last, scale * mean])
+
+    def scaled(block: np.ndarray) -> tuple[float, np.ndarray]:
+        rms = np.sqrt(np.mean(np.sum(block**2, axis=1)))
+        scale = POOL_BLOCK_SCALE * rms_last / rms if rms > 0 else 1.0
+        return float(scale), scale * block
+
+    scale, mean = scaled(mean_valid(states_t, lengths_t).numpy())
+    module.pool_scale.fill_(scale)
+    blocks = [last, mean]
+    if getattr(module, "extrema_scale", None) is not None:
+        scale, extrema = scaled(extrema_valid(states_t, lengths_t).numpy())
+        module.extrema_scale.fill_(scale)
+        blocks.append(extrema)
+    return np.hstack(blocks)
 
 
 #: Folds and repeats of the cross-validation with which ``pooling='auto'``
@@ -354,35 +364,42 @@ def choose_pooling_(
     C: float = 1.0,
     sample_weight: np.ndarray | None = None,
 ) -> tuple[str, dict, np.ndarray]:
-    """Resolve ``pooling='auto'``: the pooled readout or the last step only.
+    """Resolve ``pooling='auto'``: the pooled readouts or the last step only.
 
     ``features`` are the :func:`readout_rows` of a ``SequenceNet`` with
-    ``pooling='auto'`` (the final states, then the scaled mean block, one row
-    per sequence); ``targets`` the :func:`readout_targets`. The readout of
-    the start (``logistic``: :func:`logistic_readout` at ``C``, scored by
+    ``pooling='auto'`` (the final states, then the scaled mean block, then,
+    for a network that has one, the scaled block of maxima and minima; one
+    row per sequence); ``targets`` the :func:`readout_targets`. The readout
+    of the start (``logistic``: :func:`logistic_readout` at ``C``, scored by
     the mean accuracy over :data:`POOLING_CV_REPEATS` repeats of
     :data:`POOLING_CV_FOLDS` stratified folds; otherwise the ridge readout
     of :func:`ridge_gcv_readout`, scored by its leave-one-out R²) is
-    cross-validated on both feature sets. The pooled rows are kept only when
-    they score more than ``1 / n`` (one of the ``n`` training sequences)
-    above the final states alone; otherwise ``module.pool_scale`` is set to
-    0, so that the network computes what ``pooling='last'`` computes, and
-    the mean block of the returned rows is zeroed.
+    cross-validated on each nested feature set: the final states, with the
+    mean, with the mean and the extrema. Taken in that order, a larger set
+    replaces the current choice only when it scores more than ``1 / n``
+    (one of the ``n`` training sequences) above it. The scales of the blocks
+    left out (``module.pool_scale``, ``module.extrema_scale``) are set to 0,
+    so that the network computes what the chosen pooling computes, and
+    those blocks of the returned rows are zeroed.
 
     Returns
     -------
-    pooling : {'last', 'last+mean'}
+    pooling : {'last', 'last+mean', 'last+mean+max'}
     scores : dict
-        The cross-validated score of each.
+        The cross-validated score of each candidate.
     features : ndarray
         The rows the readout is fitted on.
     """
     features = np.asarray(features, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
-    half = features.shape[1] // 2
-    candidates = {"last": features[:, :half], "last+mean": features}
+    extrema = getattr(module, "extrema_scale", None) is not None
+    n_last = features.shape[1] // (4 if extrema else 2)
+    widths = {"last": n_last, "last+mean": 2 * n_last}
+    if extrema:
+        widths["last+mean+max"] = 4 * n_last
     scores = {}
-    for name, rows_ in candidates.items():
+    for name, width in widths.items():
+        rows_ = features[:, :width]
         if logistic:
             scores[name] = cv_logistic_score(rows_, targets, problem, C, sample_weight)
         else:
@@ -390,12 +407,17 @@ def choose_pooling_(
                 rows_, targets, sample_weight=sample_weight
             )[3]
     margin = 1.0 / max(len(features), 1)
-    pooled = bool(scores["last+mean"] > scores["last"] + margin)  # NaN: False
-    if not pooled:
+    chosen = "last"
+    for name in widths:
+        if scores[name] > scores[chosen] + margin:  # NaN: False
+            chosen = name
+    if chosen == "last":
         module.pool_scale.fill_(0.0)
-        features = features.copy()
-        features[:, half:] = 0.0
-    return ("last+mean" if pooled else "last"), scores, features
+    if extrema and chosen != "last+mean+max":
+        module.extrema_scale.fill_(0.0)
+    features = features.copy()
+    features[:, widths[chosen] :] = 0.0
+    return chosen, scores, features
 
 
 @torch.no_grad()

@@ -224,23 +224,24 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         per-step targets of the logistic readout and for a fixed ridge
         penalty. The LMN estimators' ``pretrained_alpha='auto'`` anchors
         fine-tuning to a start whose score is at least 0.9.
-    pooling_ : {'last', 'last+mean'}
+    pooling_ : {'last', 'last+mean', 'last+mean+max'}
         What the network's readout reads (its ``pooling``). A network built
         with ``pooling='auto'`` (the default of the LMN and multi-scale LMN
         estimators) is resolved here: the readout is fitted on the final
-        states alone and on the final states with their mean over the
-        valid steps, both cross-validated on the training sequences
-        (the logistic readout: accuracy over 4 repeats of 5 stratified
-        folds; the ridge readout: its leave-one-out R² at the penalty
-        generalized cross-validation chooses), and the mean is kept only
-        when it scores more than ``1 / n`` above the final states alone
-        (``n`` training sequences); otherwise the network's mean block is
-        switched off (scale 0), which computes what ``'last'`` computes.
+        states alone, on the final states with their mean over the valid
+        steps, and on both with the states' maxima and minima over the
+        valid steps, each cross-validated on the training sequences (the
+        logistic readout: accuracy over 4 repeats of 5 stratified folds;
+        the ridge readout: its leave-one-out R² at the penalty generalized
+        cross-validation chooses). Taken in that order, a larger set
+        replaces the current choice only when it scores more than ``1 / n``
+        above it (``n`` training sequences); the network's blocks left out
+        are switched off (scale 0).
     pooling_scores_ : dict or None
-        The two cross-validated scores of ``pooling='auto'``
-        (``{'last': ..., 'last+mean': ...}``; NaN, and ``'last'`` kept, when
-        a class has fewer than two training sequences); None for other
-        poolings.
+        The cross-validated scores of ``pooling='auto'``
+        (``{'last': ..., 'last+mean': ..., 'last+mean+max': ...}``; NaN, and
+        ``'last'`` kept, when a class has fewer than two training
+        sequences); None for other poolings.
 
     See Also
     --------
@@ -311,8 +312,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     True
 
     With ``pooling='auto'`` (the LMN estimators' default) the start
-    cross-validates its readout with and without the mean of the states
-    and keeps the better one:
+    cross-validates its readout on the final states, with their mean, and
+    with their mean and extrema, and keeps the best by a margin:
 
     >>> clf = LMNClassifier(hidden_size=10, memory_size=10, max_iter=1,
     ...                     random_state=0)
@@ -320,8 +321,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
     ...     warnings.simplefilter("ignore")
     ...     clf = clf.fit(X, y)
     >>> sorted(clf.pretrainer_.pooling_scores_)
-    ['last', 'last+mean']
-    >>> clf.pretrainer_.pooling_ in ("last", "last+mean")
+    ['last', 'last+mean', 'last+mean+max']
+    >>> clf.pretrainer_.pooling_ in clf.pretrainer_.pooling_scores_
     True
     >>> 0 <= clf.pretrainer_.readout_cv_score_ <= 1
     True

@@ -61,9 +61,12 @@ def test_auto_network_starts_as_the_last_step_readout():
         nets[pooling] = SequenceNet(LMN(2, 5, 4), 3, pooling=pooling)
     last, auto = nets["last"], nets["auto"]
     assert float(auto.pool_scale) == 0.0
-    assert auto.readout.in_features == 8
+    assert float(auto.extrema_scale) == 0.0
+    assert auto.resolved_pooling == "last"
+    # last step, mean, maxima, minima
+    assert auto.readout.in_features == 16
     torch.testing.assert_close(auto.readout.weight[:, :4], last.readout.weight)
-    torch.testing.assert_close(auto.readout.weight[:, 4:], torch.zeros(3, 4))
+    torch.testing.assert_close(auto.readout.weight[:, 4:], torch.zeros(3, 12))
     x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
     torch.testing.assert_close(auto(x, lengths=lengths), last(x, lengths=lengths))
 
@@ -79,7 +82,8 @@ def test_resolving_auto_without_a_start_keeps_the_function():
     before = net(x, lengths=lengths)
     assert _resolve_pooling_(net, None) == "last+mean"
     assert float(net.pool_scale) == 1.0
-    torch.testing.assert_close(net.readout.weight[:, 4:], torch.zeros(3, 4))
+    assert float(net.extrema_scale) == 0.0
+    torch.testing.assert_close(net.readout.weight[:, 4:], torch.zeros(3, 12))
     torch.testing.assert_close(net(x, lengths=lengths), before)
 
 
@@ -167,6 +171,45 @@ def test_choose_pooling_scores_are_sklearn_cross_validation(informative):
         assert float(module.pool_scale) == 0.0
         np.testing.assert_array_equal(rows[:, 3:], 0.0)
         np.testing.assert_array_equal(rows[:, :3], last)
+
+
+class _PooledExtrema(_Pooled):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("extrema_scale", torch.tensor(0.4))
+
+
+@pytest.mark.parametrize("informative", ["last", "mean", "extrema"])
+def test_choose_pooling_takes_nested_candidates_in_order(informative):
+    """Three nested feature sets, each scored by scikit-learn's cross
+    validation; a larger one is taken only when it beats the current choice
+    by more than one sequence in n."""
+    rng = np.random.RandomState(0)
+    n = 80
+    last, mean, extrema = rng.randn(n, 3), rng.randn(n, 3), rng.randn(n, 6)
+    signal = {"last": last, "mean": mean, "extrema": extrema}[informative]
+    labels = signal[:, 0] > 0
+    features = np.hstack([last, mean, extrema])
+    targets = np.eye(2)[labels.astype(int)]
+    module = _PooledExtrema()
+    pooling, scores, rows = choose_pooling_(
+        module, features, targets, "multiclass", logistic=True, C=1.0
+    )
+    for name, width in (("last", 3), ("last+mean", 6), ("last+mean+max", 12)):
+        want = _cv_accuracy(features[:, :width], labels)
+        assert scores[name] == pytest.approx(want, abs=1e-9)
+    chosen = "last"
+    for name in ("last+mean", "last+mean+max"):
+        if scores[name] > scores[chosen] + 1 / n:
+            chosen = name
+    assert pooling == chosen
+    expected = {"last": "last", "mean": "last+mean", "extrema": "last+mean+max"}
+    assert pooling == expected[informative]
+    width = {"last": 3, "last+mean": 6, "last+mean+max": 12}[pooling]
+    np.testing.assert_array_equal(rows[:, :width], features[:, :width])
+    np.testing.assert_array_equal(rows[:, width:], 0.0)
+    assert (float(module.pool_scale) == 0.0) == (pooling == "last")
+    assert (float(module.extrema_scale) == 0.0) == (pooling != "last+mean+max")
 
 
 def test_classifier_keeps_the_mean_where_the_class_is_spread_over_the_series():
@@ -259,7 +302,10 @@ def test_regressor_auto_pooling_compares_leave_one_out_r2():
     assert start.pooling_ == "last+mean"
     assert start.pooling_scores_["last+mean"] > start.pooling_scores_["last"] + 1 / 60
     assert start.readout_cv_score_ == start.readout_loo_r2_
-    assert start.readout_loo_r2_ == start.pooling_scores_["last+mean"]
+    # the readout is refitted with the unchosen block's columns at zero
+    assert start.readout_loo_r2_ == pytest.approx(
+        start.pooling_scores_[start.pooling_], rel=1e-5
+    )
 
 
 def test_auto_models_round_trip_through_the_safe_format(tmp_path):
@@ -347,10 +393,13 @@ def test_auto_pooling_on_other_shapes(kind):
         out = est.predict_proba(X)
     assert np.all(np.isfinite(out))
     start = est.pretrainer_
-    assert start.pooling_ in ("last", "last+mean")
-    assert set(start.pooling_scores_) == {"last", "last+mean"}
+    candidates = {"last", "last+mean", "last+mean+max"}
+    assert start.pooling_ in candidates
+    assert set(start.pooling_scores_) == candidates
     off = float(est.net_.module_.pool_scale) == 0.0
     assert off == (start.pooling_ == "last")
+    extrema_off = float(est.net_.module_.extrema_scale) == 0.0
+    assert extrema_off == (start.pooling_ != "last+mean+max")
 
 
 def test_choose_pooling_weights_the_fold_fits():

@@ -53,8 +53,9 @@ def test_bidirectional_classifiers_fit_and_predict(estimator, target):
     _fit(est, X, y)
     assert est.net_.module_.recurrent.bidirectional
     half = est.net_.module_.recurrent.output_size // 2
-    # a pooled readout (the multi-scale LMN's pooling='auto') reads two blocks
-    blocks = 1 if est.net_.module_.pooling == "last" else 2
+    # pooling='auto' (the multi-scale LMN's) holds the last step, the mean
+    # and the maxima and minima: four blocks of the output's width
+    blocks = 1 if est.net_.module_.pooling == "last" else 4
     assert est.net_.module_.readout.in_features == blocks * 2 * half
     proba = est.predict_proba(X[:3])
     if target == "sequence":

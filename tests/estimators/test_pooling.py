@@ -1,5 +1,5 @@
-"""The pooled readout (``pooling='last+mean'``) of SequenceNet and the LMN
-estimators, against explicit computations."""
+"""The pooled readouts (``pooling='last+mean'`` and ``'last+mean+max'``) of
+SequenceNet and the LMN estimators, against explicit computations."""
 
 import warnings
 
@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklmn import persistence
 from sklmn._training import SequenceNet
-from sklmn._training._module import mean_valid
+from sklmn._training._module import extrema_valid, mean_valid
 from sklmn.estimators import LMNClassifier, LMNRegressor
 from sklmn.nn import LMN
 from sklmn.pretraining import UnrolledPretrainer
@@ -61,11 +61,73 @@ def test_pooled_readout_reads_last_and_scaled_mean_and_ignores_padding():
     torch.testing.assert_close(net(x2, lengths=lengths), want)
 
 
+def test_extrema_valid_matches_a_loop():
+    rng = np.random.RandomState(0)
+    out = torch.tensor(rng.randn(4, 6, 3))
+    out[1, 1:] = 50.0  # padding must not win the maximum
+    out[3, 2:] = -50.0  # nor the minimum
+    lengths = torch.tensor([6, 1, 4, 2])
+    want = torch.stack(
+        [
+            torch.cat([out[i, : int(n)].max(0).values, out[i, : int(n)].min(0).values])
+            for i, n in enumerate(lengths)
+        ]
+    )
+    torch.testing.assert_close(extrema_valid(out, lengths), want)
+    full = torch.cat([out.max(1).values, out.min(1).values], -1)
+    torch.testing.assert_close(extrema_valid(out, None), full)
+
+
+def test_extrema_readout_reads_four_scaled_blocks_and_ignores_padding():
+    torch.manual_seed(0)
+    net = SequenceNet(LMN(2, 5, 4), 3, pooling="last+mean+max")
+    assert net.readout.in_features == 16
+    net.pool_scale.fill_(2.5)
+    net.extrema_scale.fill_(0.3)
+    x = torch.randn(3, 7, 2)
+    lengths = torch.tensor([7, 4, 2])
+    out, _ = net.recurrent(x, lengths=lengths)
+    feats = []
+    for i, n in enumerate(lengths.tolist()):
+        o = out[i, :n]
+        feats.append(
+            torch.cat(
+                [o[-1], 2.5 * o.mean(0), 0.3 * o.max(0).values, 0.3 * o.min(0).values]
+            )
+        )
+    want = net.readout(torch.stack(feats))
+    torch.testing.assert_close(net(x, lengths=lengths), want)
+    x2 = x.clone()
+    x2[1, 4:] = 100.0  # padding
+    x2[2, 2:] = -7.0
+    torch.testing.assert_close(net(x2, lengths=lengths), want)
+
+
+def test_opening_the_pooled_blocks_keeps_the_function():
+    torch.manual_seed(0)
+    net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
+    with torch.no_grad():
+        net.readout.weight[:, 4:] = 1.0  # unread at scale 0
+    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
+    before = net(x, lengths=lengths)
+    net.start_pooled_blocks_(0.5)
+    assert net.resolved_pooling == "last+mean+max"
+    assert float(net.pool_scale) == float(net.extrema_scale) == 0.5
+    torch.testing.assert_close(net.readout.weight[:, 4:], torch.zeros(3, 12))
+    torch.testing.assert_close(net(x, lengths=lengths), before)
+    net.start_mean_block_()
+    assert net.resolved_pooling == "last+mean"
+    with pytest.raises(ValueError, match=r"pooling='last\+mean' network has no"):
+        SequenceNet(LMN(2, 3, 3), 2, pooling="last+mean").start_pooled_blocks_()
+
+
 def test_sequence_net_rejects_bad_pooling():
     with pytest.raises(ValueError, match="pooling must be one of"):
         SequenceNet(LMN(2, 3, 3), 2, pooling="max")
     with pytest.raises(ValueError, match="needs sequence-level targets"):
         SequenceNet(LMN(2, 3, 3), 2, per_step=True, pooling="last+mean")
+    with pytest.raises(ValueError, match="needs sequence-level targets"):
+        SequenceNet(LMN(2, 3, 3), 2, per_step=True, pooling="last+mean+max")
 
 
 def test_laes_start_of_a_pooled_readout_is_the_logistic_fit_of_pooled_states():
