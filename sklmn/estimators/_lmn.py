@@ -35,6 +35,11 @@ _AUTO_PRETRAINING_MAX = 1000
 #: by regressors; classifiers get the logistic readout): by generalized
 #: cross-validation (docs/training.md, "The regressors' readout penalty").
 _AUTO_LAES_ALPHA = "gcv"
+#: The other penalties ``C`` that the classifiers' ``pretrainer='auto'``
+#: tries for its logistic readout, each taken only when it cross-validates
+#: better by more than one sequence in ``n`` (docs/training.md, "The
+#: readout's penalty").
+_AUTO_C_CANDIDATES = (0.1, 10.0, 100.0)
 
 _LMN_CONSTRAINTS = {
     "hidden_size": [Interval(Integral, 1, None, closed="left")],
@@ -344,7 +349,8 @@ LMN_PARAMETERS_DOC = """\
         [LAESInitializer()], 'pretrainer__alpha': [...]}``). ``'auto'``: LAES
         initialization ``LAESInitializer(alpha='gcv', readout='auto',
         random_state=random_state)`` (a logistic-regression readout for
-        classifiers; for regressors a ridge readout whose penalty
+        classifiers, which also try ``C_candidates=(0.1, 10.0, 100.0)``;
+        for regressors a ridge readout whose penalty
         generalized cross-validation chooses, and ``input_scale=0.1``)
         when the training set has at most 1000 sequences (and the memory
         is not constrained orthogonal, and ``target`` is not ``'ctc'``,
@@ -585,7 +591,7 @@ class _LMNMixin(_LMNMemoryMixin):
     }
 
     #: further parameters of the ``pretrainer='auto'`` LAES initializer
-    _auto_laes_params: dict = {}
+    _auto_laes_params: dict = {"C_candidates": _AUTO_C_CANDIDATES}
 
     #: ``init_radius`` of the LMN module (a subclass may set None to study the
     #: raw initialization, as the time-series suite's ``lmn_rawinit`` does)

@@ -93,8 +93,9 @@ MULTISCALE_PARAMETERS_DOC = """\
         documentation). ``'auto'``: ``LAESInitializer(alpha='gcv',
         readout='auto', modules='residual', C=3.0,
         random_state=random_state)`` (each module encodes what the faster
-        ones leave; a logistic-regression readout for classifiers, ridge
-        chosen by generalized cross-validation for regressors) when the
+        ones leave; a logistic-regression readout for classifiers, which
+        also try ``C_candidates=(0.3, 30.0, 300.0)``, ridge chosen by
+        generalized cross-validation for regressors) when the
         training set
         has at most 1000 sequences and the inputs are not constant, none
         otherwise; a regressor keeps the start only when its readout's
@@ -208,7 +209,13 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
     #: ones leave (``modules='residual'``) and a weaker penalty on the
     #: logistic readout of its module states, measured on the tuning subset
     #: (``docs/training.md``, "The multi-scale start")
-    _auto_laes_params: dict = {"modules": "residual", "C": 3.0}
+    _auto_laes_params: dict = {
+        "modules": "residual",
+        "C": 3.0,
+        # a tenth, 10 and 100 times C, as the LMN classifiers' candidates
+        # around their C = 1 (docs/training.md, "The readout's penalty")
+        "C_candidates": (0.3, 30.0, 300.0),
+    }
 
     def _pooling(self) -> str:
         pooling = super()._pooling()

@@ -68,9 +68,10 @@ def _resolve_pooling_(module: SequenceNet, pretrainer) -> str:
     :class:`~sklmn.pretraining.LAESInitializer` (``pretrainer.pooling_``),
     the last step for a pretrainer that does not choose. Without a start (no
     pretrainer, or a regressor's rejected one) the mean block joins the
-    readout at scale 1, its weights at zero: the network's function at the
-    start is unchanged, and training can use both blocks (docs/training.md,
-    "Large training sets").
+    readout at scale 1, its weights at zero, and the block of extrema stays
+    off: the network's function at the start is unchanged, and training can
+    use both blocks (docs/training.md, "Large training sets"; the extrema
+    from scratch were measured and not taken, "The extrema block").
     """
     if module.pooling == "auto" and pretrainer is None:
         module.start_mean_block_()

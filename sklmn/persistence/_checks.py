@@ -169,6 +169,7 @@ _NAN_BY_DESIGN = frozenset(
         "readout_alpha_",
         "linear_score_",
         "pooling_scores_",
+        "C_scores_",
         "module_history_",
         "notes_",
         "history_",

@@ -44,6 +44,25 @@ from ._laes_multiscale import initialize_multiscale
 __all__ = ["LAESInitializer"]
 
 
+def _check_C_candidates(candidates) -> tuple[float, ...]:
+    """``C_candidates`` as a tuple of positive finite floats."""
+    values = np.asarray(candidates, dtype=object).ravel()
+    out = []
+    for value in values:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, Real)
+            or not np.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(
+                "C_candidates must hold positive finite numbers, got "
+                f"{value!r} in {candidates!r}"
+            )
+        out.append(float(value))
+    return tuple(out)
+
+
 class LAESInitializer(_DocLinkMixin, BaseEstimator):
     r"""Initialize an LMN (or Elman RNN) from a linear autoencoder for sequences.
 
@@ -160,6 +179,15 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         Inverse L2 penalty of the ``'logistic'`` readout, as in
         :class:`sklearn.linear_model.LogisticRegression` (the loss is summed
         over the rows).
+    C_candidates : sequence of float or None, default=None
+        Other values of ``C`` for the ``'logistic'`` readout of a
+        sequence-level target, tried in order after ``C`` (and after the
+        choice of ``pooling='auto'``, made at ``C``): each is scored by the
+        same cross-validation as ``readout_cv_score_`` and replaces the
+        current value only when it scores more than ``1 / n`` higher (``n``
+        training sequences). The value used is ``C_``. None: ``C`` only. The
+        LMN estimators' ``pretrainer='auto'`` sets it (``docs/training.md``,
+        "The readout's penalty").
     input_scale : float, default=1.0
         ``s`` above. ``1`` is the initialization of the paper; a smaller ``s``
         keeps the tanh in its linear range (the linear limit stays exact for
@@ -237,6 +265,13 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         replaces the current choice only when it scores more than ``1 / n``
         above it (``n`` training sequences); the network's blocks left out
         are switched off (scale 0).
+    C_ : float or None
+        The ``C`` of the ``'logistic'`` readout (``C``, or the one of
+        ``C_candidates`` chosen); None for a ridge readout.
+    C_scores_ : list of (float, float) or None
+        ``(C, score)``: the cross-validated score of each value of ``C``
+        tried, ``C`` first, then ``C_candidates`` in order; None without
+        candidates.
     pooling_scores_ : dict or None
         The cross-validated scores of ``pooling='auto'``
         (``{'last': ..., 'last+mean': ..., 'last+mean+max': ...}``; NaN, and
@@ -340,6 +375,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "pooling_": "str",
         "pooling_scores_": "dict?",
         "readout_cv_score_": "float?",
+        "C_": "float?",
+        "C_scores_": "list?",
     }
 
     _parameter_constraints: dict = {
@@ -349,6 +386,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"gcv"})],
         "readout": [StrOptions({"ridge", "logistic", "auto"})],
         "C": [Interval(Real, 0, None, closed="neither")],
+        "C_candidates": ["array-like", None],
         "input_scale": [Interval(Real, 0, None, closed="neither")],
         "modules": [StrOptions({"independent", "residual"})],
         "random_state": ["random_state"],
@@ -363,6 +401,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         alpha=1e-6,
         readout="ridge",
         C=1.0,
+        C_candidates=None,
         input_scale=1.0,
         modules="independent",
         random_state=None,
@@ -373,6 +412,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self.alpha = alpha
         self.readout = readout
         self.C = C
+        self.C_candidates = C_candidates
         self.input_scale = input_scale
         self.modules = modules
         self.random_state = random_state
@@ -412,6 +452,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         self : LAESInitializer
         """
         self._validate_params()
+        if self.C_candidates is not None:
+            _check_C_candidates(self.C_candidates)
         problem, per_step = readout_problem(context)
         seqs, y_encoded = context.sequences, context.y
         recurrent = module.recurrent
@@ -550,6 +592,21 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             )
         return self.readout
 
+    def _choose_C(self, features, targets, problem, weight) -> None:
+        """Try ``C_candidates`` in order after ``C``: each replaces the
+        current ``C_`` (and ``readout_cv_score_``) when its cross-validated
+        score is more than ``1 / n`` higher; records ``C_scores_``."""
+        candidates = _check_C_candidates(self.C_candidates)
+        scores = {self.C_: self.readout_cv_score_}
+        margin = 1.0 / max(len(features), 1)
+        for C in candidates:
+            if C in scores:
+                continue
+            scores[C] = cv_logistic_score(features, targets, problem, C, weight)
+            if scores[C] > self.readout_cv_score_ + margin:  # NaN: False
+                self.C_, self.readout_cv_score_ = C, scores[C]
+        self.C_scores_ = [(C, float(score)) for C, score in scores.items()]
+
     def _fit_readout(
         self, module, features, y_encoded, lengths, problem, per_step, weight=None
     ):
@@ -575,17 +632,21 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                 C=float(self.C),
                 sample_weight=weight,
             )
+        self.C_, self.C_scores_ = None, None
         if logistic:
+            self.C_ = float(self.C)
             if self.pooling_scores_ is not None:
                 self.readout_cv_score_ = self.pooling_scores_[self.pooling_]
             elif per_step:  # rows are steps, not sequences: not measured
                 self.readout_cv_score_ = None
             else:
                 self.readout_cv_score_ = cv_logistic_score(
-                    features, targets, problem, float(self.C), weight
+                    features, targets, problem, self.C_, weight
                 )
+            if self.C_candidates is not None and not per_step:
+                self._choose_C(features, targets, problem, weight)
             W, b = logistic_readout(
-                features, targets, problem, float(self.C), sample_weight=weight
+                features, targets, problem, self.C_, sample_weight=weight
             )
             self.linear_score_ = rows_score(
                 features @ W.T + b, targets, problem, per_step

@@ -73,7 +73,8 @@ def test_auto_network_starts_as_the_last_step_readout():
 
 def test_resolving_auto_without_a_start_keeps_the_function():
     """Without a start, the mean block joins at scale 1 with zero weights
-    (whatever they were while read at scale 0): the same outputs."""
+    (whatever they were while read at scale 0), the extrema stay off: the
+    same outputs."""
     torch.manual_seed(0)
     net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
     with torch.no_grad():
@@ -91,9 +92,13 @@ def test_auto_without_a_start_trains_both_blocks():
     X, y = _mean_task()
     clf = _fit(LMNClassifier, X, y, pretrainer=None)
     assert clf.pooling_ == "last+mean"
-    assert float(clf.net_.module_.pool_scale) == 1.0
-    # the mean block learned (it starts at zero)
-    assert clf.net_.module_.readout.weight[:, 6:].abs().max() > 0
+    module = clf.net_.module_
+    assert float(module.pool_scale) == 1.0
+    assert float(module.extrema_scale) == 0.0
+    # the mean block learned (it starts at zero); the extrema, read at
+    # scale 0, get no gradient
+    assert module.readout.weight[:, 6:12].abs().max() > 0
+    np.testing.assert_array_equal(module.readout.weight[:, 12:].detach().numpy(), 0.0)
     last = _fit(LMNClassifier, X, y, pretrainer=None, pooling="last")
     assert last.pooling_ == "last"
     assert not np.allclose(clf.predict_proba(X), last.predict_proba(X), atol=1e-4)
@@ -218,7 +223,9 @@ def test_classifier_keeps_the_mean_where_the_class_is_spread_over_the_series():
     start = clf.pretrainer_
     assert start.pooling_ == "last+mean"
     assert start.pooling_scores_["last+mean"] > start.pooling_scores_["last"]
-    assert start.readout_cv_score_ == start.pooling_scores_["last+mean"]
+    # the pooling is chosen at C; the score of the C finally used is kept
+    assert dict(start.C_scores_)[1.0] == start.pooling_scores_["last+mean"]
+    assert start.readout_cv_score_ == dict(start.C_scores_)[start.C_]
     assert float(clf.net_.module_.pool_scale) > 0
 
 
@@ -260,7 +267,7 @@ def test_readout_cv_score_is_the_cross_validated_accuracy_of_the_start():
                 for x in X
             ]
         )
-    want = _cv_accuracy(states.astype(np.float64), y)
+    want = _cv_accuracy(states.astype(np.float64), y, C=start.pretrainer_.C_)
     # the states of a padded batch against one sequence at a time: a
     # borderline row may fall either way (one row in a fold of 12)
     assert start.pretrainer_.readout_cv_score_ == pytest.approx(want, abs=0.02)
@@ -428,3 +435,58 @@ def test_choose_pooling_weights_the_fold_fits():
             model.fit(rows_[train], labels[train], sample_weight=weight[train])
             accuracies.append(model.score(rows_[test], labels[test]))
         assert scores[name] == pytest.approx(np.mean(accuracies), abs=1e-9)
+
+
+def test_c_candidates_are_scored_by_cross_validation_and_taken_by_margin():
+    X, y = _last_task(n=60)
+    pretrainer = LAESInitializer(
+        alpha="gcv", readout="auto", C_candidates=(0.1, 10.0, 100.0)
+    )
+    est = _fit(
+        LMNClassifier,
+        X,
+        y,
+        pooling="last",
+        pretrainer=pretrainer,
+        standardize=False,
+        max_iter=1,
+        learning_rate_init=1e-12,
+    )
+    start = est.pretrainer_
+    assert [C for C, _ in start.C_scores_] == [1.0, 0.1, 10.0, 100.0]
+    scores = dict(start.C_scores_)
+    recurrent = est.net_.module_.recurrent
+    with torch.no_grad():
+        states = np.array(
+            [
+                recurrent(torch.tensor(x[None], dtype=torch.float32))[0][0, -1].numpy()
+                for x in X
+            ]
+        )
+    for C, score in scores.items():
+        # a padded batch against one sequence at a time: a borderline row
+        # may fall either way (one row in a fold of 12)
+        assert score == pytest.approx(
+            _cv_accuracy(states.astype(np.float64), y, C=C), abs=0.02
+        )
+    chosen, best = 1.0, scores[1.0]
+    for C in (0.1, 10.0, 100.0):
+        if scores[C] > best + 1 / len(X):
+            chosen, best = C, scores[C]
+    assert start.C_ == chosen
+    assert start.readout_cv_score_ == best
+    plain = _fit(LMNClassifier, X, y, pretrainer=LAESInitializer(readout="auto"))
+    assert plain.pretrainer_.C_ == 1.0 and plain.pretrainer_.C_scores_ is None
+    # the LMN classifiers' 'auto' start tries them; the regressors' ridge
+    # readout has no C
+    assert _fit(LMNClassifier, X, y).pretrainer_.C_candidates == (0.1, 10.0, 100.0)
+    assert _fit(LMNRegressor, X, y.astype(float)).pretrainer_.C_ is None
+
+
+@pytest.mark.parametrize("bad", [(0.1, -1.0), (0.0,), ("a",), (np.inf,), (True,)])
+def test_c_candidates_are_validated(bad):
+    X, y = _last_task(n=20)
+    with pytest.raises(ValueError, match="C_candidates must hold positive finite"):
+        LMNClassifier(max_iter=1, pretrainer=LAESInitializer(C_candidates=bad)).fit(
+            X, y
+        )
