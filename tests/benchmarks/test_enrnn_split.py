@@ -140,3 +140,34 @@ def test_timit_spectra_stoi_skips_only_short_utterances():
     assert _stoi_or_nan(wave, wave) == pytest.approx(1.0, abs=1e-9)
     with pytest.raises(ValueError, match="non-finite"):
         _stoi_or_nan(wave, np.full_like(wave, np.nan))
+
+
+def test_split_at_another_length_writes_its_raw_json(tmp_path, capsys):
+    out = tmp_path / "split-T12-seed1.json"
+    argv = ["--preset", "test", "--length", "12", "--seed", "1", "--out", str(out)]
+    assert run_script("enrnn-split", argv) == 0
+    record = json.loads(out.read_text())
+    assert record["settings"] == {"length": 12, "seed": 1, "preset": "test"}
+    assert record["command"].endswith(f"--seed 1 --out {out}")
+    result = record["result"]
+    assert result["seeds"] == [1] and result["cpu_seconds"] > 0
+    assert result["rows"][0]["task"] == "adding problem T=12, n = 6 (test)"
+    # T = 12 is still below the paper's 750: the claims say so
+    assert all("T = 12; the paper: T = 750" in c["smaller_than_paper"]
+               for c in result["claims"])  # fmt: skip
+    assert "T = 12 (the paper: 750)" in result["notes"][1]
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert result["plots"] == [str(out.with_suffix(".png"))]
+        assert out.with_suffix(".png").exists()
+    assert "best split" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="length must be an int >= 2, got 1"):
+        enrnn_split("test", tmp_path, print, length=1)
+    with pytest.raises(SystemExit):
+        run_script("enrnn-split", ["--length", "1"])
+
+
+def test_split_at_the_papers_length_tests_the_claims_there(tmp_path):
+    result = enrnn_split("test", tmp_path, lambda m: None, seed=0, length=750)
+    assert result.rows[0].task == "adding problem T=750, n = 6 (test)"
+    assert all(c.smaller_than_paper == "" for c in result.claims)
+    assert "(the paper: 750)" not in result.notes[1]
