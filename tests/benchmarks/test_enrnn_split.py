@@ -171,3 +171,33 @@ def test_split_at_the_papers_length_tests_the_claims_there(tmp_path):
     assert result.rows[0].task == "adding problem T=750, n = 6 (test)"
     assert all(c.smaller_than_paper == "" for c in result.claims)
     assert "(the paper: 750)" not in result.notes[1]
+
+
+def test_split_records_of_several_seeds_merge_into_one_report(tmp_path):
+    outs = []
+    for seed, length in ((1, 12), (0, 12), (2, 10)):
+        outs.append(tmp_path / f"split-T{length}-seed{seed}.json")
+        argv = ["--preset", "test", "--length", str(length), "--seed", str(seed),
+                "--out", str(outs[-1])]  # fmt: skip
+        assert run_script("enrnn-split", argv) == 0
+    report = tmp_path / "split-T12.md"
+    argv = ["--merge", str(outs[0]), str(outs[1]), "--report", str(report)]
+    assert run_script("enrnn-split", argv) == 0
+    text = report.read_text()
+    assert "The enrnn-split experiment at T = 12, seeds 0, 1" in text
+    assert "| ENRNN 5/1 | MSE |" in text and " ± " in text
+    payload = json.loads(report.with_suffix(".json").read_text())
+    assert [r["seeds"] for r in payload["runs"]["enrnn-split"]] == [[0], [1]]
+    (merged,) = payload["merged"]
+    assert merged["seeds"] == [0, 1]
+    assert all(c["seeds_holding"][1] == 2 for c in merged["claims"])
+    # the claim-item section can be rendered again from that JSON
+    assert run_script("claim-tables", ["--check", str(report)]) == 0
+    with pytest.raises(SystemExit):  # T = 10 and T = 12 do not merge
+        run_script("enrnn-split", ["--merge", str(outs[0]), str(outs[2]),
+                                   "--report", str(report)])  # fmt: skip
+    with pytest.raises(SystemExit):  # a seed twice
+        run_script("enrnn-split", ["--merge", str(outs[0]), str(outs[0]),
+                                   "--report", str(report)])  # fmt: skip
+    with pytest.raises(SystemExit):  # no report
+        run_script("enrnn-split", ["--merge", str(outs[0])])

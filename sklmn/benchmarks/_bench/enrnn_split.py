@@ -15,8 +15,16 @@ Usage::
         --seed 0 --out benchmarks/results_enrnn_split_T750-seed0.json
 
 One torch thread. ``--seed`` sets the models' initialization and batch
-order (the sequences are the same on every seed). The records are cited by
-the claim registry (``_claims.py``) and ``docs/user_guide/papers.md``.
+order (the sequences are the same on every seed). ``--merge`` runs nothing:
+it merges the records of several seeds (the runner's ``merge_seeds``) into
+the Markdown report of ``--report`` and the runner's raw JSON next to it::
+
+    .venv/bin/python -m sklmn.benchmarks bench enrnn-split --merge \
+        benchmarks/results_enrnn_split_T750-seed*.json \
+        --report benchmarks/results_enrnn_split_T750.md
+
+The records are cited by the claim registry (``_claims.py``) and
+``docs/user_guide/papers.md``.
 """
 
 from __future__ import annotations
@@ -35,6 +43,41 @@ import torch
 from sklmn import __version__
 
 from .._exp_enrnn import enrnn_split
+from .._experiments import FULL_ONLY
+from .._runner import _write_json, format_markdown, merge_seeds
+from .claim_tables import result_from_record
+
+
+def _merge(parser, args, argv) -> int:
+    """Merge the records of several seeds into one report and its raw JSON."""
+    if args.report is None:
+        parser.error("--merge needs --report (the Markdown report to write)")
+    records = [json.loads(path.read_text()) for path in args.merge]
+    settings = {(r["settings"]["length"], r["settings"]["preset"]) for r in records}
+    if len(settings) != 1:
+        parser.error(f"the records mix lengths or presets: {sorted(settings)}")
+    runs = sorted((result_from_record(r["result"]) for r in records),
+                  key=lambda r: r.seeds[0])  # fmt: skip
+    seeds = [r.seeds[0] for r in runs]
+    if len(set(seeds)) != len(seeds):
+        parser.error(f"the records repeat a seed: {seeds}")
+    ((length, preset),) = settings
+    merged = merge_seeds(runs)
+    lines = format_markdown([merged], preset, full_only=FULL_ONLY).split("\n")
+    commands = "; ".join(f"`{r['command'].strip()}`" for r in records)
+    header = (
+        f"The enrnn-split experiment at T = {length}, seeds "
+        f"{', '.join(map(str, seeds))}, one run per seed ({commands}), merged "
+        "with `python -m sklmn.benchmarks bench enrnn-split "
+        + " ".join(argv if argv is not None else []) + "` (the runner's "
+        "`merge_seeds`; raw records of every seed in the JSON of the same "
+        "name). Plots: the first seed's."
+    )
+    lines[1:2] = ["", header, ""]
+    args.report.write_text("\n".join(lines))
+    _write_json(args.report.with_suffix(".json"), [merged], {merged.name: runs}, preset)
+    print(f"report: {args.report}", flush=True)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -46,7 +89,13 @@ def main(argv=None) -> int:
         help="the experiment's sizes other than T (default full)",
     )  # fmt: skip
     parser.add_argument("--out", default=None, help="JSON file for the raw record")
+    parser.add_argument("--merge", nargs="+", type=Path, default=None,
+                        help="records of several seeds to merge (runs nothing)")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="with --merge: the Markdown report to write")
     args = parser.parse_args(argv)
+    if args.merge:
+        return _merge(parser, args, argv)
     if args.length < 2:
         parser.error(f"--length must be >= 2, got {args.length}")
     torch.set_num_threads(1)
