@@ -201,3 +201,21 @@ def test_split_records_of_several_seeds_merge_into_one_report(tmp_path):
                                    "--report", str(report)])  # fmt: skip
     with pytest.raises(SystemExit):  # no report
         run_script("enrnn-split", ["--merge", str(outs[0])])
+
+
+def test_the_state_split_item_cites_its_runs_at_the_papers_length():
+    (item,) = [it for it in CLAIM_ITEMS if it.key == "state-split"]
+    assert "benchmarks/results_enrnn_split_T750.md" in item.control
+    payload = json.loads((_ROOT / "benchmarks/results_enrnn_split_T750.json").read_text())
+    runs = payload["runs"]["enrnn-split"]
+    assert [r["seeds"] for r in runs] == [[0], [1], [2]]
+    for seed, run in enumerate(runs):
+        path = _ROOT / f"benchmarks/results_enrnn_split_T750-seed{seed}.json"
+        record = json.loads(path.read_text())
+        assert record["settings"] == {"length": 750, "seed": seed, "preset": "full"}
+        assert f"--length 750 --seed {seed}" in record["command"]
+        assert record["result"]["rows"] == run["rows"]
+        # at the paper's T the claims are tested, not "not tested at this size"
+        assert all(c["smaller_than_paper"] == "" for c in run["claims"])
+    (merged,) = payload["merged"]
+    assert [c["seeds_holding"] for c in merged["claims"]] == [[0, 3], [3, 3], [0, 3]]
