@@ -301,3 +301,55 @@ def test_the_runner_keeps_the_raw_records_as_json(tmp_path, monkeypatch):
     runs = payload["runs"]["tiny-json"]
     assert [r["seeds"] for r in runs] == [[0], [1]]
     assert runs[1]["claims"][0]["budget_limited"] == "5%"
+
+
+def test_claim_tables_render_a_report_again_from_its_raw_json(tmp_path, monkeypatch):
+    import json
+
+    from sklmn.benchmarks._bench import claim_tables, run_script
+
+    def _tiny(preset, output_dir, log, *, seed=0):
+        return ExperimentResult(
+            "copy-task", rows=[Row("t", "LMN", "acc", 0.5 + seed)],
+            claims=[Claim("The LMN solves the copy task (>= 95%)", seed == 0,
+                          f"seed {seed}")],
+            seeds=[seed],
+        )  # fmt: skip
+
+    monkeypatch.setitem(EXPERIMENTS, "copy-task", (_tiny, "writes one row"))
+    run_benchmarks("full", only=["copy-task"], output_dir=tmp_path,
+                   seeds=(0, 1), log=lambda m: None)  # fmt: skip
+    report = tmp_path / "results.md"
+    fresh = report.read_text()
+    merged = json.loads((tmp_path / "results.json").read_text())["merged"][0]
+    result = claim_tables.result_from_record(merged)
+    assert result.claims[0].seeds_holding == (1, 2)
+    assert result.rows[0].values == pytest.approx([0.5, 1.5])
+    # a report written with an older registry: its deviations differ
+    (row,) = [ln for ln in fresh.split("\n") if ln.startswith("| copy-lmn |")]
+    stale = fresh.replace(row, row.rsplit(" | ", 1)[0] + " | an old text |")
+    report.write_text(stale)
+    assert run_script("claim-tables", ["--check", str(report)]) == 1
+    assert report.read_text() == stale  # --check writes nothing
+    assert run_script("claim-tables", [str(report)]) == 0
+    assert report.read_text() == fresh  # the rest of the report kept
+    assert run_script("claim-tables", ["--check", "--root", str(tmp_path)]) == 0
+    (tmp_path / "results.json").unlink()
+    with pytest.raises(SystemExit, match="no raw records"):
+        run_script("claim-tables", [str(report)])
+
+
+def test_the_char_ptb_control_cites_its_recorded_seeds():
+    import json
+    import pathlib
+
+    (item,) = [it for it in CLAIM_ITEMS if it.key == "char-ptb"]
+    assert "benchmarks/char_ptb_small/" in item.control
+    root = pathlib.Path(__file__).resolve().parents[2]
+    payload = json.loads((root / "benchmarks/char_ptb_small/results.json").read_text())
+    runs = payload["runs"]["char-ptb"]
+    assert [r["seeds"] for r in runs] == [[0], [1], [2], [3], [4]]
+    (merged,) = payload["merged"]
+    assert merged["seeds"] == [0, 1, 2, 3, 4]
+    assert merged["claims"][0]["seeds_holding"] == [0, 5]
+    assert "5 of 5 seeds" in item.control

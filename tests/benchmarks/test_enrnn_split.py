@@ -140,3 +140,82 @@ def test_timit_spectra_stoi_skips_only_short_utterances():
     assert _stoi_or_nan(wave, wave) == pytest.approx(1.0, abs=1e-9)
     with pytest.raises(ValueError, match="non-finite"):
         _stoi_or_nan(wave, np.full_like(wave, np.nan))
+
+
+def test_split_at_another_length_writes_its_raw_json(tmp_path, capsys):
+    out = tmp_path / "split-T12-seed1.json"
+    argv = ["--preset", "test", "--length", "12", "--seed", "1", "--out", str(out)]
+    assert run_script("enrnn-split", argv) == 0
+    record = json.loads(out.read_text())
+    assert record["settings"] == {"length": 12, "seed": 1, "preset": "test"}
+    assert record["command"].endswith(f"--seed 1 --out {out}")
+    result = record["result"]
+    assert result["seeds"] == [1] and result["cpu_seconds"] > 0
+    assert result["rows"][0]["task"] == "adding problem T=12, n = 6 (test)"
+    # T = 12 is still below the paper's 750: the claims say so
+    assert all("T = 12; the paper: T = 750" in c["smaller_than_paper"]
+               for c in result["claims"])  # fmt: skip
+    assert "T = 12 (the paper: 750)" in result["notes"][1]
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert result["plots"] == [str(out.with_suffix(".png"))]
+        assert out.with_suffix(".png").exists()
+    assert "best split" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="length must be an int >= 2, got 1"):
+        enrnn_split("test", tmp_path, print, length=1)
+    with pytest.raises(SystemExit):
+        run_script("enrnn-split", ["--length", "1"])
+
+
+def test_split_at_the_papers_length_tests_the_claims_there(tmp_path):
+    result = enrnn_split("test", tmp_path, lambda m: None, seed=0, length=750)
+    assert result.rows[0].task == "adding problem T=750, n = 6 (test)"
+    assert all(c.smaller_than_paper == "" for c in result.claims)
+    assert "(the paper: 750)" not in result.notes[1]
+
+
+def test_split_records_of_several_seeds_merge_into_one_report(tmp_path):
+    outs = []
+    for seed, length in ((1, 12), (0, 12), (2, 10)):
+        outs.append(tmp_path / f"split-T{length}-seed{seed}.json")
+        argv = ["--preset", "test", "--length", str(length), "--seed", str(seed),
+                "--out", str(outs[-1])]  # fmt: skip
+        assert run_script("enrnn-split", argv) == 0
+    report = tmp_path / "split-T12.md"
+    argv = ["--merge", str(outs[0]), str(outs[1]), "--report", str(report)]
+    assert run_script("enrnn-split", argv) == 0
+    text = report.read_text()
+    assert "The enrnn-split experiment at T = 12, seeds 0, 1" in text
+    assert "| ENRNN 5/1 | MSE |" in text and " ± " in text
+    payload = json.loads(report.with_suffix(".json").read_text())
+    assert [r["seeds"] for r in payload["runs"]["enrnn-split"]] == [[0], [1]]
+    (merged,) = payload["merged"]
+    assert merged["seeds"] == [0, 1]
+    assert all(c["seeds_holding"][1] == 2 for c in merged["claims"])
+    # the claim-item section can be rendered again from that JSON
+    assert run_script("claim-tables", ["--check", str(report)]) == 0
+    with pytest.raises(SystemExit):  # T = 10 and T = 12 do not merge
+        run_script("enrnn-split", ["--merge", str(outs[0]), str(outs[2]),
+                                   "--report", str(report)])  # fmt: skip
+    with pytest.raises(SystemExit):  # a seed twice
+        run_script("enrnn-split", ["--merge", str(outs[0]), str(outs[0]),
+                                   "--report", str(report)])  # fmt: skip
+    with pytest.raises(SystemExit):  # no report
+        run_script("enrnn-split", ["--merge", str(outs[0])])
+
+
+def test_the_state_split_item_cites_its_runs_at_the_papers_length():
+    (item,) = [it for it in CLAIM_ITEMS if it.key == "state-split"]
+    assert "benchmarks/results_enrnn_split_T750.md" in item.control
+    payload = json.loads((_ROOT / "benchmarks/results_enrnn_split_T750.json").read_text())
+    runs = payload["runs"]["enrnn-split"]
+    assert [r["seeds"] for r in runs] == [[0], [1], [2]]
+    for seed, run in enumerate(runs):
+        path = _ROOT / f"benchmarks/results_enrnn_split_T750-seed{seed}.json"
+        record = json.loads(path.read_text())
+        assert record["settings"] == {"length": 750, "seed": seed, "preset": "full"}
+        assert f"--length 750 --seed {seed}" in record["command"]
+        assert record["result"]["rows"] == run["rows"]
+        # at the paper's T the claims are tested, not "not tested at this size"
+        assert all(c["smaller_than_paper"] == "" for c in run["claims"])
+    (merged,) = payload["merged"]
+    assert [c["seeds_holding"] for c in merged["claims"]] == [[0, 3], [3, 3], [0, 3]]

@@ -15,9 +15,11 @@ from . import (
     anchor,
     check_gpu,
     chorales_pretraining,
+    claim_tables,
     copy_budget,
     enrnn,
     enrnn_controls,
+    enrnn_split,
     epoch_time,
     finetuning,
     fit_overhead,
@@ -56,6 +58,14 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "enrnn-controls": (
         "enrnn_controls",
         "the failing ENRNN claims with fresh sequences and a larger budget",
+    ),
+    "claim-tables": (
+        "claim_tables",
+        "the recorded reports' claim-item tables rendered again from their JSON",
+    ),
+    "enrnn-split": (
+        "enrnn_split",
+        "the ENRNN state split (Fig. 6) at another T, one seed, raw JSON",
     ),
     "lmn-controls": (
         "lmn_controls",
