@@ -142,3 +142,8 @@ def test_laes_control_rejects_a_bad_input_scale():
         run_script(
             "lmn-controls", ["--item", "laes-init-quality", "--input-scale", "0"]
         )
+
+
+def test_laes_control_rejects_an_epoch_budget():
+    with pytest.raises(SystemExit):
+        run_script("lmn-controls", ["--item", "laes-init-quality", "--epochs", "5"])

@@ -418,6 +418,10 @@ def main(argv=None) -> int:
     )  # fmt: skip
     parser.add_argument("--out", default=None, help="JSON file for the raw record")
     args = parser.parse_args(argv)
+    if args.item == "laes-init-quality" and args.epochs is not None:
+        parser.error(
+            f"--item laes-init-quality trains nothing, got --epochs {args.epochs}"
+        )
     if args.epochs is None:
         args.epochs = _DEFAULT_EPOCHS[args.item]
     if args.epochs is not None and args.epochs < 1:
