@@ -149,6 +149,33 @@ _PRET_RNN_CONTROL = (
     "27.53% (gains +9.88 and +9.56 points against the LMN's -0.21 and +1.32 "
     "of the same seeds), the RNN's validation loss flat again"
 )
+_SWEEP_CONTROL = (
+    "benchmarks/results_controls/generation-sweep-size.json (`bench "
+    "lmn-controls --item generation-sweep-size`, seed 0): the LMN and the "
+    "RNN, the models whose best size was not ~1000 on seed 0, at all four "
+    "sizes with their full Table 4 epochs (100% of the paper's: LMN 5000, "
+    "RNN 6000; the sweep: 10%; the other three models not rerun): the LMN's "
+    "best size becomes ~1000 (NMSE 0.136, against 0.416, 0.650 and 0.938 at "
+    "~500, ~250 and ~100; its training loss level over the last 1000 "
+    "epochs), the RNN's stays ~100 (0.768; ~250, ~500 and ~1000: 0.975, "
+    "0.862 and 0.847, their training loss near 0.98 for most of the run "
+    "with brief dips; the Table 4 learning rate 1e-3 at every size): at the "
+    "full budget the item still fails on seed 0, through the RNN alone"
+)
+_LAES_INIT_CONTROL = (
+    "benchmarks/results_controls/laes-init-quality.json (`bench lmn-controls "
+    "--item laes-init-quality`): the LMN's input weights W_xh = s A with s = "
+    "0.01 and the readout divided by s (the experiment: s = 1), so that its "
+    "input tanh stays near its linear range; no training, as in the paper: "
+    "the LMN then predicts as the linear RNN on every split (largest gap "
+    "0.00 points; permuted, 64 components: train 94.65% vs 94.65%, test "
+    "93.78% vs 93.78%, where s = 1 gave 92.43% and 88.00%), so the miss at "
+    "s = 1 is the tanh's saturation on the lossless 64-component LAES of "
+    "the stand-in; seeds 1 and 2 (`--seed 1`, `--seed 2`: "
+    "benchmarks/results_controls/laes-init-quality-seed1.json, "
+    "laes-init-quality-seed2.json): the same (the initialization does not "
+    "depend on the seed): holds on 3 of 3 seeds at s = 0.01"
+)
 
 #: the controlled run of the character-level item: the experiment at about
 #: a quarter of the parameters (seeds 0-4)
@@ -290,6 +317,7 @@ CLAIM_ITEMS: tuple[ClaimItem, ...] = (
         "best sweep configuration is its largest",
         deviations="10% of the Table 4 epochs per fit; Table 4's learning "
         "rate at every size",
+        control=_SWEEP_CONTROL,
     ),
     ClaimItem(
         "generation-sweep-best", _C21, "Table 5 sweep: the MS-LMN is best over "
@@ -408,6 +436,7 @@ CLAIM_ITEMS: tuple[ClaimItem, ...] = (
         deviations="full preset only; small digits " + _STAND_IN + "; 64 and "
         "10 components; training and test accuracy (the paper: training and "
         "validation)",
+        control=_LAES_INIT_CONTROL,
     ),
     # --- Helfrich & Ye 2020 ---
     ClaimItem(
