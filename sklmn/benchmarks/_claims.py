@@ -292,6 +292,12 @@ CLAIM_ITEMS: tuple[ClaimItem, ...] = (
         "lmn-parameters", "is largest at m = f = h/2",
         deviations="the paper's formula over every split m + f = h, at the "
         "experiment's sizes",
+        control="analytic, no run can change it: (x+m)f + (f+m)m with f = "
+        "h - m is x h + m(2h - x) - m², largest at m = h - x/2, which is h/2 "
+        "only when x = h; the experiment's record "
+        "(benchmarks/claims_linear_rnn_digits/results.json, `lmn-parameters`)"
+        " evaluates the count at every split of its four sizes and finds the "
+        "same maximum",
     ),
     # --- sequence generation ---
     ClaimItem(
