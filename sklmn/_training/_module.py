@@ -9,12 +9,15 @@ import torch
 from torch import Tensor, nn
 
 from ..nn._base import forward_with_penalty, legacy_penalty
-from ..nn._padding import gather_last, zero_padded
+from ..nn._padding import gather_last, mask_from_lengths, zero_padded
 
-__all__ = ["POOLINGS", "SequenceNet", "extrema_valid", "mean_valid"]
+__all__ = ["POOLINGS", "POOLING_WIDTHS", "SequenceNet", "extrema_valid", "mean_valid"]
 
 #: What a sequence-level readout reads (see :class:`SequenceNet`).
 POOLINGS = ("last", "last+mean", "last+mean+max", "auto")
+#: Width of each pooling's readout input, in units of the output width:
+#: the last step, the mean, the maxima and minima (``'auto'`` holds all).
+POOLING_WIDTHS = {"last": 1, "last+mean": 2, "last+mean+max": 4, "auto": 4}
 
 
 def mean_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
@@ -65,11 +68,12 @@ def extrema_valid(output: Tensor, lengths: Tensor | None) -> Tensor:
     [[3.0, 1.0], [6.0, 2.0]]
     """
     if lengths is None:
-        return torch.cat([output.amax(dim=1), output.amin(dim=1)], -1)
-    steps = torch.arange(output.shape[1], device=output.device)
-    pad = (steps[None, :] >= lengths.to(output.device)[:, None])[:, :, None]
-    high = output.masked_fill(pad, float("-inf")).amax(dim=1)
-    low = output.masked_fill(pad, float("inf")).amin(dim=1)
+        high, low = output.amax(dim=1), output.amin(dim=1)
+    else:
+        valid = mask_from_lengths(lengths, output.shape[1], device=output.device)
+        pad = ~valid[:, :, None]
+        high = output.masked_fill(pad, float("-inf")).amax(dim=1)
+        low = output.masked_fill(pad, float("inf")).amin(dim=1)
     return torch.cat([high, low], -1)
 
 
@@ -156,9 +160,7 @@ class SequenceNet(nn.Module):
         self.per_step = bool(per_step)
         self.pooling = pooling
         n_in = int(recurrent.output_size)
-        # blocks: the last step (n_in), the mean (n_in), the maxima and
-        # minima (2 n_in)
-        width = {"last": 1, "last+mean": 2, "last+mean+max": 4, "auto": 4}[pooling]
+        width = POOLING_WIDTHS[pooling]
         if pooling == "auto":
             # the readout of 'last' (the same random draws), and zero weights
             # on the pooled blocks: until a pretrainer resolves the pooling,

@@ -9,9 +9,8 @@ import torch
 from sklearn.base import is_classifier
 
 from .._training._module import POOLINGS
-from ..nn import LMN
+from ..nn import LMN, _lmn_schur
 from ..nn._base import DEFAULT_INIT_RADIUS
-from ..nn import _lmn_schur
 from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
@@ -110,9 +109,9 @@ MEMORY_LR_SCALE_DOC = """\
         ``(0.9, 0.999, pi / 2)`` or the wide ring ``(0.5, 0.999, pi)``,
         the one whose random linear-memory features predict the training
         classes clearly better by cross-validation (no network is
-        trained); the model's ring otherwise. The ring used is ``memory_ring_``. A grid search can
-        also tune it (see ``docs/memory.md``, "The ring chosen from the
-        data").
+        trained); the model's ring otherwise. The ring used is
+        ``memory_ring_``. A grid search can also tune it (see
+        ``docs/memory.md``, "The ring chosen from the data").
 """
 
 #: ``batch_size='auto'`` of an LMN or multi-scale LMN classifier trained from the
@@ -294,9 +293,10 @@ LMN_PARAMETERS_DOC = """\
         off, as after a pretrainer that does not choose (``'last'``).
         Without a start (no pretrainer, more than 1000 sequences, or a
         regressor's rejected start) training starts from the last step and
-        the mean, the mean's at scale 1 and zero weights. The choice is ``pooling_`` (measurements:
-        ``docs/training.md``, "The start decides: pooled readout and anchor
-        by cross-validation" and "Large training sets"). Ignored for
+        the mean, the mean's at scale 1 and zero weights. The choice is
+        ``pooling_`` (measurements: ``docs/training.md``, "The start
+        decides: pooled readout and anchor by cross-validation", "Large
+        training sets" and "The extrema block"). Ignored for
         per-step targets (``target='timestep'`` or ``'ctc'``), whose
         readout reads every step. With ``UnrolledPretrainer`` the mean
         block starts at zero weights.
@@ -517,8 +517,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     def _sequence_net(self, recurrent):
         net = super()._sequence_net(recurrent)
         if fitted_fine_tuning(self) == "residual":
-            # the frozen start: the free memory the LAES start is written in
-            # the frozen start: the memory of start_memory_matrix
+            # the frozen start, in the memory of start_memory_matrix
             start = self._build_module(
                 int(recurrent.input_size), memory_matrix=start_memory_matrix(self)
             )

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from torch import Tensor, nn
 
 from .._training._loss import rows_score
-from .._training._module import extrema_valid, mean_valid
+from .._training._module import POOLING_WIDTHS, extrema_valid, mean_valid
 from ..laes import LAESTransformer
 from ..utils.sequences import Sequences, lengths_to_mask
 
@@ -393,10 +393,13 @@ def choose_pooling_(
     features = np.asarray(features, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
     extrema = getattr(module, "extrema_scale", None) is not None
-    n_last = features.shape[1] // (4 if extrema else 2)
-    widths = {"last": n_last, "last+mean": 2 * n_last}
-    if extrema:
-        widths["last+mean+max"] = 4 * n_last
+    n_last = features.shape[1] // POOLING_WIDTHS["auto" if extrema else "last+mean"]
+    # the nested candidates the network's blocks allow, in order
+    widths = {
+        name: k * n_last
+        for name, k in POOLING_WIDTHS.items()
+        if name != "auto" and k * n_last <= features.shape[1]
+    }
     scores = {}
     for name, width in widths.items():
         rows_ = features[:, :width]

@@ -206,7 +206,8 @@ def test_split_records_of_several_seeds_merge_into_one_report(tmp_path):
 def test_the_state_split_item_cites_its_runs_at_the_papers_length():
     (item,) = [it for it in CLAIM_ITEMS if it.key == "state-split"]
     assert "benchmarks/results_enrnn_split_T750.md" in item.control
-    payload = json.loads((_ROOT / "benchmarks/results_enrnn_split_T750.json").read_text())
+    record = _ROOT / "benchmarks/results_enrnn_split_T750.json"
+    payload = json.loads(record.read_text())
     runs = payload["runs"]["enrnn-split"]
     assert [r["seeds"] for r in runs] == [[0], [1], [2]]
     for seed, run in enumerate(runs):

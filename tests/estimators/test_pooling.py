@@ -34,6 +34,21 @@ def _fit(cls, X, y, **params):
         return cls(**{**settings, **params}).fit(X, y)
 
 
+def _check_readout_of_pooled_features(net, blocks):
+    """``net`` on a ragged batch reads ``blocks(valid outputs of one
+    sequence)`` side by side, and its padded steps change nothing."""
+    x = torch.randn(3, 7, 2)
+    lengths = torch.tensor([7, 4, 2])
+    out, _ = net.recurrent(x, lengths=lengths)
+    feats = [torch.cat(blocks(out[i, :n])) for i, n in enumerate(lengths.tolist())]
+    want = net.readout(torch.stack(feats))
+    torch.testing.assert_close(net(x, lengths=lengths), want)
+    x2 = x.clone()
+    x2[1, 4:] = 100.0  # padding
+    x2[2, 2:] = -7.0
+    torch.testing.assert_close(net(x2, lengths=lengths), want)
+
+
 def test_mean_valid_matches_a_loop():
     rng = np.random.RandomState(0)
     out = torch.tensor(rng.randn(4, 6, 3))
@@ -47,18 +62,9 @@ def test_pooled_readout_reads_last_and_scaled_mean_and_ignores_padding():
     torch.manual_seed(0)
     net = SequenceNet(LMN(2, 5, 4), 3, pooling="last+mean")
     net.pool_scale.fill_(2.5)
-    x = torch.randn(3, 7, 2)
-    lengths = torch.tensor([7, 4, 2])
-    out, _ = net.recurrent(x, lengths=lengths)
-    feats = []
-    for i, n in enumerate(lengths.tolist()):
-        feats.append(torch.cat([out[i, n - 1], 2.5 * out[i, :n].mean(0)]))
-    want = net.readout(torch.stack(feats))
-    torch.testing.assert_close(net(x, lengths=lengths), want)
-    x2 = x.clone()
-    x2[1, 4:] = 100.0  # padding
-    x2[2, 2:] = -7.0
-    torch.testing.assert_close(net(x2, lengths=lengths), want)
+    _check_readout_of_pooled_features(
+        net, lambda o: [o[-1], 2.5 * o.mean(0)]
+    )
 
 
 def test_extrema_valid_matches_a_loop():
@@ -84,23 +90,12 @@ def test_extrema_readout_reads_four_scaled_blocks_and_ignores_padding():
     assert net.readout.in_features == 16
     net.pool_scale.fill_(2.5)
     net.extrema_scale.fill_(0.3)
-    x = torch.randn(3, 7, 2)
-    lengths = torch.tensor([7, 4, 2])
-    out, _ = net.recurrent(x, lengths=lengths)
-    feats = []
-    for i, n in enumerate(lengths.tolist()):
-        o = out[i, :n]
-        feats.append(
-            torch.cat(
-                [o[-1], 2.5 * o.mean(0), 0.3 * o.max(0).values, 0.3 * o.min(0).values]
-            )
-        )
-    want = net.readout(torch.stack(feats))
-    torch.testing.assert_close(net(x, lengths=lengths), want)
-    x2 = x.clone()
-    x2[1, 4:] = 100.0  # padding
-    x2[2, 2:] = -7.0
-    torch.testing.assert_close(net(x2, lengths=lengths), want)
+    _check_readout_of_pooled_features(
+        net,
+        lambda o: [
+            o[-1], 2.5 * o.mean(0), 0.3 * o.max(0).values, 0.3 * o.min(0).values
+        ],
+    )
 
 
 def test_opening_the_pooled_blocks_keeps_the_function():
