@@ -180,6 +180,9 @@ class SequenceNet(nn.Module):
             self.register_buffer("pool_scale", torch.tensor(scale))
         if width == 4:
             self.register_buffer("extrema_scale", torch.tensor(scale))
+            # the extrema are read in the start's coordinates (absent from
+            # networks saved before: theirs read the module's own)
+            self.register_buffer("extrema_turn", torch.tensor(1.0))
         self.start = None
 
     def attach_start_(self, start: "SequenceNet") -> None:
@@ -321,9 +324,11 @@ class SequenceNet(nn.Module):
         Networks with ``pooling='auto'`` saved before the block of extrema
         existed read the last step and the mean only (a readout of twice the
         output width, no ``extrema_scale``): such a network drops its block
-        of extrema here, so that the saved weights fit it. A frozen start
-        (``start``) is matched the same way. Other layouts are left as they
-        are.
+        of extrema here, so that the saved weights fit it. Networks saved
+        before the extrema were read in the start's coordinates (no
+        ``extrema_turn``) keep reading them in the module's own
+        (:meth:`extrema_basis`). A frozen start (``start``) is matched the
+        same way. Other layouts are left as they are.
 
         Parameters
         ----------
@@ -353,6 +358,7 @@ class SequenceNet(nn.Module):
             and weight.shape[-1] == 2 * self._n_last()
         ):
             del self.extrema_scale
+            del self.extrema_turn
             old = self.readout
             self.readout = nn.Linear(
                 2 * self._n_last(),
@@ -360,6 +366,12 @@ class SequenceNet(nn.Module):
                 device=old.weight.device,
                 dtype=old.weight.dtype,
             )
+        if (
+            getattr(self, "extrema_turn", None) is not None
+            and prefix + "extrema_turn" not in state_dict
+            and prefix + "readout.weight" in state_dict
+        ):
+            del self.extrema_turn  # saved before: the module's coordinates
         start = getattr(self, "start", None)
         if start is not None:
             start.match_saved_layout_(state_dict, prefix + "start.")
@@ -387,8 +399,43 @@ class SequenceNet(nn.Module):
         blocks = [last, self.pool_scale * mean_valid(output, lengths)]
         extrema = getattr(self, "extrema_scale", None)  # saved before: none
         if extrema is not None:
+            basis = self.extrema_basis()
+            if basis is not None:
+                output = output @ basis.T
             blocks.append(extrema * extrema_valid(output, lengths))
         return torch.cat(blocks, -1)
+
+    def extrema_basis(self) -> Tensor | None:
+        """The turn of the recurrent output before its extrema are taken.
+
+        A memory held in real Schur form (``memory_matrix='schur'``) turns
+        its coordinates when it is set to a dense start (``m = P m'``); the
+        last step and the mean are linear and the readout absorbs the turn,
+        but the maximum and the minimum of each unit are not, so the block
+        of extrema reads ``P m'``, the start's own coordinates: a network
+        set to a start computes the same function whichever parametrization
+        holds its memory. ``P`` is the recurrent module's ``output_basis()``
+        (None without one, or for networks saved before the turn existed).
+
+        Returns
+        -------
+        basis : Tensor of shape (F, F) or None
+            ``P``; the block reads the extrema of ``output @ P.T``.
+
+        Examples
+        --------
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> net = SequenceNet(LMN(2, 3, 4, memory_matrix="schur"), 2,
+        ...                   pooling="last+mean+max")
+        >>> net.extrema_basis().shape
+        torch.Size([4, 4])
+        >>> SequenceNet(LMN(2, 3, 4), 2, pooling="last+mean+max").extrema_basis()
+        """
+        if getattr(self, "extrema_turn", None) is None:
+            return None
+        get = getattr(self.recurrent, "output_basis", None)
+        return None if get is None else get()
 
     def forward(
         self,

@@ -44,7 +44,7 @@ from ._checks import (
     check_step_input,
 )
 from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
-from ._lmn_schur import LMNLayerSchurMixin, check_ring
+from ._lmn_schur import LMNLayerSchurMixin, check_ring, memory_output_basis
 from ._padding import reverse_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
@@ -520,6 +520,33 @@ class LMN(LMNLAESMixin, RecurrentModule):
             if self.layers_reverse is not None:
                 out.append(self.layers_reverse[i])
         return out
+
+    def output_basis(self) -> Tensor | None:
+        """The turn of the output back to the coordinates of the memory
+        matrices its last layer was set to (:func:`memory_output_basis`):
+        the block-diagonal ``memory_basis`` of the last layer's directions
+        for a ``'schur'`` memory output, None otherwise. The readout reads the
+        output's extrema in those coordinates, which do not commute with a
+        turn (the extrema block of :class:`~sklmn.training.SequenceNet`).
+
+        Returns
+        -------
+        basis : Tensor of shape (output_size, output_size) or None
+
+        Examples
+        --------
+        >>> from sklmn.nn import LMN
+        >>> LMN(2, 3, 4, memory_matrix="schur").output_basis().shape
+        torch.Size([4, 4])
+        >>> LMN(2, 3, 4).output_basis() is None
+        True
+        """
+        if self.output != "memory":
+            return None
+        last = [self.layers[-1]]
+        if self.layers_reverse is not None:
+            last.append(self.layers_reverse[-1])
+        return memory_output_basis(last)
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, {self.memory_size}"

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from ._stable_memory import SchurMemory
 
-__all__ = ["LMNLayerSchurMixin", "check_ring"]
+__all__ = ["LMNLayerSchurMixin", "check_ring", "memory_output_basis"]
 
 #: the ring of the LMN's ``'schur'`` memory random start (``r_min, r_max,
 #: max_phase``; measured in docs/memory.md, "Training from scratch")
@@ -68,6 +68,44 @@ def check_ring(ring) -> tuple | None:
     if not (0.0 <= angle <= math.pi):
         raise ValueError(f"ring's max_angle must be in [0, pi], got {angle!r}")
     return (r_min, r_max, angle)
+
+
+def memory_output_basis(modules) -> Tensor | None:
+    """The turn of a memory output back to the start's coordinates.
+
+    ``modules`` are the memories whose states make up the output, side by
+    side (one per direction: the LMN's last layers, or the multi-scale LMN
+    and its reverse direction). With a ``'schur'`` memory each holds
+    ``m = memory_basis m'`` between its coordinates ``m'`` and those of the
+    dense matrix it was set to; the block-diagonal matrix ``P`` of the bases
+    maps an output row ``o'`` (``(.., F)``) to ``o' P^T``. Without a Schur
+    memory (any module) there is no turn: None.
+
+    Parameters
+    ----------
+    modules : list of nn.Module
+        The memories, in the output's order.
+
+    Returns
+    -------
+    basis : Tensor of shape (F, F) or None
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn.nn import LMNLayer
+    >>> layer = LMNLayer(2, 3, 3, memory_matrix="schur").double()
+    >>> Q = layer.set_memory_(torch.diag(torch.tensor([0.5, 0.8, 0.2])).double())
+    >>> memory_output_basis([layer, layer]).shape
+    torch.Size([6, 6])
+    """
+    bases = [getattr(m, "memory_basis", None) for m in modules]
+    if any(
+        b is None or getattr(m, "memory_matrix", "free") != "schur"
+        for m, b in zip(modules, bases, strict=True)
+    ):
+        return None
+    return torch.block_diag(*bases)
 
 
 class LMNLayerSchurMixin:

@@ -62,7 +62,7 @@ from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padde
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
 from ._clockwork import ClockworkRNN as ClockworkRNN
 from ._lmn_laes import MultiScaleLAESMixin
-from ._lmn_schur import MultiScaleSchurMixin, check_ring
+from ._lmn_schur import MultiScaleSchurMixin, check_ring, memory_output_basis
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, multiscale_scan
 from .parametrizations import SpectralRadiusNormalization
@@ -400,6 +400,29 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         if self.bidirectional:
             s += ", bidirectional=True"
         return s
+
+    def output_basis(self) -> Tensor | None:
+        """The turn of the output back to the coordinates of the memory
+        matrices the modules were set to (:func:`memory_output_basis`): the
+        block-diagonal ``memory_basis`` of the directions for a ``'schur'``
+        memory output, None otherwise (see :meth:`LMN.output_basis`).
+
+        Returns
+        -------
+        basis : Tensor of shape (output_size, output_size) or None
+
+        Examples
+        --------
+        >>> from sklmn.nn import MultiScaleLMN
+        >>> net = MultiScaleLMN(2, 3, 2, n_modules=2, memory_matrix="schur")
+        >>> net.output_basis().shape
+        torch.Size([4, 4])
+        """
+        if self.output != "memory":
+            return None
+        reverse = getattr(self, "reverse", None)  # modules saved before
+        directions = [self] if reverse is None else [self, reverse]
+        return memory_output_basis(directions)
 
     def masked_weight_mm(self) -> Tensor:
         """The effective block upper-triangular memory matrix.

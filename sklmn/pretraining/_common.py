@@ -265,7 +265,12 @@ POOL_BLOCK_SCALE = 0.5
 
 @torch.no_grad()
 def readout_rows(
-    module: nn.Module, states: np.ndarray, lengths: np.ndarray, per_step: bool
+    module: nn.Module,
+    states: np.ndarray,
+    lengths: np.ndarray,
+    per_step: bool,
+    *,
+    own_coordinates: bool = True,
 ) -> np.ndarray:
     """The rows the readout of ``module`` (a ``SequenceNet``) reads.
 
@@ -274,7 +279,12 @@ def readout_rows(
     side by side with the mean over the valid steps, that block scaled to
     :data:`POOL_BLOCK_SCALE` times the final states' root-mean-square norm;
     the scale is stored in ``module.pool_scale``, so that the network reads
-    what the readout is fitted on.
+    what the readout is fitted on. The block of extrema (and its scale,
+    ``module.extrema_scale``) is taken in the start's coordinates: states
+    in the network's own coordinates (``own_coordinates=True``, the
+    network's output) are first turned by ``module.extrema_basis()``, as the
+    network turns them; the linear LAES states (``False``) are already
+    there.
     """
     last = rows(states, lengths, per_step)
     if per_step or getattr(module, "pooling", "last") == "last":
@@ -294,6 +304,9 @@ def readout_rows(
     module.pool_scale.fill_(scale)
     blocks = [last, mean]
     if getattr(module, "extrema_scale", None) is not None:
+        basis = module.extrema_basis() if own_coordinates else None
+        if basis is not None:
+            states_t = states_t @ basis.detach().cpu().to(states_t.dtype).T
         scale, extrema = scaled(extrema_valid(states_t, lengths_t).numpy())
         module.extrema_scale.fill_(scale)
         blocks.append(extrema)

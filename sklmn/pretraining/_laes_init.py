@@ -543,7 +543,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             )
         else:
             states = np.concatenate(last_states, axis=2)
-            features = readout_rows(module, states, lengths, per_step)
+            features = readout_rows(
+                module, states, lengths, per_step, own_coordinates=False
+            )
             W, b = self._fit_readout(
                 module, features, y_encoded, lengths, problem, per_step, weight
             )
@@ -570,7 +572,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                         continue
                     W_full[:, out : out + p_last] = W[:, src : src + p_last]
                     basis = _memory_basis(recurrent, j)
-                    if basis is not None:  # a Schur memory turned its units
+                    # a Schur memory turned its units; the extrema (blocks 2
+                    # and 3) are read in the LAES's coordinates
+                    if basis is not None and q < 2:
                         cols = slice(out, out + unit)
                         W_full[:, cols] = W_full[:, cols] @ basis
         set_linear_(module.readout, W_full, b)
