@@ -23,6 +23,22 @@ curves.
 ``step``: from the start, four epochs in which only one parameter group
 trains (the others frozen), for each group: the training loss per epoch
 shows which group's steps leave the start's basin.
+
+``cv``: the number of epochs chosen by ``--folds``-fold cross-validation
+on the training sequences (stratified; each fold's model pretrained on its
+own training part, scored after every epoch on the held-out part), the
+epoch with the lowest mean held-out log-loss (0: the start); prints the
+test accuracy of that epoch of a fit on the whole training split, with the
+start's, the best in hindsight and the last.
+
+Two training variants for ``curves`` and ``cv`` (prototypes, not library
+options): ``--warmup N`` raises every parameter group's learning rate
+linearly over the first ``N`` epochs; ``--normalize-input`` holds a Schur
+memory's input matrix as ``W_hm = diag(1 - |lambda|) V`` and trains ``V``
+(the start unchanged), so that one optimizer step moves each memory
+unit's input in proportion to the gain ``1 / (1 - |lambda|)`` of its mode
+divided out (the input normalization of Orvieto et al. 2023, with the
+moduli of the current memory, not trained through).
 """
 
 from __future__ import annotations
@@ -35,7 +51,9 @@ import warnings
 
 import numpy as np
 import torch
+from sklearn.model_selection import StratifiedKFold
 from skorch.callbacks import Callback
+from torch.nn.utils import parametrize
 
 from .._timeseries.datasets import DATASETS, _dataset_info
 from .._timeseries.models import model_registry_for, parse_model_spec
@@ -73,6 +91,64 @@ class _Only(Callback):
                 param.requires_grad_(False)
 
 
+class _Warmup(Callback):
+    """Every group's learning rate times ``min(1, (epoch + 1) / epochs)``."""
+
+    def __init__(self, epochs):
+        self.epochs = epochs
+
+    def on_train_begin(self, net, **kwargs):
+        self.base_ = [g["lr"] for g in net.optimizer_.param_groups]
+        self.epoch_ = 0
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.epoch_ += 1
+        factor = min(1.0, self.epoch_ / self.epochs)
+        for group, lr in zip(net.optimizer_.param_groups, self.base_, strict=True):
+            group["lr"] = lr * factor
+
+
+class _ModeGain(torch.nn.Module):
+    """``W_hm = diag(1 - |lambda|) V`` for the layer's Schur memory."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.__dict__["layer"] = layer  # not a submodule
+
+    def gain(self, like):
+        moduli = self.layer.memory.eigenvalue_moduli().to(like)
+        return (1 - moduli).clamp_min(1e-4)[:, None]
+
+    def forward(self, V):
+        return self.gain(V) * V
+
+    def right_inverse(self, W):
+        return W / self.gain(W)
+
+
+class _NormalizeInput(Callback):
+    def on_train_begin(self, net, **kwargs):
+        recurrent = net.module_.recurrent
+        if hasattr(recurrent, "_all_layers"):  # LMN
+            layers = recurrent._all_layers()
+        else:  # multi-scale LMN: the directions
+            layers = [recurrent] + [m for m in [recurrent.reverse] if m is not None]
+        for layer in layers:
+            if getattr(layer, "memory_matrix", "free") != "schur":
+                raise ValueError("--normalize-input needs memory_matrix='schur'")
+            parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
+        net.initialize_optimizer()
+
+
+def _variant_callbacks(args) -> list:
+    callbacks = []
+    if args.normalize_input:  # first: the other callbacks see its optimizer
+        callbacks.append(("normalize", _NormalizeInput()))
+    if args.warmup:
+        callbacks.append(("warmup", _Warmup(args.warmup)))
+    return callbacks
+
+
 def _estimator(spec, seed, info, epochs, callbacks):
     base, overrides, _ = parse_model_spec(spec)
     est = model_registry_for([spec])[base]["classification"](seed, info)
@@ -91,29 +167,86 @@ def _load(name):
     return data, _dataset_info(name, "classification", data)
 
 
+def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
+    """Fit ``spec`` on ``(X, y)`` for ``args.epochs`` epochs; the accuracy
+    and log-loss on ``(X_eval, y_eval)`` of the start and every epoch, the
+    accuracy of the weights kept, the training losses and the seconds."""
+    callbacks = _variant_callbacks(args) + [("snap", _Snapshots())]
+    est = _estimator(spec, seed, info, args.epochs, callbacks)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    seconds = time.perf_counter() - t0
+    y_eval = np.asarray(y_eval)
+    kept = float(np.mean(est.predict(X_eval) == y_eval))
+    column = np.searchsorted(est.classes_, y_eval)
+    acc, logloss = [], []
+    for state in dict(est.net_.callbacks_)["snap"].states_:
+        est.net_.module_.load_state_dict(state)
+        proba = est.predict_proba(X_eval)
+        acc.append(float(np.mean(est.classes_[proba.argmax(1)] == y_eval)))
+        picked = np.clip(proba[np.arange(len(y_eval)), column], 1e-12, None)
+        logloss.append(float(-np.mean(np.log(picked))))
+    loss = [float(v) for v in est.loss_curve_]
+    return acc, logloss, kept, loss, seconds
+
+
+def _cv(args) -> None:
+    for ds in args.datasets:
+        (X_train, X_test, y_train, y_test), info = _load(ds)
+        X_train, y_train = np.asarray(X_train, dtype=object), np.asarray(y_train)
+        for spec in args.models:
+            for seed in args.seeds:
+                folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
+                held_out = []
+                for fit_rows, eval_rows in folds.split(np.zeros(len(y_train)), y_train):
+                    _, logloss, *_ = _epoch_scores(
+                        spec, seed, info, args,
+                        list(X_train[fit_rows]), y_train[fit_rows],
+                        list(X_train[eval_rows]), y_train[eval_rows],
+                    )
+                    held_out.append(logloss)
+                n = min(len(c) for c in held_out)
+                mean = np.mean([c[:n] for c in held_out], axis=0)
+                chosen = int(np.argmin(mean))
+                acc, _, kept, loss, seconds = _epoch_scores(
+                    spec, seed, info, args, list(X_train), y_train, X_test, y_test
+                )
+                rec = {
+                    "dataset": ds, "model": spec, "seed": seed,
+                    "warmup": args.warmup, "normalize_input": args.normalize_input,
+                    "cv_logloss": [float(v) for v in mean], "chosen_epoch": chosen,
+                    "accuracy": acc, "loss": loss, "kept": kept,
+                    "spikes": count_loss_spikes(loss),
+                }
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                a = np.asarray(acc)
+                at = a[min(chosen, len(a) - 1)]
+                print(
+                    f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {chosen} | {at:.3f} | "
+                    f"{a.max():.3f} (epoch {int(a.argmax())}) | {a[-1]:.3f} | "
+                    f"{rec['spikes']} |",
+                    flush=True,
+                )
+
+
 def _curves(args) -> None:
     for ds in args.datasets:
         (X_train, X_test, y_train, y_test), info = _load(ds)
         y_test = np.asarray(y_test)
         for spec in args.models:
             for seed in args.seeds:
-                est = _estimator(spec, seed, info, args.epochs, [("snap", _Snapshots())])
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    est.fit(X_train, y_train)
-                seconds = time.perf_counter() - t0
-                kept = float(np.mean(est.predict(X_test) == y_test))
-                states = dict(est.net_.callbacks_)["snap"].states_
-                acc = []
-                for state in states:
-                    est.net_.module_.load_state_dict(state)
-                    acc.append(float(np.mean(est.predict(X_test) == y_test)))
-                loss = [float(v) for v in est.loss_curve_]
+                acc, _, kept, loss, seconds = _epoch_scores(
+                    spec, seed, info, args, X_train, y_train, X_test, y_test
+                )
                 rec = {
                     "dataset": ds, "model": spec, "seed": seed, "accuracy": acc,
                     "loss": loss, "kept": kept, "spikes": count_loss_spikes(loss),
                     "fit_seconds": round(seconds, 2),
+                    "warmup": args.warmup, "normalize_input": args.normalize_input,
                 }
                 if args.out:
                     with open(args.out, "a") as f:
@@ -145,7 +278,7 @@ def _step(args) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["curves", "step"])
+    parser.add_argument("what", choices=["curves", "step", "cv"])
     parser.add_argument("--models", nargs="+", default=["lmn"])
     parser.add_argument(
         "--datasets", nargs="+", default=["ArrowHead", "BasicMotions", "ItalyPowerDemand"]
@@ -153,12 +286,22 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=0)
+    parser.add_argument("--normalize-input", action="store_true")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.what == "curves":
         print("| dataset | model | seed | start | best in hindsight | kept | last | spikes |")
         print("|---|---|---|---|---|---|---|---|")
         _curves(args)
+    elif args.what == "cv":
+        print(
+            "| dataset | model | seed | start | epochs chosen | test at them | "
+            "best in hindsight | last | spikes |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        _cv(args)
     else:
         print("| dataset | model | trained group | training loss per epoch (start first) |")
         print("|---|---|---|---|")
