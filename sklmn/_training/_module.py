@@ -342,7 +342,8 @@ class SequenceNet(nn.Module):
         >>> from sklmn.nn import LMN
         >>> from sklmn.training import SequenceNet
         >>> net = SequenceNet(LMN(2, 3, 3), 2, pooling="auto")
-        >>> old = {k: v for k, v in net.state_dict().items() if k != "extrema_scale"}
+        >>> new = ("extrema_scale", "extrema_turn")
+        >>> old = {k: v for k, v in net.state_dict().items() if k not in new}
         >>> old["readout.weight"] = old["readout.weight"][:, :6]
         >>> net.match_saved_layout_(old)
         >>> net.readout.in_features, net.resolved_pooling
