@@ -25,8 +25,10 @@ from ._format import (
 # sizes of a network are bounded by the number of saved weights, or this
 _MIN_SIZE_LIMIT = 1024
 # rebuilding a network may allocate this many times the saved weights (plus a
-# constant) and run this many tensor operations per saved tensor (plus a
-# constant); building sklmn's networks takes at most ~30 of each
+# constant) and run this many tensor operations per saved tensor, plus one
+# per saved weight, plus a constant: most of sklmn's networks take at most ~30
+# operations per tensor, but a Schur memory's ring start runs a few dozen per
+# memory unit (about 33 M for M units, whose matrix alone has M^2 weights)
 _BUDGET_FACTOR = 256
 _BUDGET_ELEMENTS = 2**22
 _OPS_FACTOR = 64

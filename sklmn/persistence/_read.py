@@ -367,7 +367,7 @@ class _Reader:
         def guard():
             return _AllocationBudget(
                 elements=_BUDGET_FACTOR * n_elements + _BUDGET_ELEMENTS,
-                ops=_OPS_FACTOR * len(state) + _BUDGET_OPS,
+                ops=_OPS_FACTOR * len(state) + n_elements + _BUDGET_OPS,
             )
 
         try:

@@ -2,10 +2,12 @@
 LAES start (see docs/memory.md)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
+from sklearn.base import is_regressor
 
 from sklmn.datasets import load_timeseries_dataset
 from sklmn.laes import LAESTransformer
@@ -18,7 +20,7 @@ from sklmn.nn._stable_memory import (
     quasi_triangular_radius,
     real_schur,
 )
-from sklmn.estimators import LMNClassifier
+from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
 from sklmn.nn import LMN, LMNLayer
 from sklmn.persistence import load, save
 from sklmn.pretraining import LAESInitializer
@@ -394,3 +396,39 @@ def test_lmn_classifier_schur_fits_saves_and_loads(tmp_path):
     np.testing.assert_allclose(
         loaded.predict_proba(X), clf.predict_proba(X), rtol=0, atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LMNRegressor(max_iter=1, random_state=0),  # 64 units by default
+        lambda: LMNClassifier(
+            hidden_size=8, memory_size=128, memory_matrix="schur",
+            bidirectional=True, num_layers=2, max_iter=1, random_state=0,
+        ),
+        lambda: MultiScaleLMNClassifier(
+            hidden_size=8, memory_size=32, memory_matrix="schur", max_iter=1,
+            random_state=0,
+        ),
+    ],
+    ids=["regressor-default", "lmn-wide-bidirectional", "multiscale-wide"],
+)
+def test_wide_schur_memories_load_from_the_safe_format(make, tmp_path):
+    """Rebuilding a Schur memory costs a few dozen operations per unit; the
+    loader's budget grows with the saved weights, so wide memories load."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(24, 5, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one epoch: not converged
+        est.fit(X, X[:, :, 0].sum(1) if is_regressor(est) else y)
+    path = tmp_path / "wide.sklmn"
+    save(est, path)
+    loaded = load(path)
+    out, ref = (
+        (loaded.predict(X), est.predict(X))
+        if is_regressor(est)
+        else (loaded.predict_proba(X), est.predict_proba(X))
+    )
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-6)
