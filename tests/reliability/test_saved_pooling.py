@@ -24,3 +24,23 @@ def test_auto_pooling_models_saved_before_the_extrema_block(name):
     np.testing.assert_allclose(
         est.predict_proba(list(expected["X"])), expected[name], rtol=1e-5, atol=1e-6
     )
+
+
+@pytest.mark.parametrize("name", ["lmn", "mslmn"])
+def test_schur_models_saved_before_the_extrema_were_turned(name):
+    """A Schur memory's extrema block read the memory's own coordinates before
+    ``SequenceNet.extrema_basis`` existed; such models keep reading them."""
+    expected = np.load(HERE / "schur_extrema_before_turn.npz")
+    est = persistence.load(HERE / f"{name}_schur_extrema_before_turn.sklmn")
+    module = est.net_.module_
+    assert module.resolved_pooling == "last+mean+max"
+    assert module.extrema_basis() is None
+    assert module.recurrent.output_basis() is not None
+    np.testing.assert_allclose(
+        est.predict_proba(list(expected["X"])), expected[name], rtol=1e-5, atol=1e-6
+    )
+    # the same model as written now reads the extrema in the start's coordinates
+    fresh = type(module)(
+        module.recurrent, module.readout.out_features, pooling=module.pooling
+    )
+    assert fresh.extrema_basis() is not None
