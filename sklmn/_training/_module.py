@@ -399,11 +399,18 @@ class SequenceNet(nn.Module):
             return last
         blocks = [last, self.pool_scale * mean_valid(output, lengths)]
         extrema = getattr(self, "extrema_scale", None)  # saved before: none
-        if extrema is not None:
-            basis = self.extrema_basis()
-            if basis is not None:
-                output = output @ basis.T
-            blocks.append(extrema * extrema_valid(output, lengths))
+        if extrema is None:
+            return torch.cat(blocks, -1)
+        if extrema.device.type == "cpu" and float(extrema) == 0.0:
+            # the block is switched off ('auto' without extrema): its value
+            # and its gradients are zero, so they are not computed (a CUDA
+            # scale is not read here, which would wait for the device)
+            blocks.append(output.new_zeros(output.shape[0], 2 * output.shape[2]))
+            return torch.cat(blocks, -1)
+        basis = self.extrema_basis()
+        if basis is not None:
+            output = output @ basis.T
+        blocks.append(extrema * extrema_valid(output, lengths))
         return torch.cat(blocks, -1)
 
     def extrema_basis(self) -> Tensor | None:
