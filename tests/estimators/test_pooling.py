@@ -116,6 +116,39 @@ def test_opening_the_pooled_blocks_keeps_the_function():
         SequenceNet(LMN(2, 3, 3), 2, pooling="last+mean").start_pooled_blocks_()
 
 
+def test_switched_off_extrema_give_the_last_and_mean_network():
+    """A block of extrema at scale 0 is not computed (CPU): the outputs and
+    every gradient are those of the same network with pooling='last+mean'."""
+    torch.manual_seed(0)
+    auto = SequenceNet(LMN(2, 5, 4, memory_matrix="schur"), 3, pooling="auto")
+    auto.start_mean_block_(0.7)
+    with torch.no_grad():
+        auto.readout.weight.normal_()
+    plain = SequenceNet(LMN(2, 5, 4, memory_matrix="schur"), 3, pooling="last+mean")
+    plain.recurrent.load_state_dict(auto.recurrent.state_dict())
+    with torch.no_grad():
+        plain.readout.weight.copy_(auto.readout.weight[:, :8])
+        plain.readout.bias.copy_(auto.readout.bias)
+        plain.pool_scale.fill_(0.7)
+    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
+    outs = []
+    for net in (auto, plain):
+        out = net(x, lengths=lengths)
+        out.square().sum().backward()
+        outs.append(out.detach())
+    torch.testing.assert_close(outs[0], outs[1], rtol=1e-6, atol=1e-6)
+    for (name, p), q in zip(
+        auto.recurrent.named_parameters(), plain.recurrent.parameters(), strict=True
+    ):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+    torch.testing.assert_close(
+        auto.readout.weight.grad[:, :8], plain.readout.weight.grad, rtol=1e-5, atol=1e-6
+    )
+    torch.testing.assert_close(
+        auto.readout.weight.grad[:, 8:], torch.zeros(3, 8), rtol=0, atol=0
+    )
+
+
 def test_sequence_net_rejects_bad_pooling():
     with pytest.raises(ValueError, match="pooling must be one of"):
         SequenceNet(LMN(2, 3, 3), 2, pooling="max")
