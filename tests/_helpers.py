@@ -3,8 +3,11 @@
 import warnings
 
 import numpy as np
+import torch
 
+from sklmn._training import SequenceNet
 from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.nn import LMN
 
 FAST = dict(max_iter=40, learning_rate_init=0.03, random_state=0)
 
@@ -64,3 +67,14 @@ def _quiet(fn, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fn(*args, **kwargs)
+
+
+def _auto_net_with_unread_blocks():
+    """A ``pooling='auto'`` network whose pooled blocks have weights but are
+    read at scale 0, a batch ``(x, lengths)`` and the network's outputs."""
+    torch.manual_seed(0)
+    net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
+    with torch.no_grad():
+        net.readout.weight[:, 4:] = 1.0  # unread at scale 0
+    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
+    return net, x, lengths, net(x, lengths=lengths)

@@ -359,7 +359,6 @@ class SequenceNet(nn.Module):
             and weight.shape[-1] == 2 * self._n_last()
         ):
             del self.extrema_scale
-            del self.extrema_turn
             old = self.readout
             self.readout = nn.Linear(
                 2 * self._n_last(),

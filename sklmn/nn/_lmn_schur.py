@@ -105,7 +105,7 @@ def memory_output_basis(modules) -> Tensor | None:
         for m, b in zip(modules, bases, strict=True)
     ):
         return None
-    return torch.block_diag(*bases)
+    return bases[0] if len(bases) == 1 else torch.block_diag(*bases)
 
 
 class LMNLayerSchurMixin:

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._training import FitContext
+from .._training._module import POOLING_WIDTHS
 from .._training._loss import rows_score
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
@@ -557,6 +558,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             p_last = laes_layers[-1][0].n_components_
             n_blocks = W.shape[1] // (p_last * n_dirs)
             W_full = np.zeros((W.shape[0], n_blocks * unit * n_dirs))
+            # a Schur memory turned its units: the linear blocks (the final
+            # state, the mean) absorb the turn; the extrema are read in the
+            # LAES's coordinates (SequenceNet.extrema_basis)
+            bases = [_memory_basis(recurrent, j) for j in range(n_dirs)]
+            n_linear = POOLING_WIDTHS["last+mean"]
             for q in range(n_blocks):
                 for j in range(n_dirs):
                     out = (q * n_dirs + j) * unit
@@ -571,12 +577,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
                         )
                         continue
                     W_full[:, out : out + p_last] = W[:, src : src + p_last]
-                    basis = _memory_basis(recurrent, j)
-                    # a Schur memory turned its units; the extrema (blocks 2
-                    # and 3) are read in the LAES's coordinates
-                    if basis is not None and q < 2:
+                    if bases[j] is not None and q < n_linear:
                         cols = slice(out, out + unit)
-                        W_full[:, cols] = W_full[:, cols] @ basis
+                        W_full[:, cols] = W_full[:, cols] @ bases[j]
         set_linear_(module.readout, W_full, b)
         self.laes_layers_ = laes_layers
         self.laes_ = laes_layers[0][0]

@@ -17,6 +17,7 @@ from sklmn.estimators._start import _resolve_pooling_
 from sklmn.nn import LMN
 from sklmn.pretraining import LAESInitializer
 from sklmn.pretraining._common import choose_pooling_
+from tests._helpers import _auto_net_with_unread_blocks
 
 
 def _sequences(n, seed, T=10, d=2):
@@ -75,12 +76,7 @@ def test_resolving_auto_without_a_start_keeps_the_function():
     """Without a start, the mean block joins at scale 1 with zero weights
     (whatever they were while read at scale 0), the extrema stay off: the
     same outputs."""
-    torch.manual_seed(0)
-    net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
-    with torch.no_grad():
-        net.readout.weight[:, 4:] = 1.0  # unread at scale 0
-    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
-    before = net(x, lengths=lengths)
+    net, x, lengths, before = _auto_net_with_unread_blocks()
     assert _resolve_pooling_(net, None) == "last+mean"
     assert float(net.pool_scale) == 1.0
     assert float(net.extrema_scale) == 0.0

@@ -14,6 +14,7 @@ from sklmn._training._module import extrema_valid, mean_valid
 from sklmn.estimators import LMNClassifier, LMNRegressor
 from sklmn.nn import LMN
 from sklmn.pretraining import UnrolledPretrainer
+from tests._helpers import _auto_net_with_unread_blocks
 
 
 def _data(n=30, T=9, d=2, seed=0):
@@ -99,12 +100,7 @@ def test_extrema_readout_reads_four_scaled_blocks_and_ignores_padding():
 
 
 def test_opening_the_pooled_blocks_keeps_the_function():
-    torch.manual_seed(0)
-    net = SequenceNet(LMN(2, 5, 4), 3, pooling="auto")
-    with torch.no_grad():
-        net.readout.weight[:, 4:] = 1.0  # unread at scale 0
-    x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
-    before = net(x, lengths=lengths)
+    net, x, lengths, before = _auto_net_with_unread_blocks()
     net.start_pooled_blocks_(0.5)
     assert net.resolved_pooling == "last+mean+max"
     assert float(net.pool_scale) == float(net.extrema_scale) == 0.5
