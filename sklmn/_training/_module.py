@@ -398,19 +398,21 @@ class SequenceNet(nn.Module):
             return last
         blocks = [last, self.pool_scale * mean_valid(output, lengths)]
         extrema = getattr(self, "extrema_scale", None)  # saved before: none
-        if extrema is None:
-            return torch.cat(blocks, -1)
-        if extrema.device.type == "cpu" and float(extrema) == 0.0:
-            # the block is switched off ('auto' without extrema): its value
-            # and its gradients are zero, so they are not computed (a CUDA
-            # scale is not read here, which would wait for the device)
-            blocks.append(output.new_zeros(output.shape[0], 2 * output.shape[2]))
-            return torch.cat(blocks, -1)
+        if extrema is not None:
+            blocks.append(self._extrema_block(output, lengths, extrema))
+        return torch.cat(blocks, -1)
+
+    def _extrema_block(self, output: Tensor, lengths, scale: Tensor) -> Tensor:
+        """``scale`` times the extrema of ``output`` turned by
+        :meth:`extrema_basis`. A block switched off ('auto' without extrema)
+        is zero with zero gradients, so on the CPU it is not computed (a CUDA
+        scale is not read, which would wait for the device)."""
+        if scale.device.type == "cpu" and float(scale) == 0.0:
+            return output.new_zeros(output.shape[0], 2 * output.shape[2])
         basis = self.extrema_basis()
         if basis is not None:
             output = output @ basis.T
-        blocks.append(extrema * extrema_valid(output, lengths))
-        return torch.cat(blocks, -1)
+        return scale * extrema_valid(output, lengths)
 
     def extrema_basis(self) -> Tensor | None:
         """The turn of the recurrent output before its extrema are taken.
