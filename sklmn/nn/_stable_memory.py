@@ -359,11 +359,20 @@ class SchurMemory(nn.Module):
     # ------------------------------------------------------------------ #
     def _layout(self) -> tuple[Tensor, ...]:
         """Index tensors and upper mask of the structure ``kind``, cached
-        until ``kind`` changes (in place, or replaced by ``to``/loading)."""
+        until ``kind`` changes (in place, or replaced by ``to``/loading).
+
+        A layout built under :func:`torch.inference_mode` holds inference
+        tensors, which autograd cannot save: it serves inference mode only
+        and is rebuilt at the next call outside it."""
         kind = self.kind
         key = (id(kind), kind._version, kind.device, self.upper.dtype)
         cached = getattr(self, "_layout_cache", None)
-        if cached is not None and cached[0] == key:
+        inference = torch.is_inference_mode_enabled()
+        if (
+            cached is not None
+            and cached[0] == key
+            and (inference or not cached[1][-1].is_inference())
+        ):
             return cached[1]
         M = self.size
         one = torch.nonzero(kind == ONE).flatten()

@@ -21,7 +21,7 @@ from sklmn.nn._stable_memory import (
     real_schur,
 )
 from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
-from sklmn.nn import LMN, LMNLayer
+from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.persistence import load, save
 from sklmn.pretraining import LAESInitializer
 from sklmn.training import SequenceNet
@@ -142,6 +142,31 @@ def test_extreme_parameters_stay_below_one_without_nan(dtype):
     W.sum().backward()
     for p in mem.parameters():
         assert torch.isfinite(p.grad).all()
+
+
+@pytest.mark.parametrize("multiscale", [False, True])
+def test_trains_after_a_forward_under_inference_mode(multiscale):
+    """The layout of the structure is cached when ``kind`` changes (here by
+    loading a state); a first forward pass under ``torch.inference_mode``
+    must not leave inference tensors in it that training cannot save."""
+    torch.manual_seed(0)
+
+    def make():
+        if multiscale:
+            return MultiScaleLMN(2, 3, 2, 2, memory_matrix="schur")
+        return LMN(2, 3, 4, memory_matrix="schur")
+
+    net = make()
+    net.load_state_dict(make().state_dict())  # kind copied: layout rebuilt
+    x = torch.randn(2, 5, 2)
+    with torch.inference_mode():
+        before = net(x)[0]
+    out = net(x)[0]
+    out.sum().backward()
+    memory = net.layers[0].memory if not multiscale else net.memory
+    assert memory.upper.grad is not None
+    assert torch.isfinite(memory.eigen.grad).all()
+    torch.testing.assert_close(out.detach(), before, rtol=0, atol=1e-6)
 
 
 def test_ring_start():
