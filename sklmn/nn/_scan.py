@@ -199,7 +199,9 @@ def _cuda_graph(kind: str, key: tuple, fn, tensors, **static):
         or torch.cuda.is_current_stream_capturing()
     ):
         return None
-    key = (kind, *key)
+    # a graph captured under torch.inference_mode has inference buffers,
+    # which cannot be written outside it: one graph per mode
+    key = (kind, torch.is_inference_mode_enabled(), *key)
     with _GRAPHS_LOCK:
         if key in _GRAPHS:
             _GRAPHS.move_to_end(key)
