@@ -140,6 +140,7 @@ def real_schur(
         raise ValueError(f"module_size must divide {M}, got {module_size!r}")
     Q = np.zeros((M, M))
     kind = np.zeros(M, dtype=np.int64)
+    standard = np.zeros((M, M))  # the standardized blocks T_k
     for start in range(0, M, size):
         rows = slice(start, start + size)
         T_k, Q_k = scipy.linalg.schur(B[rows, rows], output="real")
@@ -159,13 +160,30 @@ def real_schur(
                 T_k[i + 1, i] = 0.0  # real pair, triangularized
             i += 1
         Q[rows, rows] = Q_k
+        standard[rows, rows] = T_k
     T = Q.T @ B @ Q
     # exact zeros where the structure has them
     mask = _structure_mask(kind, size)
     T = np.where(mask, T, 0.0)
+    _keep_pair_signs(T, np.flatnonzero(kind == FIRST), standard)
     for i in np.flatnonzero(kind == FIRST):
         T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
     return Q, T, kind
+
+
+def _keep_pair_signs(T: np.ndarray, firsts: np.ndarray, standard: np.ndarray) -> None:
+    """Off-diagonal entries of opposite signs in the ``2 x 2`` blocks of
+    ``T`` starting at ``firsts`` (in place).
+
+    A pair of complex eigenvalues close to a double real one has a tiny
+    off-diagonal entry, whose sign the recomputation ``Q^T B Q`` can lose to
+    rounding: such a block takes the off-diagonal entries of ``standard``
+    (the standardized Schur form, equal to the recomputed ones up to
+    rounding, with opposite signs).
+    """
+    for i in firsts:
+        if not T[i, i + 1] * T[i + 1, i] < 0:
+            T[i, i + 1], T[i + 1, i] = standard[i, i + 1], standard[i + 1, i]
 
 
 def _structure_mask(kind: np.ndarray, module_size: int | None = None) -> np.ndarray:
@@ -613,7 +631,7 @@ class SchurMemory(nn.Module):
         if B_np.shape != (N, N):
             raise ValueError(f"B must have shape {(N, N)}, got {B_np.shape}")
         rows = slice(k * N, (k + 1) * N)
-        Q_k, _, kind_k = real_schur(B_np)
+        Q_k, T_k, kind_k = real_schur(B_np)
         W = self().detach().cpu().double().numpy()
         W[rows, rows] = B_np
         Q = np.eye(M)
@@ -624,6 +642,7 @@ class SchurMemory(nn.Module):
         kind[rows] = kind_k
         T = np.where(_structure_mask(kind), T, 0.0)
         firsts = k * N + np.flatnonzero(kind_k == FIRST)
+        _keep_pair_signs(T[rows, rows], firsts - k * N, T_k)
         for i in firsts:
             T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
         eigen, skew, upper, info = _inverse_params(T, kind, self.r_max, margin)

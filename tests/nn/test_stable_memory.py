@@ -109,6 +109,34 @@ def test_real_schur_nearly_nilpotent():
     np.testing.assert_allclose(Q @ T @ Q.T, B, atol=1e-12)
 
 
+@pytest.mark.parametrize("module", [False, True])
+def test_nearly_real_double_eigenvalue_keeps_its_block(module):
+    """A complex pair close to a double real eigenvalue: the standardized
+    block has a tiny off-diagonal entry whose sign the recomputation of ``T``
+    can lose to rounding; the block must keep entries of opposite signs (no
+    'math domain error' in set_dense_ / set_module_dense_)."""
+    for theta in np.linspace(0.0, np.pi, 60):
+        c, s = math.cos(theta), math.sin(theta)
+        R = np.array([[c, -s], [s, c]])
+        B = R @ np.array([[0.5, 2.0], [-1e-17, 0.5]]) @ R.T
+        Q, T, kind = real_schur(B)
+        np.testing.assert_allclose(Q @ T @ Q.T, B, rtol=0, atol=1e-14)
+        if kind[0] == 1:
+            assert T[0, 1] * T[1, 0] < 0
+        if module:
+            mem = SchurMemory(4, module_size=2, dtype=torch.float64)
+            Q_k, _ = mem.set_module_dense_(1, B)
+            W = mem().detach()[2:, 2:]
+        else:
+            mem = SchurMemory(2, dtype=torch.float64)
+            Q_k, _ = mem.set_dense_(B)
+            W = mem().detach()
+        # the block's angle is within 1e-8 of 0 or pi: about half the digits
+        np.testing.assert_allclose(
+            (Q_k @ W @ Q_k.T).numpy(), B, rtol=0, atol=1e-6
+        )
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 32])
 def test_set_dense_round_trip_exact(M):
     rng = np.random.RandomState(1)
