@@ -645,7 +645,18 @@ class SchurMemory(nn.Module):
         _keep_pair_signs(T[rows, rows], firsts - k * N, T_k)
         for i in firsts:
             T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
-        eigen, skew, upper, info = _inverse_params(T, kind, self.r_max, margin)
+        # the parameters of module k's diagonal block alone: the other
+        # modules' blocks are kept (and neither inverted nor counted in info)
+        eigen_k, skew_k, _, info = _inverse_params(
+            T[rows, rows], kind_k, self.r_max, margin
+        )
+        eigen = np.zeros(M)
+        eigen[rows] = eigen_k
+        skew = np.zeros(M // 2)
+        for i in firsts:
+            skew[i // 2] = skew_k[(i - k * N) // 2]
+        upper = np.triu(T, 1)
+        upper[firsts, firsts + 1] = 0.0  # held by eigen and skew
         dev, dt = self.eigen.device, self.eigen.dtype
         # skew entries of module k's old and new 2 x 2 blocks
         old_firsts = k * N + np.flatnonzero(kind_old[rows] == FIRST)

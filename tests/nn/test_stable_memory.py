@@ -137,6 +137,29 @@ def test_nearly_real_double_eigenvalue_keeps_its_block(module):
         )
 
 
+def test_set_module_dense_reads_only_the_module_it_sets():
+    """Setting module 1 leaves module 0's block as it is: a block of angle
+    zero there (b = c = 0, from a ring start with max_phase=0) raises no
+    warning, and a block of radius above the margin is not counted as
+    clamped."""
+    mem = SchurMemory(4, module_size=2, dtype=torch.float64)
+    mem.reset_ring_(0.5, 0.9, max_phase=0.0)
+    before = mem().detach()[:2].clone()
+    B = torch.tensor([[0.5, -0.8], [0.6, 0.1]], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Q, info = mem.set_module_dense_(1, B)
+    assert info["clamped"] == 0
+    torch.testing.assert_close(mem().detach()[:2, :2], before[:, :2], rtol=0, atol=0)
+    torch.testing.assert_close(Q @ mem().detach()[2:, 2:] @ Q.T, B)
+    with torch.no_grad():  # module 0 at radius r_max (1 - 2e-9)
+        mem.eigen[0] = -20.0
+    Q, info = mem.set_module_dense_(1, 0.5 * torch.eye(2, dtype=torch.float64))
+    assert info["clamped"] == 0
+    Q, info = mem.set_module_dense_(1, torch.eye(2, dtype=torch.float64))
+    assert info["clamped"] == 2  # module 1's own eigenvalues moved
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 32])
 def test_set_dense_round_trip_exact(M):
     rng = np.random.RandomState(1)
