@@ -571,8 +571,17 @@ class SchurMemory(nn.Module):
             raise ValueError(
                 f"T must have shape {(self.size, self.size)}, got {T_np.shape}"
             )
+        if not np.all(np.isfinite(T_np)):
+            raise ValueError("T must be finite")
         if np.any(T_np[~_structure_mask(kind)] != 0):
             raise ValueError("T is not quasi-upper-triangular with this structure")
+        for i in np.flatnonzero(kind == FIRST):
+            if not T_np[i, i + 1] * T_np[i + 1, i] < 0:
+                raise ValueError(
+                    f"the 2 x 2 block of T at {i} must have off-diagonal entries "
+                    f"of opposite signs (complex eigenvalues), got "
+                    f"{T_np[i, i + 1]!r} and {T_np[i + 1, i]!r}"
+                )
         eigen, skew, upper, info = _inverse_params(T_np, kind, self.r_max, margin)
         dev, dt = self.eigen.device, self.eigen.dtype
         self.eigen.copy_(torch.as_tensor(eigen, device=dev, dtype=dt))

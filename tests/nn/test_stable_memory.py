@@ -244,6 +244,28 @@ def test_bad_arguments():
         real_schur(np.ones((2, 3)))
 
 
+@pytest.mark.parametrize(
+    "b, c, match",
+    [
+        (0.0, 0.0, "opposite signs"),
+        (0.4, 0.3, "opposite signs"),
+        (float("nan"), -0.3, "finite"),
+    ],
+)
+def test_set_quasi_triangular_refuses_a_block_it_cannot_hold(b, c, match):
+    """A 2 x 2 block without off-diagonal entries of opposite signs has no
+    parameters (k = sqrt(-b / c)): an error naming it, not NaN weights."""
+    mem = SchurMemory(3, dtype=torch.float64)
+    before = [p.detach().clone() for p in mem.parameters()]
+    T = torch.tensor(
+        [[0.1, b, 2.0], [c, 0.1, 1.0], [0.0, 0.0, -0.5]], dtype=torch.float64
+    )
+    with pytest.raises(ValueError, match=match):
+        mem.set_quasi_triangular_(T)
+    for p, q in zip(mem.parameters(), before, strict=True):
+        assert torch.equal(p.detach(), q)
+
+
 def test_quasi_triangular_radius_checks_structure():
     with pytest.raises(ValueError, match="quasi-upper-triangular"):
         quasi_triangular_radius(np.ones((3, 3)))
