@@ -272,7 +272,13 @@ def check_input(
             raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
         lengths = lengths.detach().to(device="cpu", dtype=torch.int64)
     else:
-        lengths = torch.as_tensor(list(lengths), dtype=torch.int64)
+        values = list(lengths)
+        lengths = torch.as_tensor(values, dtype=torch.int64)
+        # the cast truncates: 2.5 would silently become 2
+        if not torch.equal(
+            lengths.double(), torch.as_tensor(values, dtype=torch.float64)
+        ):
+            raise ValueError(f"lengths must be integers, got {values!r:.100}")
     if lengths.shape != (n,):
         raise ValueError(
             f"lengths must have shape ({n},) to match x, got {tuple(lengths.shape)}"

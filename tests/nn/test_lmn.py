@@ -492,6 +492,23 @@ def test_penalty_zero_by_default_and_module_copyable():
     torch.testing.assert_close(restored(x)[0], lmn(x)[0])
 
 
+def test_fractional_lengths_are_refused_not_truncated():
+    """Lengths given as a list or a NumPy array of floats: whole values are
+    read as they are, fractional ones refused (the int64 cast truncated them
+    silently), as a floating point tensor of lengths is."""
+    lmn = LMN(2, 3, 3)
+    x = torch.randn(2, 5, 2)
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=[2.5, 5.0])
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=np.array([4.7, 3.0]))
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=torch.tensor([4.0, 3.0]))
+    torch.testing.assert_close(
+        lmn(x, lengths=np.array([4.0, 3.0]))[0], lmn(x, lengths=[4, 3])[0]
+    )
+
+
 def test_dropout_between_layers():
     torch.manual_seed(15)
     lmn = LMN(2, 8, 8, num_layers=2, dropout=0.5)
