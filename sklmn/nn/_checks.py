@@ -283,14 +283,15 @@ def check_input(
         raise ValueError(
             f"lengths must have shape ({n},) to match x, got {tuple(lengths.shape)}"
         )
-    if n > 0:
-        lo, hi = int(lengths.min()), int(lengths.max())
-        if lo < 1 or hi > t:
-            raise ValueError(
-                f"lengths must be in 1..{t} (T of x), got values in {lo}..{hi}"
-            )
-        if lo == t:
-            return None, t
+    if n == 0:  # every length is T, vacuously
+        return None, t
+    lo, hi = int(lengths.min()), int(lengths.max())
+    if lo < 1 or hi > t:
+        raise ValueError(
+            f"lengths must be in 1..{t} (T of x), got values in {lo}..{hi}"
+        )
+    if lo == t:
+        return None, t
     return lengths, t
 
 
