@@ -272,19 +272,26 @@ def check_input(
             raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
         lengths = lengths.detach().to(device="cpu", dtype=torch.int64)
     else:
-        lengths = torch.as_tensor(list(lengths), dtype=torch.int64)
+        values = list(lengths)
+        lengths = torch.as_tensor(values, dtype=torch.int64)
+        # the cast truncates: 2.5 would silently become 2
+        if not torch.equal(
+            lengths.double(), torch.as_tensor(values, dtype=torch.float64)
+        ):
+            raise ValueError(f"lengths must be integers, got {values!r:.100}")
     if lengths.shape != (n,):
         raise ValueError(
             f"lengths must have shape ({n},) to match x, got {tuple(lengths.shape)}"
         )
-    if n > 0:
-        lo, hi = int(lengths.min()), int(lengths.max())
-        if lo < 1 or hi > t:
-            raise ValueError(
-                f"lengths must be in 1..{t} (T of x), got values in {lo}..{hi}"
-            )
-        if lo == t:
-            return None, t
+    if n == 0:  # every length is T, vacuously
+        return None, t
+    lo, hi = int(lengths.min()), int(lengths.max())
+    if lo < 1 or hi > t:
+        raise ValueError(
+            f"lengths must be in 1..{t} (T of x), got values in {lo}..{hi}"
+        )
+    if lo == t:
+        return None, t
     return lengths, t
 
 

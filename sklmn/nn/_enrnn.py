@@ -464,6 +464,8 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             Only with ``return_penalty=True``: zero.
         """
         lengths, n_steps = _checks.check_input(x, lengths, self.input_size)
+        # NaN padding must not reach the input weights' gradient (0 * NaN)
+        x = zero_padded(x, lengths)
         h0 = self._initial_state(state, x.shape[0], x).split(self.cell_size, 1)
         valid = None
         if lengths is not None:

@@ -286,6 +286,8 @@ class LinearRNN(PicklableParametrizationsMixin, RecurrentModule):
             Only with ``return_penalty=True``: zero.
         """
         lengths, n_steps = check_input(x, lengths, self.input_size)
+        # NaN padding must not reach the input weights' gradient (0 * NaN)
+        x = zero_padded(x, lengths)
         h0 = self._initial_state(state, x.shape[0], x)
         valid = None
         if lengths is not None:

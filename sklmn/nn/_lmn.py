@@ -45,7 +45,7 @@ from ._checks import (
 )
 from ._lmn_laes import LMNLAESMixin, LMNLayerLAESMixin
 from ._lmn_schur import LMNLayerSchurMixin, check_ring, memory_output_basis
-from ._padding import reverse_padded
+from ._padding import reverse_padded, zero_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, lmn_scan
 from .parametrizations import (
@@ -331,6 +331,9 @@ class LMNLayer(
             Only with ``return_penalty=True``: zero.
         """
         lengths, T = check_input(x, lengths, self.input_size)
+        # padded steps are never read, but their input reaches the gradient
+        # of W_xh (0 * NaN): zeroed, so that NaN padding cannot leak into it
+        x = zero_padded(x, lengths)
         n = x.shape[0]
         m0 = self._initial_memory(state, n, x)
         batch = SortedBatch(lengths, T, x.device)
@@ -623,6 +626,9 @@ class LMN(LMNLAESMixin, RecurrentModule):
             none is configured).
         """
         lengths, T = check_input(x, lengths, self.input_size)
+        # padded steps are never read, but their input reaches the gradient
+        # of W_xh (0 * NaN): zeroed, so that NaN padding cannot leak into it
+        x = zero_padded(x, lengths)
         n = x.shape[0]
         m0_all = self._initial_memory(state, n, x)
         batch = SortedBatch(lengths, T, x.device)

@@ -92,6 +92,8 @@ def norm_stabilizer_penalty(
     if states.dim() != 3:
         raise ValueError(f"states must have shape (N, T, M), got {tuple(states.shape)}")
     n, t, _ = states.shape
+    if n == 0:  # an empty batch: no step to penalize (the mean would be NaN)
+        return scale * states.sum()
     norms = torch.linalg.vector_norm(states, dim=-1)  # (N, T)
     if initial_state is None:
         first = norms.new_zeros(n, 1)

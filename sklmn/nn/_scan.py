@@ -199,7 +199,9 @@ def _cuda_graph(kind: str, key: tuple, fn, tensors, **static):
         or torch.cuda.is_current_stream_capturing()
     ):
         return None
-    key = (kind, *key)
+    # a graph captured under torch.inference_mode has inference buffers,
+    # which cannot be written outside it: one graph per mode
+    key = (kind, torch.is_inference_mode_enabled(), *key)
     with _GRAPHS_LOCK:
         if key in _GRAPHS:
             _GRAPHS.move_to_end(key)
@@ -365,7 +367,7 @@ class _LMNScan(torch.autograd.Function):
                 ms = steps.buffers["Z"][..., H:].contiguous()
         last = _last_indices(batch_sizes, T, N)
         rows = torch.arange(N, device=x.device)
-        last_t = torch.tensor(last, device=x.device)
+        last_t = torch.tensor(last, dtype=torch.int64, device=x.device)
         ctx.save_for_backward(
             x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm
         )
@@ -438,7 +440,7 @@ class _LMNScan(torch.autograd.Function):
         g_hm = G2[:, H:].t() @ hs.reshape(T * N, H)
         g_x = None
         if ctx.needs_input_grad[0]:
-            g_x = (g_pre @ weight_xh).view(T, N, -1)
+            g_x = (g_pre @ weight_xh).view(T, N, weight_xh.shape[1])
         g_xh = g_pre.t() @ x2
         g_bh = g_pre.sum(dim=0)
         g_bm = G2[:, H:].sum(dim=0) if ctx.has_bias_m else None

@@ -140,6 +140,7 @@ def real_schur(
         raise ValueError(f"module_size must divide {M}, got {module_size!r}")
     Q = np.zeros((M, M))
     kind = np.zeros(M, dtype=np.int64)
+    standard = np.zeros((M, M))  # the standardized blocks T_k
     for start in range(0, M, size):
         rows = slice(start, start + size)
         T_k, Q_k = scipy.linalg.schur(B[rows, rows], output="real")
@@ -159,13 +160,30 @@ def real_schur(
                 T_k[i + 1, i] = 0.0  # real pair, triangularized
             i += 1
         Q[rows, rows] = Q_k
+        standard[rows, rows] = T_k
     T = Q.T @ B @ Q
     # exact zeros where the structure has them
     mask = _structure_mask(kind, size)
     T = np.where(mask, T, 0.0)
+    _keep_pair_signs(T, np.flatnonzero(kind == FIRST), standard)
     for i in np.flatnonzero(kind == FIRST):
         T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
     return Q, T, kind
+
+
+def _keep_pair_signs(T: np.ndarray, firsts: np.ndarray, standard: np.ndarray) -> None:
+    """Off-diagonal entries of opposite signs in the ``2 x 2`` blocks of
+    ``T`` starting at ``firsts`` (in place).
+
+    A pair of complex eigenvalues close to a double real one has a tiny
+    off-diagonal entry, whose sign the recomputation ``Q^T B Q`` can lose to
+    rounding: such a block takes the off-diagonal entries of ``standard``
+    (the standardized Schur form, equal to the recomputed ones up to
+    rounding, with opposite signs).
+    """
+    for i in firsts:
+        if not T[i, i + 1] * T[i + 1, i] < 0:
+            T[i, i + 1], T[i + 1, i] = standard[i, i + 1], standard[i + 1, i]
 
 
 def _structure_mask(kind: np.ndarray, module_size: int | None = None) -> np.ndarray:
@@ -359,11 +377,20 @@ class SchurMemory(nn.Module):
     # ------------------------------------------------------------------ #
     def _layout(self) -> tuple[Tensor, ...]:
         """Index tensors and upper mask of the structure ``kind``, cached
-        until ``kind`` changes (in place, or replaced by ``to``/loading)."""
+        until ``kind`` changes (in place, or replaced by ``to``/loading).
+
+        A layout built under :func:`torch.inference_mode` holds inference
+        tensors, which autograd cannot save: it serves inference mode only
+        and is rebuilt at the next call outside it."""
         kind = self.kind
         key = (id(kind), kind._version, kind.device, self.upper.dtype)
         cached = getattr(self, "_layout_cache", None)
-        if cached is not None and cached[0] == key:
+        inference = torch.is_inference_mode_enabled()
+        if (
+            cached is not None
+            and cached[0] == key
+            and (inference or not cached[1][-1].is_inference())
+        ):
             return cached[1]
         M = self.size
         one = torch.nonzero(kind == ONE).flatten()
@@ -544,8 +571,17 @@ class SchurMemory(nn.Module):
             raise ValueError(
                 f"T must have shape {(self.size, self.size)}, got {T_np.shape}"
             )
+        if not np.all(np.isfinite(T_np)):
+            raise ValueError("T must be finite")
         if np.any(T_np[~_structure_mask(kind)] != 0):
             raise ValueError("T is not quasi-upper-triangular with this structure")
+        for i in np.flatnonzero(kind == FIRST):
+            if not T_np[i, i + 1] * T_np[i + 1, i] < 0:
+                raise ValueError(
+                    f"the 2 x 2 block of T at {i} must have off-diagonal entries "
+                    f"of opposite signs (complex eigenvalues), got "
+                    f"{T_np[i, i + 1]!r} and {T_np[i + 1, i]!r}"
+                )
         eigen, skew, upper, info = _inverse_params(T_np, kind, self.r_max, margin)
         dev, dt = self.eigen.device, self.eigen.dtype
         self.eigen.copy_(torch.as_tensor(eigen, device=dev, dtype=dt))
@@ -604,7 +640,7 @@ class SchurMemory(nn.Module):
         if B_np.shape != (N, N):
             raise ValueError(f"B must have shape {(N, N)}, got {B_np.shape}")
         rows = slice(k * N, (k + 1) * N)
-        Q_k, _, kind_k = real_schur(B_np)
+        Q_k, T_k, kind_k = real_schur(B_np)
         W = self().detach().cpu().double().numpy()
         W[rows, rows] = B_np
         Q = np.eye(M)
@@ -615,9 +651,21 @@ class SchurMemory(nn.Module):
         kind[rows] = kind_k
         T = np.where(_structure_mask(kind), T, 0.0)
         firsts = k * N + np.flatnonzero(kind_k == FIRST)
+        _keep_pair_signs(T[rows, rows], firsts - k * N, T_k)
         for i in firsts:
             T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
-        eigen, skew, upper, info = _inverse_params(T, kind, self.r_max, margin)
+        # the parameters of module k's diagonal block alone: the other
+        # modules' blocks are kept (and neither inverted nor counted in info)
+        eigen_k, skew_k, _, info = _inverse_params(
+            T[rows, rows], kind_k, self.r_max, margin
+        )
+        eigen = np.zeros(M)
+        eigen[rows] = eigen_k
+        skew = np.zeros(M // 2)
+        for i in firsts:
+            skew[i // 2] = skew_k[(i - k * N) // 2]
+        upper = np.triu(T, 1)
+        upper[firsts, firsts + 1] = 0.0  # held by eigen and skew
         dev, dt = self.eigen.device, self.eigen.dtype
         # skew entries of module k's old and new 2 x 2 blocks
         old_firsts = k * N + np.flatnonzero(kind_old[rows] == FIRST)

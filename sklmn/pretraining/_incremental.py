@@ -212,6 +212,13 @@ def grow_multiscale_(
         raise ValueError(
             f"incremental training needs a MultiScaleLMN, got {type(rec).__name__}"
         )
+    if module.readout.in_features != rec.output_size:
+        raise ValueError(
+            "incremental training reshapes a readout of the recurrent output "
+            f"alone ({rec.output_size} features, pooling='last'), got a readout "
+            f"of {module.readout.in_features} features (pooling="
+            f"{getattr(module, 'pooling', 'last')!r})"
+        )
     readout_mode = readout
     was_training = module.training
     module.eval()

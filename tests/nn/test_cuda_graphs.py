@@ -38,6 +38,47 @@ def test_cpu_never_uses_graphs(graphs_on):
         assert _scan._cuda_graph("forward", key, None, None) is None
 
 
+class _FakeSteps(_scan._GraphedSteps):
+    """The buffers of a captured loop without a GPU (no capture, no replay)."""
+
+    def __init__(self, fn, tensors, static):
+        self.buffers = {k: v.detach().clone() for k, v in tensors.items()}
+        self.lock = None
+        self.graph = None
+
+    def run(self, **inputs):
+        for name, value in inputs.items():
+            self.buffers[name].copy_(value)
+
+
+def test_graph_captured_in_inference_mode_is_not_reused_outside(monkeypatch):
+    """A loop captured under torch.inference_mode holds inference buffers,
+    which cannot be written outside it: training after two inference calls
+    of the same shape gets a graph of its own."""
+    monkeypatch.setattr(_scan, "_GraphedSteps", _FakeSteps)
+    monkeypatch.setattr(_scan, "_GRAPHS", _scan.OrderedDict())
+    monkeypatch.setattr(_scan, "_SEEN", _scan.OrderedDict())
+    monkeypatch.setattr(_scan, "_GRAPHS_ENABLED", True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    key = (torch.device("cuda"), torch.float32, 3, 2, 4, 4, None)
+
+    def tensors():
+        return {"Z": torch.zeros(3, 2, 8)}
+
+    with torch.inference_mode():
+        assert _scan._cuda_graph("forward", key, None, tensors) is None  # eager
+        steps = _scan._cuda_graph("forward", key, None, tensors)  # capture
+        assert steps.buffers["Z"].is_inference()
+    for _ in range(2):  # eager, then a capture outside inference mode
+        other = _scan._cuda_graph("forward", key, None, tensors)
+        if other is not None:
+            assert not other.buffers["Z"].is_inference()
+            other.run(Z=torch.ones(3, 2, 8))
+    assert other is not None and other is not steps
+    with torch.inference_mode():  # the inference graph is kept for inference
+        assert _scan._cuda_graph("forward", key, None, tensors) is steps
+
+
 def _run(lengths, truncate, seed):
     """Outputs and gradients of one LMN forward + backward on the GPU."""
     torch.manual_seed(0)
@@ -124,3 +165,21 @@ def test_schur_memory_on_gpu_matches_cpu(graphs_on, multiscale):
         assert len(got) == len(expected)
         for a, b in zip(got, expected, strict=True):
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+@cuda
+def test_training_after_inference_mode_calls(graphs_on):
+    """Two forward passes of a shape under torch.inference_mode (the second
+    captures a graph) do not break training on that shape."""
+    torch.manual_seed(0)
+    net = LMN(2, 4, 4).cuda()
+    x = torch.randn(3, 5, 2, device="cuda")
+    with torch.inference_mode():
+        for _ in range(2):
+            want = net(x)[0].clone()
+    for _ in range(3):  # eager, capture, replay
+        net.zero_grad()
+        out = net(x)[0]
+        out.pow(2).sum().backward()
+        torch.testing.assert_close(out.detach(), want, rtol=1e-5, atol=1e-6)
+        assert all(torch.isfinite(p.grad).all() for p in net.parameters())

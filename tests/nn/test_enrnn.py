@@ -140,6 +140,32 @@ def test_masking_mixed_lengths(coupling, with_state):
     torch.testing.assert_close(final2, final, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("activation", ["modrelu", "tanh"])
+def test_nan_padding_does_not_reach_gradients(activation):
+    """Padded steps leave the state unchanged: NaN there must not reach the
+    gradient of the input weights (as 0 * NaN through the projection)."""
+    net = make_net(coupling=True, activation=activation, num_layers=2,
+                   bidirectional=True)
+    x = torch.randn(4, 6, 3, dtype=torch.float64)
+    lengths = torch.tensor([6, 1, 4, 3])
+    results = []
+    for pad in (0.0, float("nan")):
+        xp = x.clone()
+        for n, length in enumerate(lengths.tolist()):
+            xp[n, length:] = pad
+        net.zero_grad()
+        out, final = net(xp, lengths)
+        (out.sum() + final.pow(2).sum()).backward()
+        grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+        results.append((out, grads))
+    (out0, grads0), (out1, grads1) = results
+    torch.testing.assert_close(out1, out0, rtol=0, atol=0)
+    assert len(grads1) == len(grads0) > 0
+    for g0, g1 in zip(grads0, grads1, strict=True):
+        assert torch.isfinite(g1).all()
+        torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)
+
+
 def test_lengths_all_full_equals_none():
     net = make_net()
     x = torch.randn(2, 5, 3, dtype=torch.float64)

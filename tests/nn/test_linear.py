@@ -249,3 +249,28 @@ def test_gradcheck_with_lengths():
     x = torch.randn(2, 3, 2, dtype=DTYPE, requires_grad=True)
     lengths = torch.tensor([3, 1])
     assert torch.autograd.gradcheck(lambda x: module(x, lengths)[0], (x,))
+
+
+def test_nan_padding_does_not_reach_gradients():
+    """Padded steps are never read: NaN there must not reach the gradient
+    of the input weights (as 0 * NaN through the projection of all steps)."""
+    torch.manual_seed(0)
+    net = LinearRNN(2, 3, num_layers=2, bidirectional=True).double()
+    x = torch.randn(3, 5, 2, dtype=DTYPE)
+    lengths = torch.tensor([5, 2, 3])
+    results = []
+    for pad in (0.0, float("nan")):
+        xp = x.clone()
+        for n, length in enumerate(lengths.tolist()):
+            xp[n, length:] = pad
+        net.zero_grad()
+        out, final = net(xp, lengths)
+        (out.sum() + final.pow(2).sum()).backward()
+        grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+        results.append((out, grads))
+    (out0, grads0), (out1, grads1) = results
+    torch.testing.assert_close(out1, out0, rtol=0, atol=0)
+    assert len(grads1) == len(grads0) > 0
+    for g0, g1 in zip(grads0, grads1, strict=True):
+        assert torch.isfinite(g1).all()
+        torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)

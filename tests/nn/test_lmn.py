@@ -141,6 +141,38 @@ def test_padding_values_do_not_matter_and_input_untouched():
     assert torch.equal(x2.nan_to_num(), x2_copy.nan_to_num())
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LMN(2, 4, 3, bidirectional=True, num_layers=2, memory_bias=True),
+        lambda: LMN(2, 4, 3, memory_matrix="schur", output="hidden"),
+        lambda: LMNLayer(2, 4, 3),
+    ],
+    ids=["lmn-bidirectional", "lmn-schur-hidden", "layer"],
+)
+def test_nan_padding_does_not_reach_gradients(make):
+    """Padded steps are never read: NaN there must not reach the gradient
+    of W_xh (as 0 * NaN through the input projection of all steps)."""
+    torch.manual_seed(2)
+    net = make().double()
+    lengths = torch.tensor([2, 5, 3])
+    x = torch.randn(3, 5, 2, dtype=DTYPE)
+    results = []
+    for pad in (0.0, float("nan")):
+        xp = x.clone()
+        for n, length in enumerate(lengths.tolist()):
+            xp[n, length:] = pad
+        net.zero_grad()
+        out, (h, m) = net(xp, lengths)
+        (out.sum() + h.sum() + m.pow(2).sum()).backward()
+        results.append((out, [p.grad.clone() for p in net.parameters()]))
+    (out0, grads0), (out1, grads1) = results
+    torch.testing.assert_close(out1, out0, rtol=0, atol=0)
+    for g0, g1 in zip(grads0, grads1, strict=True):
+        assert torch.isfinite(g1).all()
+        torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)
+
+
 def test_lengths_all_full_equals_no_lengths():
     torch.manual_seed(3)
     lmn = LMN(2, 4, 3, num_layers=2)
@@ -458,6 +490,23 @@ def test_penalty_zero_by_default_and_module_copyable():
     x = torch.randn(1, 3, 2)
     torch.testing.assert_close(clone(x)[0], lmn(x)[0])
     torch.testing.assert_close(restored(x)[0], lmn(x)[0])
+
+
+def test_fractional_lengths_are_refused_not_truncated():
+    """Lengths given as a list or a NumPy array of floats: whole values are
+    read as they are, fractional ones refused (the int64 cast truncated them
+    silently), as a floating point tensor of lengths is."""
+    lmn = LMN(2, 3, 3)
+    x = torch.randn(2, 5, 2)
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=[2.5, 5.0])
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=np.array([4.7, 3.0]))
+    with pytest.raises(ValueError, match="lengths must be integers"):
+        lmn(x, lengths=torch.tensor([4.0, 3.0]))
+    torch.testing.assert_close(
+        lmn(x, lengths=np.array([4.0, 3.0]))[0], lmn(x, lengths=[4, 3])[0]
+    )
 
 
 def test_dropout_between_layers():

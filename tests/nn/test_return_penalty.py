@@ -17,6 +17,7 @@ from sklmn.nn import (
     LSTM,
     ClockworkRNN,
     ElmanRNN,
+    LinearRNN,
     LMNLayer,
     MultiScaleLMN,
     RecurrentModule,
@@ -450,3 +451,38 @@ def test_copies_after_a_forward_hold_no_graph_tensor(make):
         torch.testing.assert_close(again[-1], first[-1], rtol=0, atol=0)
         out_copy = again[0]
         torch.testing.assert_close(out_copy, first[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LMN(2, 3, 4, norm_penalty=0.1),
+        lambda: LMN(
+            2, 3, 4, num_layers=2, bidirectional=True, memory_matrix="schur",
+            norm_penalty=0.1,
+        ),
+        lambda: LMNLayer(2, 3, 4),
+        lambda: MultiScaleLMN(2, 3, 2, 2, bidirectional=True, norm_penalty=0.1),
+        lambda: ENRNN(2, 3, 2),
+        lambda: ClockworkRNN(2, 2, 2),
+        lambda: UnrolledRNN(2, 3, 2),
+        lambda: LinearRNN(2, 3),
+        lambda: GRU(2, 3),
+        lambda: LSTM(2, 3),
+        lambda: ElmanRNN(2, 3),
+    ],
+)
+@pytest.mark.parametrize("lengths", [None, "tensor", "list"])
+def test_empty_batch_runs_forward_and_backward(make, lengths):
+    """A batch of no sequence (lengths in 1..T hold vacuously): an empty
+    output, a backward pass and a zero penalty, as torch.nn.RNN gives (the
+    LMN kernel indexed its final states with a float tensor, the packed
+    baselines refused empty lengths, the norm stabilizer's mean was NaN)."""
+    module = make()
+    x = torch.zeros(0, 4, 2, requires_grad=True)
+    given = {"tensor": torch.zeros(0, dtype=torch.int64), "list": []}.get(lengths)
+    out, _, penalty = module(x, given, return_penalty=True)
+    assert out.shape == (0, 4, module.output_size)
+    assert float(penalty.detach()) == 0.0
+    (out.sum() + penalty).backward()
+    assert x.grad.shape == x.shape

@@ -21,7 +21,7 @@ from sklmn.nn._stable_memory import (
     real_schur,
 )
 from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
-from sklmn.nn import LMN, LMNLayer
+from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.persistence import load, save
 from sklmn.pretraining import LAESInitializer
 from sklmn.training import SequenceNet
@@ -109,6 +109,57 @@ def test_real_schur_nearly_nilpotent():
     np.testing.assert_allclose(Q @ T @ Q.T, B, atol=1e-12)
 
 
+@pytest.mark.parametrize("module", [False, True])
+def test_nearly_real_double_eigenvalue_keeps_its_block(module):
+    """A complex pair close to a double real eigenvalue: the standardized
+    block has a tiny off-diagonal entry whose sign the recomputation of ``T``
+    can lose to rounding; the block must keep entries of opposite signs (no
+    'math domain error' in set_dense_ / set_module_dense_)."""
+    for theta in np.linspace(0.0, np.pi, 60):
+        c, s = math.cos(theta), math.sin(theta)
+        R = np.array([[c, -s], [s, c]])
+        B = R @ np.array([[0.5, 2.0], [-1e-17, 0.5]]) @ R.T
+        Q, T, kind = real_schur(B)
+        np.testing.assert_allclose(Q @ T @ Q.T, B, rtol=0, atol=1e-14)
+        if kind[0] == 1:
+            assert T[0, 1] * T[1, 0] < 0
+        if module:
+            mem = SchurMemory(4, module_size=2, dtype=torch.float64)
+            Q_k, _ = mem.set_module_dense_(1, B)
+            W = mem().detach()[2:, 2:]
+        else:
+            mem = SchurMemory(2, dtype=torch.float64)
+            Q_k, _ = mem.set_dense_(B)
+            W = mem().detach()
+        # the block's angle is within 1e-8 of 0 or pi: about half the digits
+        np.testing.assert_allclose(
+            (Q_k @ W @ Q_k.T).numpy(), B, rtol=0, atol=1e-6
+        )
+
+
+def test_set_module_dense_reads_only_the_module_it_sets():
+    """Setting module 1 leaves module 0's block as it is: a block of angle
+    zero there (b = c = 0, from a ring start with max_phase=0) raises no
+    warning, and a block of radius above the margin is not counted as
+    clamped."""
+    mem = SchurMemory(4, module_size=2, dtype=torch.float64)
+    mem.reset_ring_(0.5, 0.9, max_phase=0.0)
+    before = mem().detach()[:2].clone()
+    B = torch.tensor([[0.5, -0.8], [0.6, 0.1]], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Q, info = mem.set_module_dense_(1, B)
+    assert info["clamped"] == 0
+    torch.testing.assert_close(mem().detach()[:2, :2], before[:, :2], rtol=0, atol=0)
+    torch.testing.assert_close(Q @ mem().detach()[2:, 2:] @ Q.T, B)
+    with torch.no_grad():  # module 0 at radius r_max (1 - 2e-9)
+        mem.eigen[0] = -20.0
+    Q, info = mem.set_module_dense_(1, 0.5 * torch.eye(2, dtype=torch.float64))
+    assert info["clamped"] == 0
+    Q, info = mem.set_module_dense_(1, torch.eye(2, dtype=torch.float64))
+    assert info["clamped"] == 2  # module 1's own eigenvalues moved
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 32])
 def test_set_dense_round_trip_exact(M):
     rng = np.random.RandomState(1)
@@ -144,6 +195,31 @@ def test_extreme_parameters_stay_below_one_without_nan(dtype):
         assert torch.isfinite(p.grad).all()
 
 
+@pytest.mark.parametrize("multiscale", [False, True])
+def test_trains_after_a_forward_under_inference_mode(multiscale):
+    """The layout of the structure is cached when ``kind`` changes (here by
+    loading a state); a first forward pass under ``torch.inference_mode``
+    must not leave inference tensors in it that training cannot save."""
+    torch.manual_seed(0)
+
+    def make():
+        if multiscale:
+            return MultiScaleLMN(2, 3, 2, 2, memory_matrix="schur")
+        return LMN(2, 3, 4, memory_matrix="schur")
+
+    net = make()
+    net.load_state_dict(make().state_dict())  # kind copied: layout rebuilt
+    x = torch.randn(2, 5, 2)
+    with torch.inference_mode():
+        before = net(x)[0]
+    out = net(x)[0]
+    out.sum().backward()
+    memory = net.layers[0].memory if not multiscale else net.memory
+    assert memory.upper.grad is not None
+    assert torch.isfinite(memory.eigen.grad).all()
+    torch.testing.assert_close(out.detach(), before, rtol=0, atol=1e-6)
+
+
 def test_ring_start():
     gen = torch.Generator().manual_seed(0)
     mem = SchurMemory(9, dtype=torch.float64)
@@ -166,6 +242,28 @@ def test_bad_arguments():
         SchurMemory(4).set_dense_(np.eye(3))
     with pytest.raises(ValueError, match="square"):
         real_schur(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(
+    "b, c, match",
+    [
+        (0.0, 0.0, "opposite signs"),
+        (0.4, 0.3, "opposite signs"),
+        (float("nan"), -0.3, "finite"),
+    ],
+)
+def test_set_quasi_triangular_refuses_a_block_it_cannot_hold(b, c, match):
+    """A 2 x 2 block without off-diagonal entries of opposite signs has no
+    parameters (k = sqrt(-b / c)): an error naming it, not NaN weights."""
+    mem = SchurMemory(3, dtype=torch.float64)
+    before = [p.detach().clone() for p in mem.parameters()]
+    T = torch.tensor(
+        [[0.1, b, 2.0], [c, 0.1, 1.0], [0.0, 0.0, -0.5]], dtype=torch.float64
+    )
+    with pytest.raises(ValueError, match=match):
+        mem.set_quasi_triangular_(T)
+    for p, q in zip(mem.parameters(), before, strict=True):
+        assert torch.equal(p.detach(), q)
 
 
 def test_quasi_triangular_radius_checks_structure():

@@ -1,6 +1,7 @@
 """Incremental multi-scale LMN training (Carta, Sperduti & Bacciu 2021, Alg. 2;
 2020, §4.1, §5.3)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -270,6 +271,30 @@ def test_grow_rejects_an_unknown_readout():
             per_step=False,
             readout="pinv",
         )
+
+
+@pytest.mark.parametrize("pooling", ["last+mean", "last+mean+max", "auto"])
+def test_grow_rejects_a_pooled_readout_by_name(pooling):
+    """A growth stage reshapes a readout of the last step alone: a network
+    whose readout also reads pooled blocks is refused with an error naming
+    it (not a shape mismatch in the middle of the stage), and left as it
+    was."""
+    torch.manual_seed(0)
+    net = SequenceNet(MultiScaleLMN(1, 5, 3, 1), 1, pooling=pooling).double()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    with pytest.raises(ValueError, match=re.escape(f"pooling='{pooling}'")):
+        grow_multiscale_(
+            net,
+            torch.zeros(4, 5, 1, dtype=torch.float64),
+            torch.full((4,), 5),
+            np.zeros((4, 1)),
+            problem="continuous",
+            per_step=False,
+        )
+    assert net.recurrent.n_modules == 1
+    after = net.state_dict()
+    assert set(after) == set(before)
+    assert all(torch.equal(after[k], v) for k, v in before.items())
 
 
 @pytest.mark.parametrize(
