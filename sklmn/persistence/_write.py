@@ -49,7 +49,12 @@ class _Writer:
                 "numeric, bool and string arrays are stored without pickle)."
             )
         buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(arr), allow_pickle=False)
+        # np.ascontiguousarray returns at least 1-D: a 0-d array (a numpy
+        # scalar such as the np.int64 that a grid over np.arange sets) keeps
+        # its shape () so that it reads back as a scalar
+        if arr.ndim:
+            arr = np.ascontiguousarray(arr)
+        np.save(buffer, arr, allow_pickle=False)
         return {"__ndarray__": self._add("arrays", ".npy", buffer.getvalue())}
 
     def value(self, value: Any, where: str) -> Any:

@@ -206,6 +206,29 @@ def test_unfitted_estimator_round_trip(tmp_path):
     assert not hasattr(loaded, "net_")
 
 
+def test_numpy_scalar_parameters_round_trip(tmp_path):
+    # a grid over np.arange, or RandomizedSearchCV with scipy.stats.randint,
+    # sets numpy integers; they were written with shape (1,) and the loader
+    # refused the file as corrupt
+    X = np.random.RandomState(0).randn(12, 4, 2)
+    y = np.arange(12) % 2
+    est = LMNClassifier(
+        hidden_size=np.int64(3),
+        memory_size=np.int32(2),
+        random_state=np.int64(0),
+        max_iter=np.int64(2),
+        warm_start=np.bool_(False),
+    ).fit(X, y)
+    save(est, tmp_path / "m.sklmn")
+    loaded = load(tmp_path / "m.sklmn")
+    for name in ("hidden_size", "memory_size", "random_state", "max_iter"):
+        value = loaded.get_params()[name]
+        assert np.ndim(value) == 0 and value == est.get_params()[name], name
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), est.predict_proba(X), rtol=0, atol=1e-6
+    )
+
+
 def test_format_holds_no_pickle(tmp_path, monkeypatch):
     est, X, _ = _fitted("lmn_spectral")
     path = tmp_path / "m.sklmn"
