@@ -140,6 +140,7 @@ def real_schur(
         raise ValueError(f"module_size must divide {M}, got {module_size!r}")
     Q = np.zeros((M, M))
     kind = np.zeros(M, dtype=np.int64)
+    pairs = {}  # off-diagonal entries of each standardized complex block
     for start in range(0, M, size):
         rows = slice(start, start + size)
         T_k, Q_k = scipy.linalg.schur(B[rows, rows], output="real")
@@ -153,6 +154,7 @@ def real_schur(
                 block = T_k[i : i + 2, i : i + 2]
                 if block[0, 1] * block[1, 0] < 0:  # complex pair
                     kind[start + i], kind[start + i + 1] = FIRST, SECOND
+                    pairs[start + i] = (block[0, 1], block[1, 0])
                     T_k[i, i] = T_k[i + 1, i + 1] = 0.5 * (block[0, 0] + block[1, 1])
                     i += 2
                     continue
@@ -165,6 +167,13 @@ def real_schur(
     T = np.where(mask, T, 0.0)
     for i in np.flatnonzero(kind == FIRST):
         T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
+        if T[i, i + 1] * T[i + 1, i] >= 0:
+            # a pair of (nearly) zero eigenvalues, as the nilpotent part of a
+            # LAES beyond the rank of its data gives: recomputed, an
+            # off-diagonal entry at rounding level can change sign, and the
+            # block would no longer be a complex pair; keep the standardized
+            # block's entries (equal to these up to rounding)
+            T[i, i + 1], T[i + 1, i] = pairs[i]
     return Q, T, kind
 
 
