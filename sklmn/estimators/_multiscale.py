@@ -200,6 +200,13 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             ring=self._fitted_memory_ring(),
         )
 
+    #: the classes to name when ``<name>__<key>`` is set on a string or None
+    #: ``pretrainer`` or ``incremental`` (``_BaseSequenceEstimator.set_params``)
+    _rule_parameter_objects: dict = {
+        "pretrainer": "sklmn.pretraining.LAESInitializer",
+        "incremental": "sklmn.pretraining.IncrementalTraining",
+    }
+
     #: the multi-scale LAES start reads the memory modules: with
     #: ``output='hidden'``, ``pretrainer='auto'`` trains without a start
     _laes_start_outputs: tuple = ("memory",)
