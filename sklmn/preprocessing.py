@@ -414,7 +414,11 @@ class SequenceStandardScaler(
 
     def _apply(self, X, inverse: bool):
         check_is_fitted(self)
-        seqs = validate_sequences(self, X, reset=False)
+        # inverse_transform reads the output of transform, an array: column
+        # names are not checked (as scikit-learn's scalers do)
+        seqs = validate_sequences(
+            self, X, reset=False, check_feature_names=not inverse
+        )
         original = _timesteps_per_item(X, seqs, self.input_layout)
         values = seqs.data  # a fresh float64 copy: safe to modify in place
         largest = float(np.max(np.abs(values[seqs.mask]), initial=0.0))

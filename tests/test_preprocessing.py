@@ -1,6 +1,7 @@
 """Tests of sklmn.preprocessing: SequenceStandardScaler and _sequence_moments."""
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -329,6 +330,22 @@ def test_clone_get_params_and_feature_names():
         scaler.get_feature_names_out(["a"])
     assert "SequenceStandardScaler" in sklmn.__all__
     assert not hasattr(scaler, "set_output")  # outputs are sequences, not tables
+
+
+def test_inverse_transform_of_a_dataframe_round_trip_does_not_warn():
+    # transform returns an array; inverse_transform checked its (missing)
+    # column names against those of fit and warned, where scikit-learn's
+    # scalers check no names in inverse_transform
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.arange(12.0).reshape(3, 4) ** 1.5, columns=list("abcd"))
+    scaler = SequenceStandardScaler().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = scaler.inverse_transform(scaler.transform(X))
+    np.testing.assert_allclose(back, X.to_numpy(), rtol=1e-12, atol=1e-12)
+    # transform still checks the names, as scikit-learn does
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        scaler.transform(X.to_numpy())
 
 
 # --------------------------------------------------------------------------- #

@@ -77,9 +77,10 @@ def _same_parameter(a, b) -> bool:
         return a is b
 
 
-def _rule_parameter_message(estimator, name: str, value: str, key: str) -> str:
+def _rule_parameter_message(estimator, name: str, value, key: str) -> str:
     """The error of ``set_params(<key>=...)`` when parameter ``name`` holds
-    the string ``value`` (a rule such as ``'auto'``), not an object."""
+    the string ``value`` (a rule such as ``'auto'``) or None, not an
+    object."""
     kind = getattr(estimator, "_rule_parameter_objects", {}).get(name)
     example = (
         f"e.g. {{'{name}': [{kind}(...) for ...]}} or {{'{name}': [{kind}()], "
@@ -87,11 +88,15 @@ def _rule_parameter_message(estimator, name: str, value: str, key: str) -> str:
         if kind
         else f"e.g. {{'{name}': [<object>], '{key}': [...]}}"
     )
+    what = (
+        "holds no object"
+        if value is None
+        else "is a rule resolved in fit, not an object with parameters"
+    )
     return (
         f"Cannot set {key!r} on {type(estimator).__name__}: its parameter "
-        f"{name}={value!r} is a rule resolved in fit, not an object with "
-        f"parameters. Pass the object itself, as {name}=... in set_params or "
-        f"in the parameter grid, {example}."
+        f"{name}={value!r} {what}. Pass the object itself, as {name}=... in "
+        f"set_params or in the parameter grid, {example}."
     )
 
 
@@ -238,8 +243,9 @@ class _BaseSequenceEstimator(
 
         A nested parameter (``<name>__<key>``) of a parameter whose value is a
         string such as ``'auto'`` (a rule resolved in ``fit``, not an object)
-        raises a ``ValueError`` that names the object to pass instead: the
-        string is stored untouched, as scikit-learn's ``clone`` requires.
+        or None (``pretrainer=None``, ``incremental=None``) raises a
+        ``ValueError`` that names the object to pass instead: the value is
+        stored untouched, as scikit-learn's ``clone`` requires.
 
         Parameters
         ----------
@@ -257,12 +263,13 @@ class _BaseSequenceEstimator(
         >>> LMNClassifier().set_params(hidden_size=8).hidden_size
         8
         """
+        names = self._get_param_names()
         for key in params:
             name, nested, _ = key.partition("__")
-            if not nested:
+            if not nested or name not in names:
                 continue
             value = params[name] if name in params else getattr(self, name, None)
-            if isinstance(value, str):
+            if isinstance(value, str) or value is None:
                 raise ValueError(_rule_parameter_message(self, name, value, key))
         return super().set_params(**params)
 

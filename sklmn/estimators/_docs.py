@@ -210,7 +210,10 @@ FITTED_ATTRIBUTES_DOC = """\
     validation_scores_ : list of float or None
         Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
-        Validation score of the kept weights when early stopping is on.
+        Validation score of the kept weights when early stopping is on;
+        None also when the weights before training were kept
+        (``best_epoch_=0``) under ``validation_metric='loss'``: their score
+        is not measured.
     diverged_ : bool
         Whether the last ``fit`` diverged and recovered: a
         :class:`sklmn.callbacks.RestoreOnDivergence` (the one ``fit`` adds

@@ -426,6 +426,10 @@ def resolve_pretrainer(estimator, n_samples: int, context=None, memory_matrix=No
         # the hidden-output LAES start needs a free memory (the Schur
         # coordinates would have to be carried into the exposed units)
         or (estimator.output == "hidden" and memory_matrix == "schur")
+        # the multi-scale LAES start reads the memory modules only
+        or estimator.output not in getattr(
+            estimator, "_laes_start_outputs", ("memory", "hidden")
+        )
         or estimator.target == "ctc"  # no least-squares readout of a CTC target
         # constant inputs (e.g. a generator driven by zeros): a LAES has
         # nothing to encode and its all-zero start is a stationary point
@@ -446,6 +450,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     """The memory options of the LMN and multi-scale LMN estimators
     (``memory_matrix`` and ``memory_lr_scale``, with ``'auto'`` resolved per
     fit) and their ``pretrainer='auto'`` rule."""
+
+    #: the ``output`` choices a LAES start initializes: ``pretrainer='auto'``
+    #: trains the others from the random start
+    _laes_start_outputs: tuple = ("memory", "hidden")
 
     _fitted_attributes = {
         "memory_matrix_": "str",

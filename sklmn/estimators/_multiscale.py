@@ -97,7 +97,8 @@ MULTISCALE_PARAMETERS_DOC = """\
         also try ``C_candidates=(0.3, 30.0, 300.0)``, ridge chosen by
         generalized cross-validation for regressors) when the
         training set
-        has at most 1000 sequences and the inputs are not constant, none
+        has at most 1000 sequences, the inputs are not constant and
+        ``output='memory'`` (the start reads the memory modules), none
         otherwise; a regressor keeps the start only when its readout's
         leave-one-out R² is above 0.01, else it trains from the random
         initialization with a readout that predicts the training mean (as
@@ -198,6 +199,17 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             truncate_gradient=self.truncate_gradient,
             ring=self._fitted_memory_ring(),
         )
+
+    #: the classes to name when ``<name>__<key>`` is set on a string or None
+    #: ``pretrainer`` or ``incremental`` (``_BaseSequenceEstimator.set_params``)
+    _rule_parameter_objects: dict = {
+        "pretrainer": "sklmn.pretraining.LAESInitializer",
+        "incremental": "sklmn.pretraining.IncrementalTraining",
+    }
+
+    #: the multi-scale LAES start reads the memory modules: with
+    #: ``output='hidden'``, ``pretrainer='auto'`` trains without a start
+    _laes_start_outputs: tuple = ("memory",)
 
     def _default_ring(self) -> tuple:
         return _lmn_schur._MULTISCALE_SCHUR_RING

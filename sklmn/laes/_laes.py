@@ -541,6 +541,21 @@ class LAESTransformer(
             arrays.
         """
         check_is_fitted(self)
+        if (
+            any(np.ndim(z) == 2 for z in Z)
+            if isinstance(Z, list | tuple)
+            else np.ndim(Z) == 3
+        ):
+            # the per-step states of return_sequences=True (a 3-D array or a
+            # list of (T_i, n_components_) arrays): numpy's and
+            # check_array's errors would not say what to pass
+            raise ValueError(
+                "inverse_transform decodes one state per sequence, Z of shape "
+                f"(n_samples, {self.n_components_}), but Z holds a state per "
+                "time step (the output of transform with return_sequences=True); "
+                "pass each sequence's last state, e.g. [z[-1] for z in Z], with "
+                "lengths=[len(z) for z in Z]."
+            )
         Z = check_array(Z, dtype=np.float64, input_name="Z")
         if Z.shape[1] != self.n_components_:
             raise ValueError(

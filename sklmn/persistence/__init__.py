@@ -34,7 +34,8 @@ without executing code from the file:
   every failure raises :class:`ModelFileError`.
 
 Only parameters and attributes made of JSON values (None, bool, int, float,
-str), lists, tuples, dicts with string keys, numpy arrays of numbers, bools
+str), lists, tuples, dicts (keys: strings, numbers, bools or None, e.g.
+``class_weight={0: 2.0}``), numpy arrays of numbers, bools
 or strings, numpy scalars, :class:`torch.device` and nested scikit-learn
 estimators can be saved; anything else (callables, skorch callbacks, open
 files) raises a :class:`TypeError` that names it.

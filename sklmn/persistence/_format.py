@@ -24,6 +24,10 @@ MAX_BYTES = 2**30
 _MAX_MEMBERS = 100_000
 _MAX_DEPTH = 64  # nesting of JSON values and estimators
 
+#: the keys of a dict saved as ``[key, value]`` pairs (a dict with keys other
+#: than strings, such as ``class_weight={0: 2.0}``), read back as such
+_DICT_KEY_TYPES = (bool, int, float, str, type(None), np.bool_, np.integer, np.floating)
+
 
 class ModelFileError(ValueError):
     """A file cannot be loaded by :func:`load`: not an archive written by

@@ -40,6 +40,7 @@ from ._checks import (
     _reject_constant,
 )
 from ._format import (
+    _DICT_KEY_TYPES,
     _FORMAT_NAME,
     _KINDS,
     _MANIFEST,
@@ -182,11 +183,36 @@ class _Reader:
                 k: self.value(v, depth + 1, f"{where}[{k!r:.50}]")
                 for k, v in content.items()
             }
+        if tag == "__pairs__" and isinstance(content, list):
+            return self.pairs(content, depth, where)
         if tag == "__estimator__":
             return self.estimator(content, depth + 1, where)
         raise ModelFileError(
             f"Corrupt archive: unknown or malformed tag in {where}: {tag!r:.200}"
         )
+
+    def pairs(self, content: list, depth: int, where: str) -> dict:
+        """A dict saved as ``[key, value]`` pairs (keys other than strings):
+        every key a number, a bool, a string or None, each key once."""
+        out = {}
+        for i, pair in enumerate(content):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ModelFileError(
+                    f"Corrupt archive: item {i} of the dict pairs in {where} is "
+                    f"not a [key, value] pair: {pair!r:.200}"
+                )
+            key = self.value(pair[0], depth + 1, f"{where} key {i}")
+            if not isinstance(key, _DICT_KEY_TYPES):
+                raise ModelFileError(
+                    f"Corrupt archive: dict key {i} in {where} is not a number, "
+                    f"a bool, a string or None: {key!r:.200}"
+                )
+            if key in out:
+                raise ModelFileError(
+                    f"Corrupt archive: dict key {key!r:.200} repeated in {where}"
+                )
+            out[key] = self.value(pair[1], depth + 1, f"{where}[{key!r:.50}]")
+        return out
 
     def resolve(self, name: Any) -> type:
         if not isinstance(name, str) or name not in self.allowed:

@@ -17,7 +17,13 @@ from sklearn.base import BaseEstimator
 
 from .._version import __version__
 from ..utils._registry import registered_safe_classes
-from ._format import FORMAT_VERSION, _FORMAT_NAME, _MANIFEST, _first_nonfinite
+from ._format import (
+    _DICT_KEY_TYPES,
+    _FORMAT_NAME,
+    _MANIFEST,
+    FORMAT_VERSION,
+    _first_nonfinite,
+)
 
 
 def _qualified_name(obj: Any) -> str:
@@ -49,7 +55,12 @@ class _Writer:
                 "numeric, bool and string arrays are stored without pickle)."
             )
         buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(arr), allow_pickle=False)
+        # np.ascontiguousarray returns at least 1-D: a 0-d array (a numpy
+        # scalar such as the np.int64 that a grid over np.arange sets) keeps
+        # its shape () so that it reads back as a scalar
+        if arr.ndim:
+            arr = np.ascontiguousarray(arr)
+        np.save(buffer, arr, allow_pickle=False)
         return {"__ndarray__": self._add("arrays", ".npy", buffer.getvalue())}
 
     def value(self, value: Any, where: str) -> Any:
@@ -84,11 +95,8 @@ class _Writer:
                 ]
             }
         if isinstance(value, dict):
-            bad = [k for k in value if not isinstance(k, str)]
-            if bad:
-                raise TypeError(
-                    f"Cannot save {where}: dict key {bad[0]!r} is not a string."
-                )
+            if not all(isinstance(k, str) for k in value):
+                return {"__pairs__": self.pairs(value, where)}
             return {
                 "__dict__": {
                     k: self.value(v, f"{where}[{k!r}]") for k, v in value.items()
@@ -103,6 +111,21 @@ class _Writer:
             "serializable value before saving, or use pickle/joblib for trusted "
             "storage."
         )
+
+    def pairs(self, value: dict, where: str) -> list:
+        """A dict with keys other than strings (``class_weight={0: 2.0}``)
+        as ``[key, value]`` pairs; its keys must be numbers, bools, strings
+        or None."""
+        bad = [k for k in value if not isinstance(k, _DICT_KEY_TYPES)]
+        if bad:
+            raise TypeError(
+                f"Cannot save {where}: dict key {bad[0]!r} is not a string, a "
+                "number, a bool or None."
+            )
+        return [
+            [self.value(k, f"{where} key {k!r}"), self.value(v, f"{where}[{k!r}]")]
+            for k, v in value.items()
+        ]
 
     def estimator(self, est: BaseEstimator, where: str) -> dict:
         params = est.get_params(deep=False)

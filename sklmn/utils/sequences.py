@@ -461,7 +461,13 @@ def _looks_rectangular_list(X) -> bool:
 
 
 def validate_sequences(
-    estimator, X, *, reset: bool, dtype=np.float64, input_name: str = "X"
+    estimator,
+    X,
+    *,
+    reset: bool,
+    dtype=np.float64,
+    input_name: str = "X",
+    check_feature_names: bool = True,
 ) -> Sequences:
     """Validate ``X`` for an estimator and set or check ``n_features_in_``.
 
@@ -490,6 +496,10 @@ def validate_sequences(
         Floating dtype of the returned data.
     input_name : str, default="X"
         Name of ``X`` in error messages (``"X_val"`` for validation data).
+    check_feature_names : bool, default=True
+        Set or check ``feature_names_in_`` as described above. False for
+        the input of an ``inverse_transform``, which scikit-learn does not
+        check: the output of ``transform`` is an array without names.
 
     Returns
     -------
@@ -518,7 +528,8 @@ def validate_sequences(
     # column names of a DataFrame (2-D: one column per time step) as
     # scikit-learn handles them: set on reset, else checked (ValueError when
     # they differ, a warning when present on one side only)
-    _check_feature_names(estimator, X, reset=reset)
+    if check_feature_names:
+        _check_feature_names(estimator, X, reset=reset)
     if reset:
         if layout is None:
             _warn_if_channels_first(seqs, name)

@@ -6,7 +6,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
-from sklmn.estimators import LMNClassifier, MultiScaleLMNRegressor
+from sklmn.estimators import (
+    LMNClassifier,
+    MultiScaleLMNClassifier,
+    MultiScaleLMNRegressor,
+    RNNClassifier,
+)
 from sklmn.pretraining import LAESInitializer
 
 
@@ -58,3 +63,26 @@ def test_rule_parameter_is_stored_untouched():
 def test_other_estimators_name_the_object():
     with pytest.raises(ValueError, match="LAESInitializer"):
         MultiScaleLMNRegressor().set_params(pretrainer__alpha=0.5)
+
+
+def test_nested_parameter_of_a_none_parameter_says_what_to_pass():
+    # incremental=None (the multi-scale default) and pretrainer=None (the
+    # baselines' default) raised "AttributeError: 'NoneType' object has no
+    # attribute 'set_params'"
+    X, y = _data()
+    search = GridSearchCV(
+        MultiScaleLMNClassifier(hidden_size=3, memory_size=2, max_iter=1),
+        {"incremental__epochs_per_module": [1, 2]},
+        cv=2,
+    )
+    with pytest.raises(ValueError, match=r"incremental=None.*IncrementalTraining"):
+        search.fit(X, y)
+    est = RNNClassifier()
+    with pytest.raises(ValueError, match=r"pretrainer=None holds no object"):
+        est.set_params(pretrainer__alpha=0.5)
+    assert est.pretrainer is None
+    est.set_params(pretrainer=LAESInitializer(), pretrainer__alpha=0.5)
+    assert est.pretrainer.alpha == 0.5
+    # a name that is not a parameter keeps scikit-learn's error
+    with pytest.raises(ValueError, match="Invalid parameter 'nonsense'"):
+        est.set_params(nonsense__alpha=0.5)

@@ -171,6 +171,26 @@ def test_inverse_transform_lengths(rng):
         laes.inverse_transform(Z[:, :3])
 
 
+@pytest.mark.parametrize("lengths", [[4, 6], [5, 5]])
+def test_inverse_transform_of_per_step_states_says_what_to_pass(rng, lengths):
+    # the per-step states of return_sequences=True (a list of arrays for
+    # ragged data, a 3-D array for a padded array) used to fail in numpy
+    # ("inhomogeneous shape") or check_array ("Found array with dim 3")
+    seqs = _ragged(rng, lengths, 2)
+    if len(set(lengths)) == 1:
+        seqs = np.stack(seqs)
+    laes = LAESTransformer(3, return_sequences=True).fit(seqs)
+    Z = laes.transform(seqs)
+    with pytest.raises(ValueError, match="holds a state per time step"):
+        laes.inverse_transform(Z)
+    # the way out the message names decodes like the final states
+    back = laes.inverse_transform([z[-1] for z in Z], lengths=[len(z) for z in Z])
+    final = laes.set_params(return_sequences=False).transform(seqs)
+    expected = laes.inverse_transform(final, lengths=lengths)
+    for a, b in zip(back, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("center", [False, True])
 def test_partial_fit_equals_fit(rng, center):
     batches = [

@@ -160,6 +160,27 @@ def test_set_module_dense_reads_only_the_module_it_sets():
     assert info["clamped"] == 2  # module 1's own eigenvalues moved
 
 
+def test_set_dense_of_a_rotated_nilpotent_block():
+    # a rotated 2 x 2 nilpotent block (eigenvalues 0 up to rounding), as a
+    # LAES beyond the rank of its data has (a bidirectional 2-layer
+    # LMNRegressor on 4 sequences of 2 steps): its complex block, recomputed
+    # as Q^T B Q, had off-diagonal entries of the same sign, and set_dense_
+    # raised "math domain error"
+    rng = np.random.RandomState(0)
+    N = np.array([[0.0, 0.0], [rng.uniform(0.1, 1.0), 0.0]])
+    R, _ = np.linalg.qr(rng.randn(2, 2))
+    B = R @ N @ R.T
+    Q, T, kind = real_schur(B)
+    for i in np.flatnonzero(kind == 1):
+        assert T[i, i + 1] * T[i + 1, i] < 0
+    np.testing.assert_allclose(Q @ T @ Q.T, B, rtol=0, atol=1e-12)
+    mem = SchurMemory(2, dtype=torch.float64)
+    Q, info = mem.set_dense_(B)
+    assert info["clamped"] == 0
+    W = mem().detach().numpy()
+    np.testing.assert_allclose(Q.numpy() @ W @ Q.numpy().T, B, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 32])
 def test_set_dense_round_trip_exact(M):
     rng = np.random.RandomState(1)

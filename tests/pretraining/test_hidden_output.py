@@ -10,9 +10,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from sklmn._training import SequenceNet
-from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
 from sklmn.laes import LAESTransformer
 from sklmn.nn import LMN, LMNLayer
+from sklmn.persistence import load, save
 from sklmn.pretraining import LAESInitializer, UnrolledPretrainer
 from sklmn.utils.sequences import check_sequences
 from tests._contexts import fit_context
@@ -211,3 +212,32 @@ def test_auto_gives_no_start_to_a_hidden_output_schur_regressor():
         reg.fit(X, X[:, 0, 0])
     assert reg.memory_matrix == "schur" and reg.pretrainer_ is None
     assert np.isfinite(reg.score(X, X[:, 0, 0]))
+
+
+@pytest.mark.parametrize("memory_matrix", ["auto", "free"])
+def test_auto_gives_no_start_to_a_hidden_output_multiscale_lmn(memory_matrix, tmp_path):
+    # the multi-scale LAES start reads the memory modules only: with
+    # output='hidden', 'auto' raised "LAESInitializer needs a multi-scale LMN
+    # with output='memory'" in fit (the classifiers' defaults, and the
+    # regressors' with a free memory); it trains from the random start
+    rng = np.random.RandomState(5)
+    X = rng.randn(30, 6, 2)
+    y = (X[:, :, 0].sum(axis=1) > 0).astype(int)
+    clf = MultiScaleLMNClassifier(
+        hidden_size=8, memory_size=2, n_modules=2, output="hidden",
+        memory_matrix=memory_matrix, max_iter=1, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert clf.pretrainer_ is None and clf.fine_tuning_ == "full"
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-6)
+    save(clf, tmp_path / "m.sklmn")
+    np.testing.assert_allclose(
+        load(tmp_path / "m.sklmn").predict_proba(X), proba, rtol=0, atol=1e-6
+    )
+    # an explicit LAESInitializer still says why it cannot start it
+    clf.set_params(pretrainer=LAESInitializer())
+    with pytest.raises(ValueError, match="output='memory'"):
+        clf.fit(X, y)

@@ -206,6 +206,65 @@ def test_unfitted_estimator_round_trip(tmp_path):
     assert not hasattr(loaded, "net_")
 
 
+def test_numpy_scalar_parameters_round_trip(tmp_path):
+    # a grid over np.arange, or RandomizedSearchCV with scipy.stats.randint,
+    # sets numpy integers; they were written with shape (1,) and the loader
+    # refused the file as corrupt
+    X = np.random.RandomState(0).randn(12, 4, 2)
+    y = np.arange(12) % 2
+    est = LMNClassifier(
+        hidden_size=np.int64(3),
+        memory_size=np.int32(2),
+        random_state=np.int64(0),
+        max_iter=np.int64(2),
+        warm_start=np.bool_(False),
+    ).fit(X, y)
+    save(est, tmp_path / "m.sklmn")
+    loaded = load(tmp_path / "m.sklmn")
+    for name in ("hidden_size", "memory_size", "random_state", "max_iter"):
+        value = loaded.get_params()[name]
+        assert np.ndim(value) == 0 and value == est.get_params()[name], name
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), est.predict_proba(X), rtol=0, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "class_weight", [{0: 3.0, 1: 1.0, 2: 0.5}, {np.int64(0): 3.0}, {0: 2.0, "x": 1.0}]
+)
+def test_class_weight_with_integer_labels_round_trips(class_weight, tmp_path):
+    # a dict with keys other than strings (the class_weight of integer
+    # labels) was refused by save ("dict key 0 is not a string")
+    est = LMNClassifier(class_weight=class_weight, hidden_size=3, memory_size=2)
+    save(est, tmp_path / "m.sklmn")
+    loaded = load(tmp_path / "m.sklmn").get_params()["class_weight"]
+    assert loaded == class_weight
+    assert [type(k) for k in loaded] == [type(k) for k in class_weight]
+
+
+def test_class_weight_with_integer_labels_predicts_the_same_after_load(tmp_path):
+    X = np.random.RandomState(0).randn(12, 4, 2)
+    y = np.arange(12) % 3
+    est = LMNClassifier(
+        class_weight={0: 3.0, 1: 1.0, 2: 0.5}, hidden_size=3, memory_size=2, **_TINY
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    save(est, tmp_path / "m.sklmn")
+    np.testing.assert_allclose(
+        load(tmp_path / "m.sklmn").predict_proba(X),
+        est.predict_proba(X),
+        rtol=0,
+        atol=1e-6,
+    )
+
+
+def test_dict_keys_that_are_not_scalars_are_named(tmp_path):
+    with pytest.raises(TypeError, match=r"dict key \(1, 2\) is not a string, a number"):
+        save(LMNClassifier(class_weight={(1, 2): 1.0}), tmp_path / "m.sklmn")
+
+
 def test_format_holds_no_pickle(tmp_path, monkeypatch):
     est, X, _ = _fitted("lmn_spectral")
     path = tmp_path / "m.sklmn"

@@ -95,6 +95,24 @@ def test_tampered_sizes_and_types_are_rejected(saved, tmp_path, where, key, valu
         load(path)
 
 
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [[0, 1.0], [0, 2.0]],  # a key twice
+        [[[1, 2], 1.0]],  # a key that is not a scalar
+        [[{"__tuple__": [1]}, 1.0]],
+        [[0, 1.0, 2.0]],  # not a pair
+        [0],
+        "not a list",
+    ],
+)
+def test_malformed_dict_pairs_are_rejected(saved, tmp_path, pairs):
+    manifest = _manifest(saved["lmn"])
+    manifest["estimator"]["params"]["class_weight"] = {"__pairs__": pairs}
+    path = _write(tmp_path / "m.sklmn", _with_manifest(saved["lmn"], manifest))
+    with pytest.raises(ModelFileError):
+        load(path)
+
 @pytest.mark.parametrize("version", [-5, 0, "1", 1.0, True, None, 99])
 def test_bad_format_versions_are_rejected(saved, tmp_path, version):
     manifest = _manifest(saved["lmn"])
