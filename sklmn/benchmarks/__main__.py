@@ -16,7 +16,7 @@ import os
 import sys
 
 from ._bench import SCRIPTS, run_script
-from ._experiments import EXPERIMENTS, default_seeds, run_benchmarks
+from ._experiments import EXPERIMENTS, FULL_ONLY, default_seeds, run_benchmarks
 
 SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
@@ -194,6 +194,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--jobs must be >= 1, got {jobs}")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
         parser.error(f"--data-dir {args.data_dir!r} is not a folder")
+    if args.only:
+        unknown = sorted(set(args.only) - set(EXPERIMENTS))
+        if unknown:
+            parser.error(
+                f"--only: unknown experiment(s) {unknown}; known (see --list): "
+                f"{', '.join(EXPERIMENTS)}"
+            )
+        full_only = sorted(set(args.only) & FULL_ONLY)
+        if preset != "full" and full_only:
+            parser.error(
+                f"--only: experiment(s) {full_only} run in the full preset only "
+                "(add --preset full)"
+            )
     results = run_benchmarks(
         preset,
         only=args.only,

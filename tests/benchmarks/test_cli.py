@@ -117,3 +117,22 @@ def test_full_preset_runs_five_seeds_where_a_seed_takes_under_a_minute():
     for name in ("laes-reconstruction", "sequential-digits", "char-ptb"):
         assert full[name] == [0, 1, 2, 3, 4]
     assert all(seeds == [0] for seeds in default_seeds("quick").values())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--only", "nope"], "--only: unknown experiment(s) ['nope']"),
+        (["--only", "char-ptb"], "['char-ptb'] run in the full preset only"),
+    ],
+)
+def test_only_names_are_usage_errors(argv, message, capsys, monkeypatch):
+    # a usage error (exit status 2, the message on stderr), not a traceback
+    # out of the runner
+    from sklmn.benchmarks import __main__ as cli
+
+    monkeypatch.setattr(cli, "run_benchmarks", pytest.fail)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
