@@ -572,11 +572,25 @@ def pad_sequences(
     ([[1.0, 2.0], [3.0, 0.0]], [2, 1])
     """
     arrays = [np.asarray(s, dtype=dtype) for s in seqs]
-    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
     if not arrays:
         raise ValueError("pad_sequences needs at least one sequence, got none.")
-    lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    for i, a in enumerate(arrays):
+        if a.ndim not in (1, 2):
+            raise ValueError(
+                f"seqs[{i}] has shape {a.shape}; every sequence must have shape "
+                "(T_i,) or (T_i, n_features)."
+            )
+    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
     n_features = arrays[0].shape[1]
+    for i, a in enumerate(arrays):
+        if a.shape[1] != n_features:
+            # never broadcast (a single feature would fill every column)
+            raise ValueError(
+                f"Inconsistent numbers of features in seqs: sequence 0 has "
+                f"{n_features} features per time step but sequence {i} has "
+                f"{a.shape[1]}."
+            )
+    lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
     out = np.full(
         (len(arrays), int(lengths.max()) if lengths.size else 0, n_features),
         value,

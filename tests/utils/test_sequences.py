@@ -187,6 +187,21 @@ def test_pad_unpad_round_trip(rng):
         unpad_sequences(padded, [1, 2])
 
 
+@pytest.mark.parametrize(
+    "seqs, match",
+    [
+        # a 1-feature sequence was broadcast over every column
+        ([np.zeros((2, 3)), np.ones((1, 1))], "sequence 1 has 1"),
+        ([np.zeros((2, 3)), np.ones((1, 2))], "sequence 1 has 2"),
+        ([np.zeros((2, 3, 1))], r"seqs\[0\] has shape \(2, 3, 1\)"),
+        ([np.zeros(2), 1.0], r"seqs\[1\] has shape \(\)"),
+    ],
+)
+def test_pad_sequences_refuses_inconsistent_items(seqs, match):
+    with pytest.raises(ValueError, match=match):
+        pad_sequences(seqs)
+
+
 def test_lengths_to_mask():
     mask = lengths_to_mask([3, 1, 2])
     assert mask.shape == (3, 3)
