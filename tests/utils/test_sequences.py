@@ -202,6 +202,13 @@ def test_pad_sequences_refuses_inconsistent_items(seqs, match):
         pad_sequences(seqs)
 
 
+@pytest.mark.parametrize("bad", [-1, 4, 1.5])
+def test_unpad_sequences_refuses_lengths_out_of_range(bad):
+    # -1 gave T - 1 steps, 4 was cut to the padded 3 steps, 1.5 to 1
+    with pytest.raises(ValueError, match="lengths must be integers in \\[0, 3\\]"):
+        unpad_sequences(np.zeros((2, 3, 1)), [2, bad])
+
+
 def test_lengths_to_mask():
     mask = lengths_to_mask([3, 1, 2])
     assert mask.shape == (3, 3)
