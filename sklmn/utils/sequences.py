@@ -125,6 +125,12 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
         raise ValueError(
             f"{input_name}{where} could not be read as a numeric array: {exc}"
         ) from None
+    if arr.dtype == object and arr.ndim == 0:
+        # not an array-like (a generator, a dict, ...): numpy wraps it whole
+        raise TypeError(
+            f"{input_name}{where} must be an array-like of numbers, got "
+            f"{type(x).__name__}: convert it to a list or an array first."
+        )
     if np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(
             f"Complex data not supported: {input_name}{where} has dtype {arr.dtype}."
