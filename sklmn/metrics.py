@@ -665,6 +665,8 @@ def _stoi_remove_silence(x: np.ndarray, y: np.ndarray):
     windowed frames by overlap-add.
     """
     fx, fy = _stoi_frames(x), _stoi_frames(y)
+    if not len(fx):  # shorter than one frame: the caller reports too few
+        return np.zeros(0), np.zeros(0)
     energy = 20 * np.log10(np.linalg.norm(fx, axis=1) + _STOI_EPS)
     keep = energy > energy.max() - _STOI_RANGE
     fx, fy = fx[keep], fy[keep]

@@ -115,6 +115,9 @@ def test_inputs_are_not_modified():
         (np.ones(8000), np.ones(8000), True, "positive integer.*got True"),
         (np.zeros(8000), np.ones(8000), 8000, "clean is silent"),
         (np.ones(2000), np.ones(2000), 8000, "at least 30 frames.*got 18"),
+        # shorter than one frame: a NumPy error on an empty maximum before
+        (np.ones(100), np.ones(100), 10000, "at least 30 frames.*got 0"),
+        (np.ones(1), np.ones(1), 16000, "at least 30 frames.*got 0"),
     ],
     # fmt: on
 )
