@@ -6,6 +6,8 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.utils import Bunch, check_random_state
 
+from ._base import _check_bool
+
 __all__ = ["load_sequential_digits"]
 
 _DESCR = """\
@@ -59,6 +61,8 @@ def load_sequential_digits(
     """
     if mode not in ("pixel", "row"):
         raise ValueError(f"mode must be 'pixel' or 'row', got {mode!r}.")
+    permuted = _check_bool("permuted", permuted)
+    return_X_y = _check_bool("return_X_y", return_X_y)
     digits = load_digits()
     images = digits.data / 16.0  # (n, 64) row-major
     if permuted:

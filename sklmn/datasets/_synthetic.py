@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._base import check_int
+from ._base import _check_bool, check_int
 
 __all__ = ["make_copy_task", "make_adding_problem"]
 
@@ -68,6 +68,7 @@ def make_copy_task(
     S = check_int("n_symbols", n_symbols, 1)
     T = check_int("delay", delay, 1)
     K = check_int("n_classes", n_classes, 2)
+    one_hot = _check_bool("one_hot", one_hot)
     rng = check_random_state(random_state)
     length = 2 * S + T
     blank, delimiter = K, K + 1

@@ -37,6 +37,8 @@ def test_copy_task_seeded():
         ({"n_symbols": 2.5}, TypeError, "n_symbols must be an int"),
         ({"n_classes": 1}, ValueError, "n_classes must be >= 2, got 1"),
         ({"delay": True}, TypeError, "delay must be an int"),
+        # any value was read as a truth value: 'no' gave one-hot inputs
+        ({"one_hot": "no"}, TypeError, "one_hot must be a bool, got str: 'no'"),
     ],
 )
 def test_copy_task_validation(kwargs, err, match):
@@ -70,3 +72,10 @@ def test_sequential_digits_variants():
     np.testing.assert_array_equal(again.permutation, perm.permutation)
     with pytest.raises(ValueError, match="mode must be 'pixel' or 'row', got 'col'"):
         load_sequential_digits(mode="col")
+
+
+@pytest.mark.parametrize("name", ["permuted", "return_X_y"])
+def test_sequential_digits_refuses_non_bool_flags(name):
+    # any value was read as a truth value ('no' permuted the pixels)
+    with pytest.raises(TypeError, match=f"{name} must be a bool, got str: 'no'"):
+        load_sequential_digits(**{name: "no"})
