@@ -88,11 +88,23 @@ def load_generation_signal(*, n_samples: int = 300, offset=None, return_X_y=Fals
         audio = archive["audio"]
         sample_rate = int(archive["sample_rate"])
         default_offset = int(archive["offset"])
+    if n_samples > audio.size:
+        raise ValueError(
+            f"n_samples must be at most {audio.size}, got {n_samples!r} (the "
+            f"recording has {audio.size} samples)."
+        )
+    given = offset
     if offset is None:
         offset = default_offset
     if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
         raise TypeError(
             f"offset must be an int or None, got {type(offset).__name__}: {offset!r}."
+        )
+    if given is None and offset > audio.size - n_samples:
+        raise ValueError(
+            f"the default window starts at sample {offset}, too late for "
+            f"n_samples={n_samples} (the recording has {audio.size} samples): "
+            f"pass an offset in [0, {audio.size - n_samples}]."
         )
     if not 0 <= offset <= audio.size - n_samples:
         raise ValueError(

@@ -67,6 +67,9 @@ def test_generation_returns_fresh_arrays():
         ({"offset": 1.5}, TypeError, "offset must be an int or None"),
         ({"offset": 0, "n_samples": 5}, ValueError, "is constant"),
         ({"return_X_y": 1}, TypeError, "return_X_y must be a bool, got int: 1"),
+        # blamed the offset ("in [0, -999936690]"), which was not given
+        ({"n_samples": 10**9}, ValueError, "n_samples must be at most 63310, got"),
+        ({"n_samples": 40000}, ValueError, r"default window.*offset in \[0, 23310\]"),
     ],
 )
 def test_generation_validation(kwargs, err, match):
