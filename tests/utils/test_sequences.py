@@ -142,7 +142,7 @@ def test_value_errors(X, match):
         (None, "must be an array-like"),
         (3.0, "must be an array-like"),
         # numpy wraps these whole in a 0-d object array (an AttributeError)
-        ((x for x in [[1.0, 2.0]]), "X must be an array-like of numbers, got generator"),
+        ((x for x in [[1.0]]), "X must be an array-like of numbers, got generator"),
         ({"a": [1.0]}, "X must be an array-like of numbers, got dict"),
         ([[1.0, 2.0], iter([3.0])], r"X\[1\] must be an array-like of numbers"),
     ],
