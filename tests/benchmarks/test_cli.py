@@ -136,3 +136,16 @@ def test_only_names_are_usage_errors(argv, message, capsys, monkeypatch):
         main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_every_bench_prints_its_help(capsys):
+    # --help ran layout-rule's whole measurement and was read as the results
+    # file of stable-memory-report (FileNotFoundError)
+    from sklmn.benchmarks._bench import SCRIPTS
+
+    for name in SCRIPTS:
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", name, "--help"])
+        assert exc.value.code == 0, name
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: python -m sklmn.benchmarks bench {name}"), name

@@ -19,6 +19,8 @@ row and on no "batch-first" row.
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from sklmn import datasets
@@ -122,6 +124,7 @@ def _row(name, layout, X):
 
 def main(argv=None):
     """Print the table (no options)."""
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args(argv)
     print("| data | read as | steps | features | time corr | feature corr "
           "| warns | former rule warns |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -5,6 +5,7 @@ Usage: python -m sklmn.benchmarks bench stable-memory-report [--compact] results
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import defaultdict
@@ -48,12 +49,17 @@ def compact(rows, variants):
 
 def main(argv=None):
     """Print the tables of the results file (``--compact``: one row per variant)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "--compact":
-        path, *variants = argv[1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", help="the JSON lines of bench stable-memory")
+    parser.add_argument(
+        "variants", nargs="*", help="variants to show, in this order (default: all)"
+    )
+    parser.add_argument("--compact", action="store_true", help="one row per variant")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    path, variants = args.path, args.variants
+    if args.compact:
         rows = [json.loads(line) for line in open(path)]
         return compact(rows, variants or list(dict.fromkeys(r["variant"] for r in rows)))
-    path, *variants = argv
     rows = [json.loads(line) for line in open(path)]
     groups = defaultdict(list)
     for r in rows:
