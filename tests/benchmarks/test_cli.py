@@ -149,3 +149,11 @@ def test_every_bench_prints_its_help(capsys):
         assert exc.value.code == 0, name
         out = capsys.readouterr().out
         assert out.startswith(f"usage: python -m sklmn.benchmarks bench {name}"), name
+
+
+def test_bench_threads_refuses_unknown_cases(capsys):
+    # an unknown case measured nothing and printed an empty table
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "threads", "--cases", "nope"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err

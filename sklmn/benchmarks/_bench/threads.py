@@ -289,7 +289,10 @@ def _worker_view():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--cases", nargs="+", default=["digits", "sizes", "grid", "workers"]
+        "--cases",
+        nargs="+",
+        choices=("digits", "sizes", "grid", "workers"),
+        default=["digits", "sizes", "grid", "workers"],
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--busy", type=int, default=2, help="competing processes")
