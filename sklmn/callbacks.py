@@ -19,8 +19,10 @@ from them.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
+import numpy as np
 import torch
 from skorch.callbacks import Callback
 
@@ -293,14 +295,20 @@ class TrainingNoise(Callback):
 
     def initialize(self):
         std = self.std
+        # numbers.Real / Integral: numpy scalars too (np.float32, np.int64
+        # from a parameter grid)
         if (
-            isinstance(std, bool)
-            or not isinstance(std, (int, float))
+            isinstance(std, bool | np.bool_)
+            or not isinstance(std, numbers.Real)
             or not (0 <= std < float("inf"))
         ):
             raise ValueError(f"std must be a finite number >= 0, got {std!r}")
         seed = self.random_state
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        if seed is not None and (
+            isinstance(seed, bool | np.bool_)
+            or not isinstance(seed, numbers.Integral)
+            or not -(2**63) <= seed < 2**64  # what torch's generator takes
+        ):
             raise ValueError(f"random_state must be an int or None, got {seed!r}")
         return super().initialize()
 

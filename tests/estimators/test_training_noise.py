@@ -71,11 +71,21 @@ def test_fresh_draw_every_batch_reproducible_by_seed():
         ({"std": float("nan")}, "nan"),
         ({"std": "big"}, "'big'"),
         ({"random_state": 1.5}, "1.5"),
+        # torch's generator refused it with "Overflow when unpacking long long"
+        ({"random_state": 2**70}, str(2**70)),
+        ({"std": np.bool_(True)}, "True"),
     ],
 )
 def test_invalid_parameters_are_named(params, bad):
     with pytest.raises(ValueError, match=bad):
         TrainingNoise(**params).initialize()
+
+
+def test_numpy_scalars_are_accepted():
+    # np.float32 / np.int64 (a parameter grid's values) were refused
+    expected, _, _ = _noise(_started(std=0.5, random_state=3))
+    got, _, _ = _noise(_started(std=np.float32(0.5), random_state=np.int64(3)))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 def _fit(noise, X, y):
