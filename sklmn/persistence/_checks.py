@@ -13,6 +13,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 from ..utils._compat import TorchDispatchMode, tree_flatten
+from ..utils._tags import _SequenceInputTagsMixin
 from ._format import (
     _KINDS,
     _MANIFEST,
@@ -120,6 +121,10 @@ def _expected_shape(est, key: str) -> tuple | None:
     """The shape the already-read integers of ``est`` fix for ``key``."""
     rule = _ARRAY_SHAPES.get(key)
     if rule is None:
+        return None
+    if key == "feature_names_in_" and isinstance(est, _SequenceInputTagsMixin):
+        # the columns of a 2-D DataFrame of univariate sequences are its
+        # time steps: as many names as steps, while n_features_in_ is 1
         return None
     shape = []
     for dim in rule:

@@ -27,6 +27,7 @@ from sklmn.estimators import (
 )
 from sklmn.laes import LAESTransformer
 from sklmn.persistence import SAFE_CLASSES, UntrustedTypeError, load, save
+from sklmn.preprocessing import SequenceStandardScaler
 
 _TINY = dict(max_iter=2, random_state=0)
 
@@ -263,6 +264,24 @@ def test_class_weight_with_integer_labels_predicts_the_same_after_load(tmp_path)
 def test_dict_keys_that_are_not_scalars_are_named(tmp_path):
     with pytest.raises(TypeError, match=r"dict key \(1, 2\) is not a string, a number"):
         save(LMNClassifier(class_weight={(1, 2): 1.0}), tmp_path / "m.sklmn")
+
+
+def test_estimators_fitted_on_a_dataframe_round_trip(tmp_path):
+    # a 2-D DataFrame's columns are time steps: feature_names_in_ has one
+    # name per step while n_features_in_ is 1, and load refused the archive
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(12, 5)), columns=list("abcde"))
+    for est in (
+        LAESTransformer(n_components=2).fit(df),
+        SequenceStandardScaler().fit(df),
+    ):
+        save(est, tmp_path / "m.sklmn")
+        loaded = load(tmp_path / "m.sklmn")
+        np.testing.assert_array_equal(loaded.feature_names_in_, list("abcde"))
+        np.testing.assert_allclose(
+            np.asarray(loaded.transform(df)), np.asarray(est.transform(df)), atol=1e-12
+        )
 
 
 def test_format_holds_no_pickle(tmp_path, monkeypatch):
