@@ -130,6 +130,16 @@ def test_run_writes_json_and_report_and_resumes(tmp_path):
     assert "(n=2)" in (tmp_path / "timeseries.md").read_text()
 
 
+def test_report_only_says_how_many_fits_the_file_holds(tmp_path):
+    # it said that every selected fit was "already in" the file, even when
+    # the file did not exist
+    _, log = run(tmp_path, datasets=["toy_reg"], models=["mean"], report_only=True)
+    assert any("0 found in" in m and "running 0" in m for m in log), log
+    run(tmp_path, datasets=["toy_reg"], models=["mean"], seeds=1)
+    _, log = run(tmp_path, datasets=["toy_reg"], models=["mean"], report_only=True)
+    assert any("= 2 fits; 1 found in" in m for m in log), log
+
+
 def test_overrides_errors_divergence_and_cap(tmp_path):
     registry = dict(TINY, boom={"classification": lambda s, i: _Boom()})
     registry["diverge"] = {"classification": lambda s, i: _Diverge()}

@@ -376,10 +376,17 @@ def run_timeseries_suite(
     ]
     if unused:
         log(f"note: no selected dataset has the task of {unused}; they do not run")
+    if report_only:  # nothing runs: say how many of the fits the file holds
+        found = sum(key in stored for key in wanted)
+        status = f"{found} found in {json_path} (report only), running 0"
+    else:
+        status = (
+            f"{len(wanted) - len(tasks)} already in {json_path}, running "
+            f"{len(tasks)} with {jobs} job(s)"
+        )
     log(
         f"timeseries suite: {len(selected)} dataset(s) x {len(specs)} model(s) x "
-        f"{len(seed_list)} seed(s) = {len(wanted)} fits; {len(wanted) - len(tasks)} "
-        f"already in {json_path}, running {len(tasks)} with {jobs} job(s)"
+        f"{len(seed_list)} seed(s) = {len(wanted)} fits; {status}"
     )
     t_all = time.perf_counter()
     run_id = uuid.uuid4().hex
