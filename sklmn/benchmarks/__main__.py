@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         flags = ", ".join("--" + w.replace("_", "-") for w in wrong)
         other = SUITES[1 - SUITES.index(args.suite)]
         parser.error(f"{flags}: only with --suite {other}")
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        parser.error(f"--output-dir {args.output_dir!r} is a file, not a folder")
     if args.suite == "timeseries":
         return _main_timeseries(args, parser)
 

@@ -157,3 +157,14 @@ def test_bench_threads_refuses_unknown_cases(capsys):
         main(["bench", "threads", "--cases", "nope"])
     assert exc.value.code == 2
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suite", ["papers", "timeseries"])
+def test_output_dir_that_is_a_file_is_a_usage_error(suite, tmp_path, capsys):
+    # it was a FileExistsError traceback out of mkdir
+    path = tmp_path / "results.md"
+    path.write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main(["--suite", suite, "--output-dir", str(path)])
+    assert exc.value.code == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
