@@ -267,12 +267,18 @@ def _main_timeseries(args, parser) -> int:
         datasets = datasets or list(TUNING_DATASETS)
         seeds = seeds or TUNING_SEEDS
         name = "timeseries_tuning"
-    from ._timeseries.runner import _seed_list, _select_datasets, _select_models
+    from ._timeseries.runner import (
+        _check_overrides,
+        _seed_list,
+        _select_datasets,
+        _select_models,
+    )
 
     seeds = 5 if seeds is None else seeds
     try:  # argument errors are usage errors; the run itself never raises them
         _select_datasets(datasets, DATASETS)
-        _select_models(args.models, model_registry_for(args.models))
+        registry = model_registry_for(args.models)
+        _check_overrides(_select_models(args.models, registry), registry)
         _seed_list(seeds)
         if args.jobs is not None and args.jobs < 1:
             raise ValueError(f"--jobs must be >= 1, got {args.jobs}")

@@ -230,6 +230,24 @@ def test_cli_usage_errors(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("lmn:foo=1", "model 'lmn[foo=1]' (classification): Invalid parameter 'foo'"),
+        ("laes_logreg:ridge__alpha=1", "Invalid parameter 'ridge'"),
+    ],
+)
+def test_cli_unknown_override_is_a_usage_error(spec, message, capsys, monkeypatch):
+    # every fit of the run failed on it, one FAILED line per dataset and seed
+    import sklmn.benchmarks._timeseries as timeseries
+
+    monkeypatch.setattr(timeseries, "run_timeseries_suite", pytest.fail)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--suite", "timeseries", "--models", "mean", spec])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def test_argument_validation(tmp_path):
     with pytest.raises(ValueError, match=r"jobs must be an int >= 1, got 0"):
         run(tmp_path, jobs=0)

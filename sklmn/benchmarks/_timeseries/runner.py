@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from .datasets import DATASETS, METRICS, SuiteDataset, _dataset_info
+from .datasets import DATASETS, METRICS, DatasetInfo, SuiteDataset, _dataset_info
 from .models import MODELS, parse_model_spec
 from .probes import RadiusProbe, StartProbe
 from .report import format_timeseries_report
@@ -440,6 +440,32 @@ def _select_models(models, registry) -> list[tuple[str, dict, str]]:
     if not specs:
         raise ValueError("models is empty.")
     return list({label: (b, o, label) for b, o, label in specs}.values())
+
+
+def _check_overrides(specs, registry) -> None:
+    """Refuse parameter overrides that a model's estimators do not have.
+
+    Each factory builds its estimator for a small stand-in dataset and the
+    overrides are set on it, as every fit does; a factory that cannot build
+    for the stand-in is not checked (its fits report the error).
+    """
+    for base, overrides, label in specs:
+        if not overrides:
+            continue
+        for task, factory in registry[base].items():
+            info = DatasetInfo(
+                "parameter check", task, 20, 10, 1, 10, 200,
+                2 if task == "classification" else None,
+            )  # fmt: skip
+            try:
+                built = factory(0, info)
+            except Exception:  # noqa: BLE001 - checked at fit time instead
+                continue
+            est = built[0] if isinstance(built, tuple) else built
+            try:
+                est.set_params(**overrides)
+            except ValueError as exc:
+                raise ValueError(f"model {label!r} ({task}): {exc}") from None
 
 
 def _seed_list(seeds) -> list[int]:
