@@ -122,7 +122,12 @@ def _expected_shape(est, key: str) -> tuple | None:
     rule = _ARRAY_SHAPES.get(key)
     if rule is None:
         return None
-    if key == "feature_names_in_" and isinstance(est, _SequenceInputTagsMixin):
+    if (
+        key == "feature_names_in_"
+        and isinstance(est, _SequenceInputTagsMixin)
+        and _is_int(getattr(est, "n_features_in_", None))
+        and est.n_features_in_ == 1
+    ):
         # the columns of a 2-D DataFrame of univariate sequences are its
         # time steps: as many names as steps, while n_features_in_ is 1
         return None
