@@ -302,8 +302,8 @@ def to_channels_first(X):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_timesteps, n_features) or list of \
-            ndarray of shape (T_i, n_features)
-        Batch-first sequences.
+            ndarray of shape (T_i, n_features) or (T_i,)
+        Batch-first sequences (1-D items are univariate).
 
     Returns
     -------
@@ -319,7 +319,18 @@ def to_channels_first(X):
     (4, 3, 10)
     """
     if _is_sequence_list(X):
-        return [np.array(np.asarray(x).T, copy=True) for x in X]
+        out = []
+        for i, x in enumerate(X):
+            a = np.asarray(x)
+            if a.ndim == 1:  # a univariate sequence (T_i,): one channel
+                a = a[:, None]
+            if a.ndim != 2:
+                raise ValueError(
+                    f"X[{i}] has shape {a.shape}; sequences must be (T_i,) or "
+                    "(T_i, n_features)."
+                )
+            out.append(np.array(a.T, copy=True))
+        return out
     arr = np.asarray(X)
     if arr.ndim != 3:
         raise ValueError(

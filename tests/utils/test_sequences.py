@@ -236,6 +236,17 @@ def test_format_like_input_array_and_list(rng):
         format_like_input(np.ones((3, 3, 2)), seqs)
 
 
+def test_to_channels_first_lists_of_univariate_or_bad_items():
+    # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
+    # items were transposed whole
+    out = to_channels_first([np.arange(3.0), [4.0, 5.0]])
+    assert [a.shape for a in out] == [(1, 3), (1, 2)]
+    back = from_channels_first(out)
+    np.testing.assert_array_equal(back[1], [[4.0], [5.0]])
+    with pytest.raises(ValueError, match=r"X\[1\] has shape \(2, 2, 2\)"):
+        to_channels_first([np.zeros((3, 2)), np.zeros((2, 2, 2))])
+
+
 def test_channels_first_adapters(rng):
     X = rng.normal(size=(3, 5, 2))
     X_cf = to_channels_first(X)
