@@ -186,11 +186,17 @@ class RestoreOnDivergence(SequenceCallback):
                 for name, p in net.module_.named_parameters()
                 if not bool(torch.isfinite(p).all())
             )
-            self.on_divergence(
-                net,
+            message = (
                 f"Training diverged at epoch {row['epoch']}: parameter {bad!r} "
-                "is not finite after the last update.",
+                "is not finite after the last update."
             )
+            if hasattr(net, "diverged"):
+                # through the net, like every other divergence: it records
+                # the message (the estimator's diverged_) and tells every
+                # callback, this one included
+                net.diverged(message)
+            else:  # a plain skorch net
+                self.on_divergence(net, message)
         if self.restore == "last" or not hasattr(net, "restore_best_weights"):
             # (a plain skorch net keeps no best weights: fall back to "last")
             self._pending = (self._snapshot(net), int(row["epoch"]))

@@ -342,3 +342,30 @@ def test_restore_last_never_restores_weights_found_exploded():
     assert est.diverged_ and guard.restored_epoch_ < est.n_iter_ + 1
     assert np.isfinite(est.predict(X)).all()
     assert np.abs(est.predict(X)).max() < 100 * np.abs(y).max()
+
+
+class _NaNParametersAt(Callback):
+    """Make every parameter NaN at the end of one epoch."""
+
+    def __init__(self, at_epoch: int = 2):
+        self.at_epoch = at_epoch
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.at_epoch:
+            with torch.no_grad():
+                for p in net.module_.parameters():
+                    p.fill_(float("nan"))
+
+
+def test_non_finite_parameters_found_by_the_guard_set_diverged():
+    # RestoreOnDivergence's own check of the parameters after an epoch is a
+    # divergence like the others: the estimator records it in diverged_
+    X, y, _ = _tiny()
+    est = RNNRegressor(
+        hidden_size=3, max_iter=4, random_state=0, callbacks=[_NaNParametersAt(2)]
+    )
+    with pytest.warns(DivergenceWarning, match="parameter .* is not finite"):
+        est.fit(X, y.astype(float))
+    assert est.diverged_ is True
+    assert est.n_iter_ == 2
+    assert np.isfinite(est.predict(X)).all()
