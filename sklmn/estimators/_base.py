@@ -525,7 +525,13 @@ class _BaseSequenceEstimator(
         self.net_ = net
         self._fitted_params = self._current_fitted_params()
         self._record_fit(net)
-        if not incremental and not net.converged_ and len(net.history) == self.max_iter:
+        # completed epochs only: an epoch interrupted mid-way (a user's
+        # KeyboardInterrupt) has a row in the history but did not run
+        if (
+            not incremental
+            and not net.converged_
+            and len(_completed(net.history, "train_loss")) == self.max_iter
+        ):
             warnings.warn(
                 f"Maximum iterations ({self.max_iter}) reached and the "
                 "optimization hasn't converged yet.",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from skorch.callbacks import Callback, Checkpoint, LoadInitState
+from sklearn.exceptions import ConvergenceWarning
 
 from sklmn.estimators import LMNClassifier, MultiScaleLMNRegressor
 
@@ -133,3 +134,25 @@ def test_checkpoint_and_resume_match_uninterrupted_history(tmp_path):
     np.testing.assert_allclose(
         resumed.predict(X), full.predict(X), rtol=1e-4, atol=1e-6
     )
+
+
+def test_interrupt_in_the_last_epoch_is_not_max_iter_reached():
+    # an interruption in the middle of epoch max_iter leaves max_iter - 1
+    # completed epochs: no "Maximum iterations reached" ConvergenceWarning
+    X, y = _data()
+    est = LMNClassifier(
+        hidden_size=4,
+        memory_size=3,
+        max_iter=2,
+        batch_size=8,
+        random_state=0,
+        callbacks=[InterruptMidEpoch(epoch=2, batch=2)],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X, y)
+    assert est.n_iter_ == 1
+    # all max_iter epochs completed without converging: the warning stays
+    est.set_params(callbacks=None)
+    with pytest.warns(ConvergenceWarning, match="Maximum iterations"):
+        est.fit(X, y)
