@@ -102,7 +102,8 @@ TRAINING_PARAMETERS_DOC = """\
     validation_metric : {'loss', 'score'}, default='loss'
         What early stopping monitors: the validation loss (the training
         criterion), or the estimator's natural score (accuracy, frame-level
-        accuracy, R²).
+        accuracy, R², which needs at least two validation sequences or,
+        per time step, two valid steps).
     validation_fraction : float, default=0.1
         Fraction of the sequences held out for early stopping.
     n_iter_no_change : int, default=10 (classifiers) or 20 (regressors)

@@ -161,6 +161,8 @@ class _FitPreparationMixin:
             train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
             if weights is not None:
                 train_weights = _mean_one(weights[train_idx], train_seqs)
+        if valid_dataset is not None:
+            self._check_validation_size(valid_dataset)
         batch_size, lr = self._step_settings(seqs.n_samples)
         context = self._context(
             train_seqs,
@@ -191,6 +193,24 @@ class _FitPreparationMixin:
             raise ValueError(
                 "X_val and y_val are monitored for early stopping: use "
                 "early_stopping=True or 'auto', got early_stopping=False."
+            )
+
+    def _check_validation_size(self, valid_dataset: SequenceDataset) -> None:
+        """Refuse a validation set on which the monitored score is not
+        defined: the R^2 of a regressor needs two validation entries
+        (sequences, or valid steps with ``target='timestep'``)."""
+        if self._problem != "continuous" or self.validation_metric != "score":
+            return
+        if self.target == "timestep":
+            n, what = int(valid_dataset.lengths.sum()), "valid time steps"
+        else:
+            n, what = len(valid_dataset), "sequences"
+        if n < 2:
+            raise ValueError(
+                "validation_metric='score' monitors the R^2 of the validation "
+                f"set, which is not defined on fewer than two {what}; the "
+                f"validation set has {n}. Use validation_metric='loss', a "
+                "larger validation_fraction or more X_val sequences."
             )
 
     def _check_partial_fit_parameters(self) -> None:

@@ -301,6 +301,48 @@ def test_validation_metric_score_monitors_the_score():
     assert clf.best_validation_score_ >= max(clf.validation_scores_) - 1e-12
 
 
+def test_regressor_score_on_fewer_than_two_validation_entries_is_refused():
+    # R^2 is not defined on one validation sequence: monitoring it ended
+    # training after one epoch as a "divergence" with best_validation_score_
+    # -inf; fit now refuses the validation set, naming the problem
+    rng = np.random.RandomState(0)
+    X = rng.randn(10, 4, 2)
+    y = X[:, :, 0].sum(axis=1)
+    est = RNNRegressor(
+        hidden_size=3,
+        max_iter=2,
+        early_stopping=True,
+        validation_metric="score",
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="R\\^2 .* fewer than two sequences"):
+        est.fit(X, y)  # validation_fraction=0.1 of 10: one sequence
+    with pytest.raises(ValueError, match="validation set has 1"):
+        est.fit(X, y, X_val=X[:1], y_val=y[:1])
+    assert not hasattr(est, "net_")
+    # per-step targets: one sequence of one step is refused, two steps are scored
+    steps = RNNRegressor(**{**est.get_params(), "target": "timestep"})
+    X_steps = [x for x in X]
+    y_steps = [x[:, 0] for x in X]
+    with pytest.raises(ValueError, match="fewer than two valid time steps"):
+        steps.fit(X_steps, y_steps, X_val=[X[0, :1]], y_val=[X[0, :1, 0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning
+        steps.fit(X_steps, y_steps, X_val=[X[0, :2]], y_val=[X[0, :2, 0]])
+    assert np.isfinite(steps.validation_scores_).all()
+    # two validation sequences: the score is defined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, X_val=X[:2], y_val=y[:2])
+    assert np.isfinite(est.best_validation_score_)
+    assert est.diverged_ is False
+    # the loss is defined on one sequence
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.set_params(validation_metric="loss").fit(X, y)
+    assert len(est.validation_loss_curve_) == 2
+
+
 class _ParameterlessPretrainer:
     """Base of the test pretrainers: no parameters to clone."""
 
