@@ -228,7 +228,7 @@ class RestoreOnDivergence(SequenceCallback):
             for _, callback in getattr(net, "callbacks_", []):
                 hold = getattr(callback, "hold", None)  # keep these weights
                 if hold is not None:
-                    hold()
+                    hold(epoch)
         self._state_epoch = epoch
         self.diverged_ = True
         self.message_ = message

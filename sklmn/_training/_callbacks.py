@@ -296,9 +296,11 @@ class ConvergenceMonitor(SequenceCallback):
     converged_ : bool
         Whether the stopping rule ended training.
     best_ : float
-        Best monitored value (a loss, or a score for ``'valid_score'``).
+        Best monitored value (a loss, or a score for ``'valid_score'``);
+        after :meth:`hold` with an epoch, the value of the held weights.
     best_epoch_ : int
-        Epoch of the best weights (0: the starting weights).
+        Epoch of the best weights (0: the starting weights); after
+        :meth:`hold` with an epoch, that epoch.
     start_ : float
         Monitored value of the starting weights.
     """
@@ -427,6 +429,8 @@ class ConvergenceMonitor(SequenceCallback):
         self.best_epoch_ = len(net.history)
         self._best_state = snapshot_state(net.module_)
         self._hold = False
+        # the monitored value of every epoch's weights (for hold(epoch))
+        self._measured = {self.best_epoch_: self.start_}
         start_loss = self.start_loss_ if self._higher_is_better else self.start_
         self._lowest_loss = start_loss if np.isfinite(start_loss) else np.inf
 
@@ -440,6 +444,7 @@ class ConvergenceMonitor(SequenceCallback):
     def on_epoch_end(self, net, **kwargs):
         row = net.history[-1]
         value = self._value(net, row)
+        self._measured[int(row["epoch"])] = value
         if not np.isfinite(value):
             net.diverged(
                 f"Training diverged at epoch {row['epoch']}: the monitored "
@@ -509,17 +514,29 @@ class ConvergenceMonitor(SequenceCallback):
             net.module_.load_state_dict(self._best_state)
         return self.best_epoch_
 
-    def hold(self) -> None:
+    def hold(self, epoch: int | None = None) -> None:
         """End this training with the module's current weights, not the best
         (used by :class:`sklmn.callbacks.RestoreOnDivergence` with
-        ``restore='last'``)."""
+        ``restore='last'``).
+
+        Parameters
+        ----------
+        epoch : int or None, default=None
+            Epoch of the current weights (0: the starting weights): when
+            their monitored value was measured, ``best_epoch_`` and ``best_``
+            then describe them, the weights training ends with.
+        """
         self._hold = True
+        measured = getattr(self, "_measured", None) or {}
+        if epoch is not None and epoch in measured:
+            self.best_epoch_ = int(epoch)
+            self.best_ = measured[epoch]
 
     def on_train_end(self, net, **kwargs):
         if not self._hold:
             self.restore_best(net)
         # do not keep (and pickle) the copy and the datasets with the model
-        self._best_state = None
+        self._best_state = self._measured = None
         self._train = self._valid = self._train_index = None
         self._train_batches = None
 

@@ -12,7 +12,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklmn.callbacks import DivergenceWarning, RestoreOnDivergence
-from sklmn.estimators import ENRNNRegressor, LMNRegressor, RNNRegressor
+from sklmn.estimators import ENRNNRegressor, LMNRegressor, RNNClassifier, RNNRegressor
 
 T = 80  # 3**80 ~ 1e38: an expanding memory overflows float32 within a sequence
 
@@ -369,3 +369,54 @@ def test_non_finite_parameters_found_by_the_guard_set_diverged():
     assert est.diverged_ is True
     assert est.n_iter_ == 2
     assert np.isfinite(est.predict(X)).all()
+
+
+class _WorsenThenNaN(Callback):
+    """Make the weights after epoch 2 worse than those after epoch 1 (epoch
+    2 starts from a readout sure of class 0 whatever the input), then make
+    every parameter NaN in epoch 3."""
+
+    def on_epoch_begin(self, net, **kwargs):
+        if len(net.history) == 2:  # the history has the new epoch's row
+            with torch.no_grad():
+                net.module_.readout.weight.zero_()
+                net.module_.readout.bias.copy_(torch.tensor([10.0, -10.0]))
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and len(net.history) == 3:
+            with torch.no_grad():
+                for p in net.module_.parameters():
+                    p.fill_(float("nan"))
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_restore_last_reports_the_epoch_and_loss_of_the_weights_kept(early_stopping):
+    # RestoreOnDivergence('last') keeps the last sound weights (epoch 2, worse
+    # than epoch 1): best_epoch_ and best_loss_ describe those weights, not
+    # the best epoch's that were not kept
+    rng = np.random.RandomState(0)
+    X = rng.randn(24, 5, 2)
+    y = (X[:, :, 0].sum(axis=1) > 0).astype(int)
+    est = RNNClassifier(
+        hidden_size=3,
+        max_iter=5,
+        batch_size=8,
+        alpha=0.0,
+        random_state=0,
+        early_stopping=early_stopping,
+        validation_fraction=0.25,
+        callbacks=[_WorsenThenNaN(), ("r", RestoreOnDivergence("last"))],
+    )
+    with pytest.warns(DivergenceWarning, match="restored the last parameters"):
+        est.fit(X, y)
+    guard = dict(est.net_.callbacks_)["r"]
+    assert guard.restored_epoch_ == 2
+    assert est.best_epoch_ == 2
+    if early_stopping:
+        assert est.best_loss_ == pytest.approx(est.validation_loss_curve_[1], rel=1e-6)
+        assert est.best_validation_score_ == pytest.approx(
+            est.validation_scores_[1], rel=1e-6
+        )
+    else:
+        proba = np.clip(est.predict_proba(X)[np.arange(len(y)), y], 1e-12, 1)
+        assert est.best_loss_ == pytest.approx(-np.mean(np.log(proba)), rel=1e-4)
