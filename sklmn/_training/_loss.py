@@ -236,6 +236,10 @@ def score_valid_entries(
         if per_step:
             return _frame_level_accuracy_counts(y_true, pred, sample_weight=w)
         return float(np.average(np.all(pred == y_true, axis=1), weights=w))
+    if not np.isfinite(outputs).all():
+        # weights that diverged: NaN for the stopping rule and the divergence
+        # guard to handle (scikit-learn's r2_score refuses such outputs)
+        return float("nan")
     return float(r2_score(y_true, outputs, sample_weight=w))
 
 

@@ -420,3 +420,43 @@ def test_restore_last_reports_the_epoch_and_loss_of_the_weights_kept(early_stopp
     else:
         proba = np.clip(est.predict_proba(X)[np.arange(len(y)), y], 1e-12, 1)
         assert est.best_loss_ == pytest.approx(-np.mean(np.log(proba)), rel=1e-4)
+
+
+class _NaNParametersInLastBatchOf(Callback):
+    """Make every parameter NaN after each training batch of one epoch (the
+    last one included, so the validation pass sees NaN outputs)."""
+
+    def __init__(self, epoch: int = 2):
+        self.epoch = epoch
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and len(net.history) == self.epoch:
+            with torch.no_grad():
+                for p in net.module_.parameters():
+                    p.fill_(float("nan"))
+
+
+@pytest.mark.parametrize("validation_metric", ["loss", "score"])
+def test_regressor_validation_score_of_diverged_weights_is_a_divergence(
+    validation_metric,
+):
+    # the validation R^2 of NaN outputs failed fit with scikit-learn's
+    # "Input contains NaN" instead of the divergence recovery
+    rng = np.random.RandomState(0)
+    X = rng.randn(20, 5, 2)
+    y = X[:, :, 0].sum(axis=1)
+    est = RNNRegressor(
+        hidden_size=3,
+        max_iter=4,
+        early_stopping=True,
+        validation_fraction=0.2,
+        validation_metric=validation_metric,
+        random_state=0,
+        callbacks=[_NaNParametersInLastBatchOf(2)],
+    )
+    with pytest.warns(DivergenceWarning, match="not finite"):
+        est.fit(X, y)
+    assert est.diverged_ is True
+    assert est.best_epoch_ <= 1
+    assert np.isfinite(est.best_loss_)
+    assert np.isfinite(est.predict(X)).all()
