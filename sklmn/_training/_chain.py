@@ -97,19 +97,39 @@ def callback_chain(
             ("gradient_clipping", ModuleGradientClipping(gradient_clipping))
         )
     callbacks.extend(model_callbacks)
-    callbacks.extend(copy_callbacks(user_callbacks))
+    user = copy_callbacks(user_callbacks)
+    callbacks.extend(user)
     if verbose:
         callbacks.append(("progress", ProgressLogger(sink=print)))
-    if stopping is None:
-        return callbacks
-    if not any(
-        isinstance(_callback_object(cb), RestoreOnDivergence) for cb in callbacks
-    ):
-        # a divergence ends fit with the best weights and a warning
-        callbacks.append(("restore_on_divergence", RestoreOnDivergence("best")))
-    callbacks.extend(plugin_callbacks)
-    callbacks.append(("convergence", stopping))
+    if stopping is not None:
+        if not any(
+            isinstance(_callback_object(cb), RestoreOnDivergence) for cb in callbacks
+        ):
+            # a divergence ends fit with the best weights and a warning
+            callbacks.append(("restore_on_divergence", RestoreOnDivergence("best")))
+        callbacks.extend(plugin_callbacks)
+        callbacks.append(("convergence", stopping))
+    _check_user_names(callbacks, user)
     return callbacks
+
+
+def _check_user_names(chain: list, user: list) -> None:
+    """Refuse a callback of ``user`` named like one of the others in
+    ``chain``, sklmn's own (skorch would report a duplicate name the user
+    never gave twice)."""
+    mine = {id(entry) for entry in user}
+    reserved = {
+        entry[0]
+        for entry in chain
+        if isinstance(entry, tuple) and id(entry) not in mine
+    }
+    for entry in user:
+        if isinstance(entry, tuple) and entry[0] in reserved:
+            raise ValueError(
+                f"callbacks: the name {entry[0]!r} is taken by one of the "
+                f"estimator's own callbacks ({', '.join(sorted(reserved))}); "
+                "give this callback another name"
+            )
 
 
 def make_estimator_net(

@@ -137,3 +137,34 @@ def test_estimator_net_scales_the_weight_decay():
     net.partial_fit(data)
     decays = sorted({g["weight_decay"] for g in net.optimizer_.param_groups})
     assert decays == [0.0, pytest.approx(1e-4 / 4)]
+
+
+@pytest.mark.parametrize(
+    "name", ["convergence", "restore_on_divergence", "valid_score", "progress", "start"]
+)
+def test_user_callback_named_like_an_own_one_is_refused_by_name(name):
+    # skorch would only say "duplicate user-set callback name"
+    with pytest.raises(ValueError, match=f"the name '{name}' is taken"):
+        callback_chain(
+            problem="multiclass",
+            per_step=False,
+            validation=True,
+            gradient_clipping=1.0,
+            model_callbacks=[("start", Callback())],
+            user_callbacks=[(name, Callback())],
+            verbose=True,
+            stopping=ConvergenceMonitor(1e-4, 10),
+        )
+
+
+def test_user_divergence_guard_may_take_the_default_guards_name():
+    # the default guard is only added without one of the user's
+    chain = callback_chain(
+        problem="multiclass",
+        per_step=False,
+        validation=False,
+        gradient_clipping=None,
+        user_callbacks=[("restore_on_divergence", RestoreOnDivergence("last"))],
+        stopping=ConvergenceMonitor(1e-4, 10),
+    )
+    assert _names(chain) == ["restore_on_divergence", "convergence"]
