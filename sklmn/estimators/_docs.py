@@ -159,7 +159,11 @@ TRAINING_PARAMETERS_DOC = """\
         stops with the best weights measured so far (the starting weights
         included) and a :class:`~sklmn.callbacks.DivergenceWarning`; to make
         ``fit`` fail instead, turn that warning into an error
-        (``warnings.simplefilter('error', DivergenceWarning)``)."""
+        (``warnings.simplefilter('error', DivergenceWarning)``). The names of
+        the built-in callbacks are taken. The net a callback sees predicts
+        the network's raw outputs (logits), so a scoring callback such as
+        skorch's ``EpochScoring`` needs a callable scorer, not a scikit-learn
+        scorer name such as ``'accuracy'``."""
 
 CLASS_WEIGHT_DOC = """\
     class_weight : dict, 'balanced' or None, default=None
