@@ -87,10 +87,15 @@ def map_radii(module, n_random: int = 8, seed: int = 0) -> tuple | None:
 
 
 class StartProbe(Callback):
-    """Keep a copy of the network's state when training begins."""
+    """Keep a copy of the network (``module_``) when training begins.
+
+    The whole module is copied, not only its state: a network that grows
+    during training (the multi-scale LMN's ``incremental`` schedule) ends
+    with parameters of other shapes than its start.
+    """
 
     def on_train_begin(self, net, **kwargs):
-        self.state_ = copy.deepcopy(net.module_.state_dict())
+        self.module_ = copy.deepcopy(net.module_)
 
 
 class RadiusProbe(Callback):

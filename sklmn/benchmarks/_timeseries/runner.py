@@ -138,10 +138,6 @@ def _fit_one(
         record["score"] = score
         record["status"] = "ok" if math.isfinite(score) else "diverged"
         final = _final_step(est)
-        if probes:
-            record["start_score"] = _start_score(est, X_test, y_test, dataset.task)
-            radii = _probe(final, RadiusProbe).log_
-            record["radii"] = radii if any(r is not None for r in radii) else None
         n_iter = getattr(final, "n_iter_", None)
         if n_iter is not None:
             record["n_iter"] = int(np.max(n_iter))
@@ -155,6 +151,20 @@ def _fit_one(
             f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
         )
         record["warnings"] = list(messages)[:5]
+        if probes:
+            # the suite's own measurements: their failure is not the fit's
+            try:
+                record["start_score"] = _start_score(
+                    est, X_test, y_test, dataset.task
+                )
+                radii = _probe(final, RadiusProbe).log_
+                record["radii"] = radii if any(r is not None for r in radii) else None
+            except Exception as exc:  # noqa: BLE001
+                record["warnings"].append(
+                    "probe failed: "
+                    + "".join(traceback.format_exception_only(type(exc), exc))
+                    .strip()[:200]
+                )
     except Exception as exc:  # noqa: BLE001 - one failing fit must not end the run
         record["error"] = "".join(
             traceback.format_exception_only(type(exc), exc)
@@ -188,7 +198,7 @@ def _start_score(est, X_test, y_test, task) -> float | None:
 
     start = copy.deepcopy(est)
     final = _final_step(start)
-    final.net_.module_.load_state_dict(_probe(final, StartProbe).state_)
+    final.net_.module_ = _probe(final, StartProbe).module_
     return _score(start.predict(X_test), y_test, task)
 
 

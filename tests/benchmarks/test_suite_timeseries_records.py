@@ -1,0 +1,85 @@
+"""What the time-series suite records for one fit, checked against
+independent re-computations on tiny in-memory data (no wheels needed)."""
+
+import copy
+
+import numpy as np
+from skorch.callbacks import Callback
+
+from sklmn.benchmarks._timeseries import SuiteDataset, run_timeseries_suite
+from sklmn.benchmarks._timeseries import runner as suite
+from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
+from sklmn.pretraining import IncrementalTraining
+
+
+def _toy():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 6, 1)
+    y = np.where(X[:, -1, 0] > 0, "up", "down")
+    return X[:28], X[28:], y[:28], y[28:]
+
+
+class _FirstEpoch(Callback):
+    """A copy of the network when the first epoch begins (after every
+    callback's ``on_train_begin``)."""
+
+    def on_train_begin(self, net, **kwargs):
+        self.module_ = None
+
+    def on_epoch_begin(self, net, **kwargs):
+        if self.module_ is None:
+            self.module_ = copy.deepcopy(net.module_)
+
+
+TOY = {"toy": SuiteDataset("classification", _toy)}
+
+
+def _run(tmp_path, registry, **kwargs):
+    return run_timeseries_suite(
+        seeds=[0], jobs=1, output_dir=tmp_path, dataset_registry=TOY,
+        model_registry=registry, log=lambda msg: None, **kwargs,
+    )  # fmt: skip
+
+
+def test_start_score_of_a_network_that_grows_during_training(tmp_path):
+    # the start was restored as a state dict into the grown network, which
+    # failed: the record kept status 'ok' with an error, and lost n_iter,
+    # n_spikes, the radii and the warnings
+    def grow(seed, info):
+        return MultiScaleLMNClassifier(
+            hidden_size=4, memory_size=2, n_modules=2, pooling="last",
+            incremental=IncrementalTraining(epochs_per_module=1),
+            max_iter=3, random_state=seed,
+        )  # fmt: skip
+
+    (record,) = _run(tmp_path, {"grow": {"classification": grow}})
+    assert record["status"] == "ok" and record["error"] is None, record["error"]
+    assert record["n_iter"] == 3 and record["n_spikes"] is not None
+    assert len(record["radii"]) == 4  # the start and every epoch
+    # independently: the same fit, its network before the first epoch
+    X_train, X_test, y_train, y_test = _toy()
+    est = grow(0, None).set_params(callbacks=[("first", _FirstEpoch())])
+    est.fit(X_train, y_train)
+    assert est.net_.module_.recurrent.n_modules == 2  # it grew
+    assert abs(record["score"] - np.mean(est.predict(X_test) == y_test)) < 1e-12
+    first = dict(est.net_.callbacks_)["first"].module_
+    assert first.recurrent.n_modules == 1
+    start = copy.deepcopy(est)
+    start.net_.module_ = first
+    start_score = np.mean(start.predict(X_test) == y_test)
+    assert abs(record["start_score"] - start_score) < 1e-12
+
+
+def test_a_failing_probe_keeps_the_fit_record(tmp_path, monkeypatch):
+    def boom(*args):
+        raise RuntimeError("probe boom")
+
+    monkeypatch.setattr(suite, "_start_score", boom)
+    registry = {"lmn": {"classification": lambda seed, info: LMNClassifier(
+        hidden_size=4, memory_size=4, max_iter=2, random_state=seed)}}  # fmt: skip
+    (record,) = _run(tmp_path, registry)
+    assert record["status"] == "ok" and record["error"] is None
+    assert record["n_iter"] == 2 and record["n_spikes"] is not None
+    assert record["start_score"] is None
+    warned = record["warnings"]
+    assert any("probe failed: RuntimeError: probe boom" in w for w in warned)
