@@ -7,6 +7,7 @@ import numpy as np
 from skorch.callbacks import Callback
 
 from sklmn.benchmarks._timeseries import SuiteDataset, run_timeseries_suite
+from sklmn.benchmarks._timeseries import probes
 from sklmn.benchmarks._timeseries import runner as suite
 from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
 from sklmn.pretraining import IncrementalTraining
@@ -83,3 +84,34 @@ def test_a_failing_probe_keeps_the_fit_record(tmp_path, monkeypatch):
     assert record["start_score"] is None
     warned = record["warnings"]
     assert any("probe failed: RuntimeError: probe boom" in w for w in warned)
+
+
+class _Clock:
+    """A fake ``time`` module whose clock moves only when told to."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def test_fit_seconds_leave_out_the_probes(tmp_path, monkeypatch):
+    # fit_seconds counted the suite's own probes (a copy of the start and
+    # the radii after every epoch) as the model's fitting time
+    clock = _Clock()
+
+    def slow_radii(module, n_random=8, seed=0):
+        clock.now += 10.0  # every radius measurement "takes" 10 s
+        return None
+
+    monkeypatch.setattr(suite, "time", clock)
+    monkeypatch.setattr(probes, "time", clock)
+    monkeypatch.setattr(probes, "map_radii", slow_radii)
+    registry = {"lmn": {"classification": lambda seed, info: LMNClassifier(
+        hidden_size=4, memory_size=4, max_iter=2, random_state=seed)}}  # fmt: skip
+    (record,) = _run(tmp_path, registry)
+    assert record["status"] == "ok" and record["n_iter"] == 2
+    assert clock.now == 30.0  # the start and two epochs were measured
+    assert abs(record["fit_seconds"]) < 1e-9
+

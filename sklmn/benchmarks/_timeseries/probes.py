@@ -13,6 +13,7 @@ derivative), computed in float64 on the module's actual dense matrices.
 from __future__ import annotations
 
 import copy
+import time
 
 import numpy as np
 import torch
@@ -95,7 +96,10 @@ class StartProbe(Callback):
     """
 
     def on_train_begin(self, net, **kwargs):
+        t0 = time.perf_counter()
         self.module_ = copy.deepcopy(net.module_)
+        #: wall seconds spent here (the runner leaves them out of the fit's)
+        self.seconds_ = time.perf_counter() - t0
 
 
 class RadiusProbe(Callback):
@@ -105,7 +109,12 @@ class RadiusProbe(Callback):
         self.n_random = n_random
 
     def on_train_begin(self, net, **kwargs):
+        t0 = time.perf_counter()
         self.log_ = [map_radii(net.module_, self.n_random)]
+        #: wall seconds spent here (the runner leaves them out of the fit's)
+        self.seconds_ = time.perf_counter() - t0
 
     def on_epoch_end(self, net, **kwargs):
+        t0 = time.perf_counter()
         self.log_.append(map_radii(net.module_, self.n_random))
+        self.seconds_ += time.perf_counter() - t0
