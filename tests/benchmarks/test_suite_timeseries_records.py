@@ -2,6 +2,9 @@
 independent re-computations on tiny in-memory data (no wheels needed)."""
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 from skorch.callbacks import Callback
@@ -115,3 +118,27 @@ def test_fit_seconds_leave_out_the_probes(tmp_path, monkeypatch):
     assert clock.now == 30.0  # the start and two epochs were measured
     assert abs(record["fit_seconds"]) < 1e-9
 
+
+def test_the_first_fit_of_a_process_imports_nothing_heavy():
+    # the first optimizer of a process imports torch._dynamo (and sympy):
+    # about a second counted as the first fit's of every worker
+    code = """
+import sys
+import numpy as np
+from sklmn.benchmarks._timeseries import runner
+from sklmn.estimators import LMNClassifier
+X = np.random.RandomState(0).randn(12, 4, 1)
+y = np.where(X[:, 0, 0] > 0, "a", "b")
+runner._warm_up()
+before = set(sys.modules)
+LMNClassifier(hidden_size=4, memory_size=4, max_iter=1, random_state=0).fit(X, y)
+new = set(sys.modules) - before
+print(sorted(m for m in new if m.startswith(("torch._dynamo", "sympy"))))
+"""
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        capture_output=True, text=True, timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout

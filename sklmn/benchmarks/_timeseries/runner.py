@@ -62,6 +62,24 @@ def count_loss_spikes(losses, factor=2.0):
 _DATA_CACHE: dict[tuple[str, str], tuple] = {}
 
 
+def _warm_up() -> None:
+    """Import, once per process, what a first fit would import lazily.
+
+    Building the first torch optimizer of a process imports ``torch._dynamo``
+    (and sympy), about a second that the first timed fit of every worker
+    would otherwise count as its own.
+    """
+    import torch
+
+    global _WARM
+    if not _WARM:
+        torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])
+        _WARM = True
+
+
+_WARM = False
+
+
 def _final_step(est):
     return est.steps[-1][1] if isinstance(est, Pipeline) else est
 
@@ -122,6 +140,7 @@ def _fit_one(
             record["note"] = note
             record["estimator"] = repr(est)  # as configured, without the probes
             probes = _add_probes(_final_step(est))
+            _warm_up()
             t0 = time.perf_counter()
             try:
                 est.fit(X_train, y_train)
