@@ -23,11 +23,16 @@ from .report import format_timeseries_report
 
 # -- helpers --
 def count_loss_spikes(losses, factor=2.0):
-    """Count the epochs whose loss exceeds ``factor`` times every earlier loss.
+    """Count the epochs whose loss exceeds ``factor`` times the smallest
+    earlier loss.
 
     An epoch ``t >= 1`` is a spike when ``loss[t] > factor * min(loss[:t])``:
     the training loss jumped well above the best value reached so far (a sign
-    of an unstable run, e.g. an exploding linear memory).
+    of an unstable run, e.g. an exploding linear memory). The first epoch is
+    never one: the start is not an entry of ``loss_curve_``, whose values are
+    the means of each epoch's minibatch losses, each measured before its
+    update (with one minibatch per epoch, the first value is the start's
+    loss).
 
     Parameters
     ----------
@@ -44,6 +49,8 @@ def count_loss_spikes(losses, factor=2.0):
     --------
     >>> count_loss_spikes([1.0, 0.5, 0.4, 0.9, 0.3, 0.61])
     2
+    >>> count_loss_spikes([1.0, 0.4, 0.9])  # above twice 0.4, not twice 1.0
+    1
     >>> count_loss_spikes([])
     0
     """
