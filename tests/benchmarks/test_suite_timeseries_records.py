@@ -121,7 +121,7 @@ def test_fit_seconds_leave_out_the_probes(tmp_path, monkeypatch):
 
 def test_the_first_fit_of_a_process_imports_nothing_heavy():
     # the first optimizer of a process imports torch._dynamo (and sympy):
-    # about a second counted as the first fit's of every worker
+    # counted as fitting time by the first fit of every worker
     code = """
 import sys
 import numpy as np

@@ -73,8 +73,8 @@ def _warm_up() -> None:
     """Import, once per process, what a first fit would import lazily.
 
     Building the first torch optimizer of a process imports ``torch._dynamo``
-    (and sympy), about a second that the first timed fit of every worker
-    would otherwise count as its own.
+    (and sympy), which the first timed fit of every worker would otherwise
+    count as its own fitting time.
     """
     import torch
 
