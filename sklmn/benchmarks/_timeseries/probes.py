@@ -13,6 +13,7 @@ derivative), computed in float64 on the module's actual dense matrices.
 from __future__ import annotations
 
 import copy
+import time
 
 import numpy as np
 import torch
@@ -87,10 +88,18 @@ def map_radii(module, n_random: int = 8, seed: int = 0) -> tuple | None:
 
 
 class StartProbe(Callback):
-    """Keep a copy of the network's state when training begins."""
+    """Keep a copy of the network (``module_``) when training begins.
+
+    The whole module is copied, not only its state: a network that grows
+    during training (the multi-scale LMN's ``incremental`` schedule) ends
+    with parameters of other shapes than its start.
+    """
 
     def on_train_begin(self, net, **kwargs):
-        self.state_ = copy.deepcopy(net.module_.state_dict())
+        t0 = time.perf_counter()
+        self.module_ = copy.deepcopy(net.module_)
+        #: wall seconds spent here (the runner leaves them out of the fit's)
+        self.seconds_ = time.perf_counter() - t0
 
 
 class RadiusProbe(Callback):
@@ -100,7 +109,12 @@ class RadiusProbe(Callback):
         self.n_random = n_random
 
     def on_train_begin(self, net, **kwargs):
+        t0 = time.perf_counter()
         self.log_ = [map_radii(net.module_, self.n_random)]
+        #: wall seconds spent here (the runner leaves them out of the fit's)
+        self.seconds_ = time.perf_counter() - t0
 
     def on_epoch_end(self, net, **kwargs):
+        t0 = time.perf_counter()
         self.log_.append(map_radii(net.module_, self.n_random))
+        self.seconds_ += time.perf_counter() - t0
