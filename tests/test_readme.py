@@ -2,13 +2,15 @@
 runnable code) run as written, without warnings, and print what they show.
 
 Every fenced ``python`` block of README.md, ``docs/getting_started.md``,
-``docs/extending.md`` (the plug-in protocol) and the user-guide pages
-``docs/user_guide/input.md`` and ``docs/user_guide/targets.md`` is executed in
-a fresh namespace, in a temporary working directory. A block preceded by the
-line ``<!-- readme-test: skip -->`` (or, in the MyST pages, the comment
-``% readme-test: skip``) is skipped: at the moment only the
-``check_estimator`` call of the getting-started page, which runs scikit-learn's
-whole check list (the test suite runs it for every estimator already).
+``docs/extending.md`` (the plug-in protocol), ``docs/memory.md`` and the
+user-guide pages ``input.md``, ``targets.md``, ``baselines.md`` and
+``pretraining.md`` is executed in a fresh namespace, in a temporary working
+directory. A block preceded by the line ``<!-- readme-test: skip -->`` (or,
+in the MyST pages, the comment ``% readme-test: skip``) is skipped: at the
+moment the ``check_estimator`` call of the getting-started page, which runs
+scikit-learn's whole check list (the test suite runs it for every estimator
+already), and the character-level Penn Treebank run of the baselines page,
+which needs the data set and is a long training run.
 
 Where a ``print(...)`` call is followed by a comment, on its last line or on
 the next line alone, that comment is the line the call must print: the text
@@ -33,8 +35,11 @@ PAGES = [
     README,
     ROOT / "docs" / "getting_started.md",
     ROOT / "docs" / "extending.md",
+    ROOT / "docs" / "memory.md",
     ROOT / "docs" / "user_guide" / "input.md",
     ROOT / "docs" / "user_guide" / "targets.md",
+    ROOT / "docs" / "user_guide" / "baselines.md",
+    ROOT / "docs" / "user_guide" / "pretraining.md",
 ]
 
 
