@@ -78,3 +78,26 @@ def _auto_net_with_unread_blocks():
         net.readout.weight[:, 4:] = 1.0  # unread at scale 0
     x, lengths = torch.randn(3, 7, 2), torch.tensor([7, 4, 2])
     return net, x, lengths, net(x, lengths=lengths)
+
+
+def _assert_nan_padding_inert(net, x, lengths, loss):
+    """``net(x, lengths)`` with the padded steps of ``x`` set to 0 and then
+    to NaN: the outputs are equal and every gradient of ``loss(out, state)``
+    is finite and equal (padding must never reach the input projection's
+    gradient as ``0 * NaN``)."""
+    results = []
+    for pad in (0.0, float("nan")):
+        xp = x.clone()
+        for n, length in enumerate(torch.as_tensor(lengths).tolist()):
+            xp[n, length:] = pad
+        net.zero_grad()
+        out, state = net(xp, lengths)
+        loss(out, state).backward()
+        grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+        results.append((out, grads))
+    (out0, grads0), (out1, grads1) = results
+    torch.testing.assert_close(out1, out0, rtol=0, atol=0)
+    assert len(grads1) == len(grads0) > 0
+    for g0, g1 in zip(grads0, grads1, strict=True):
+        assert torch.isfinite(g1).all()
+        torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)

@@ -203,7 +203,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
     #: the classes to name when ``<name>__<key>`` is set on a string or None
     #: ``pretrainer`` or ``incremental`` (``_BaseSequenceEstimator.set_params``)
     _rule_parameter_objects: dict = {
-        "pretrainer": "sklmn.pretraining.LAESInitializer",
+        **_LMNMemoryMixin._rule_parameter_objects,
         "incremental": "sklmn.pretraining.IncrementalTraining",
     }
 

@@ -99,7 +99,7 @@ class _PretrainerMixin:
     into ``pretrainer_``, initializes the module before training."""
 
     #: the class to name when ``pretrainer__<key>`` is set on a string
-    #: ``pretrainer`` ('auto'), see ``_BaseSequenceEstimator.set_params``
+    #: ``pretrainer`` ('auto') or None, see ``_BaseSequenceEstimator.set_params``
     _rule_parameter_objects: dict = {
         "pretrainer": "sklmn.pretraining.LAESInitializer"
     }

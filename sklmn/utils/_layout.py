@@ -292,6 +292,19 @@ def restore_input_layout(estimator, out):
     return to_channels_first(out) if out.ndim == 3 else out
 
 
+def _as_sequence_item(a: np.ndarray, name: str) -> np.ndarray:
+    """``a``, one sequence of a list, as ``(T_i, n_features)``: a 1-D item
+    is univariate; any other shape is refused, naming the item ``name``."""
+    if a.ndim == 1:
+        return a[:, None]
+    if a.ndim != 2:
+        raise ValueError(
+            f"{name} has shape {a.shape}; every sequence must have shape "
+            "(T_i,) or (T_i, n_features)."
+        )
+    return a
+
+
 def to_channels_first(X):
     """Convert sklmn's ``(n, T, d)`` layout to channels-first ``(n, d, T)``.
 
@@ -319,18 +332,10 @@ def to_channels_first(X):
     (4, 3, 10)
     """
     if _is_sequence_list(X):
-        out = []
-        for i, x in enumerate(X):
-            a = np.asarray(x)
-            if a.ndim == 1:  # a univariate sequence (T_i,): one channel
-                a = a[:, None]
-            if a.ndim != 2:
-                raise ValueError(
-                    f"X[{i}] has shape {a.shape}; sequences must be (T_i,) or "
-                    "(T_i, n_features)."
-                )
-            out.append(np.array(a.T, copy=True))
-        return out
+        return [
+            np.array(_as_sequence_item(np.asarray(x), f"X[{i}]").T, copy=True)
+            for i, x in enumerate(X)
+        ]
     arr = np.asarray(X)
     if arr.ndim != 3:
         raise ValueError(

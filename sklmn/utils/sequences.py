@@ -25,6 +25,7 @@ import numpy as np
 from ._compat import _check_feature_names, _check_sample_weight
 from ._layout import (
     INPUT_LAYOUTS,
+    _as_sequence_item,
     _from_channels_first_input,
     _is_sequence_list,
     _warn_if_channels_first,
@@ -580,13 +581,7 @@ def pad_sequences(
     arrays = [np.asarray(s, dtype=dtype) for s in seqs]
     if not arrays:
         raise ValueError("pad_sequences needs at least one sequence, got none.")
-    for i, a in enumerate(arrays):
-        if a.ndim not in (1, 2):
-            raise ValueError(
-                f"seqs[{i}] has shape {a.shape}; every sequence must have shape "
-                "(T_i,) or (T_i, n_features)."
-            )
-    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    arrays = [_as_sequence_item(a, f"seqs[{i}]") for i, a in enumerate(arrays)]
     n_features = arrays[0].shape[1]
     for i, a in enumerate(arrays):
         if a.shape[1] != n_features:

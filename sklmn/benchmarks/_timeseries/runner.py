@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import torch
 from sklearn.pipeline import Pipeline
 
 from .datasets import DATASETS, METRICS, DatasetInfo, SuiteDataset, _dataset_info
@@ -69,6 +71,7 @@ def count_loss_spikes(losses, factor=2.0):
 _DATA_CACHE: dict[tuple[str, str], tuple] = {}
 
 
+@functools.cache
 def _warm_up() -> None:
     """Import, once per process, what a first fit would import lazily.
 
@@ -76,15 +79,7 @@ def _warm_up() -> None:
     (and sympy), which the first timed fit of every worker would otherwise
     count as its own fitting time.
     """
-    import torch
-
-    global _WARM
-    if not _WARM:
-        torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])
-        _WARM = True
-
-
-_WARM = False
+    torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])
 
 
 def _final_step(est):
