@@ -186,12 +186,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed_list:
         seeds = list(args.seed_list)
     elif args.seeds is not None:
+        if args.seeds < 1:
+            parser.error(f"--seeds must be >= 1, got {args.seeds}")
         seeds = list(range(args.seeds))
     else:  # each experiment's own
         seeds = default_seeds(preset)
     jobs = 2 if args.jobs is None else args.jobs
     if isinstance(seeds, list) and (not seeds or len(set(seeds)) != len(seeds)):
         parser.error(f"the seeds must be distinct and at least one, got {seeds}")
+    if isinstance(seeds, list) and min(seeds) < 0:
+        parser.error(f"the seeds must be >= 0 (numpy seeds), got {seeds}")
     if jobs < 1:
         parser.error(f"--jobs must be >= 1, got {jobs}")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):

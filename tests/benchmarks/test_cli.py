@@ -168,3 +168,42 @@ def test_output_dir_that_is_a_file_is_a_usage_error(suite, tmp_path, capsys):
         main(["--suite", suite, "--output-dir", str(path)])
     assert exc.value.code == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed-list", "-1"], "the seeds must be >= 0 (numpy seeds), got [-1]"),
+        (["--seed-list", "2", "-3"], "the seeds must be >= 0 (numpy seeds)"),
+        (["--seeds", "0"], "--seeds must be >= 1, got 0"),
+        (["--seeds", "-2"], "--seeds must be >= 1, got -2"),
+        (["--suite", "timeseries", "--seed-list", "-1"], "seeds must be >= 0"),
+    ],
+)
+def test_bad_seeds_are_usage_errors(argv, message, capsys, monkeypatch):
+    # a negative seed ran every experiment, each failing inside its worker
+    # on the estimators' random_state check (exit status 1, a report of
+    # failures); the time-series suite recorded every fit as failed
+    from sklmn.benchmarks import __main__ as cli
+    from sklmn.benchmarks import _timeseries
+
+    monkeypatch.setattr(cli, "run_benchmarks", pytest.fail)
+    monkeypatch.setattr(_timeseries, "run_timeseries_suite", pytest.fail)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_runner_rejects_negative_seeds(tmp_path):
+    from sklmn.benchmarks._runner import ExperimentResult, run_experiments
+
+    def _tiny(preset, output_dir, log, *, seed=0):
+        return ExperimentResult("tiny")
+
+    with pytest.raises(ValueError, match=r"seeds must be >= 0 \(numpy seeds\)"):
+        run_experiments({"tiny": (_tiny, "")}, "quick", output_dir=tmp_path,
+                        seeds=[-1])
+    with pytest.raises(ValueError, match=r"seeds must be >= 0 \(numpy seeds\)"):
+        run_experiments({"tiny": (_tiny, "")}, "quick", output_dir=tmp_path,
+                        seeds={"tiny": [0, -2]})
