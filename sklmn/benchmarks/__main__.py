@@ -80,10 +80,12 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir",
         metavar="DIR",
         help="folder holding the papers' own data sets: DIR/music/JSB "
-        "Chorales.pickle, DIR/mnist/ (the four IDX files), DIR/timit/ (TRAIN/, "
-        "TEST/), DIR/iam-ondb/ (lineStrokes/, ascii/, split lists); each "
-        "experiment uses the data found there and its offline stand-in "
-        "otherwise, and the report says which (default: the stand-ins)",
+        "Chorales.pickle (and MuseData, Nottingham, Piano-midi.de .pickle), "
+        "DIR/mnist/ (the four IDX files), DIR/timit/ (TRAIN/, TEST/), "
+        "DIR/iam-ondb/ (lineStrokes/, ascii/, split lists), DIR/ptb/ "
+        "(ptb.char.*.txt or ptb.*.txt); each experiment uses the data found "
+        "there and its offline stand-in otherwise, and the report says which "
+        "(default: the stand-ins)",
     )
     both = parser.add_argument_group("both suites")
     seeds = both.add_mutually_exclusive_group()
