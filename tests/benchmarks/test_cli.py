@@ -207,3 +207,31 @@ def test_runner_rejects_negative_seeds(tmp_path):
     with pytest.raises(ValueError, match=r"seeds must be >= 0 \(numpy seeds\)"):
         run_experiments({"tiny": (_tiny, "")}, "quick", output_dir=tmp_path,
                         seeds={"tiny": [0, -2]})
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["copy-budget", "--epochs", "0"], "--epochs: must be an int >= 1, got '0'"),
+        (["copy-budget", "--seed", "-1"], "--seed: must be an int >= 0, got '-1'"),
+        (["copy-budget", "--hidden", "x"], "--hidden: must be an int >= 1, got 'x'"),
+        (["copy-budget", "--set", "truncate_gradient"], "--set: expected PARAM=VALUE"),
+        (["copy-budget", "--set", "nope=1"], "--set: Invalid parameter 'nope'"),
+        (["enrnn-split", "--seed", "-1"], "--seed: must be an int >= 0"),
+        (["lmn-controls", "--item", "copy-lmn", "--seed", "-2"], "--seed: must be"),
+        (["enrnn-controls", "--task", "adding", "--seed", "-1"], "--seed: must be"),
+        (["enrnn-controls", "--task", "copy", "--chunks", "0"], "--chunks: must be"),
+        (["enrnn-controls", "--task", "copy", "--length", "1"], "--length: must be"),
+        (["chorales-pretraining", "--memory", "0"], "--memory: must be an int >= 1"),
+        (["chorales-pretraining", "--pre-epochs", "-1"], "--pre-epochs: must be"),
+        (["claim-tables", "nope/results.md"], "no such report: nope/results.md"),
+    ],
+)
+def test_bench_bad_arguments_are_usage_errors(argv, message, capsys):
+    # they were tracebacks out of the estimators' parameter checks (after
+    # the data were built) or out of read_text; a bad --set literal was a
+    # SyntaxError
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
