@@ -235,3 +235,17 @@ def test_bench_bad_arguments_are_usage_errors(argv, message, capsys):
         main(["bench", *argv])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_data_dir_help_names_every_folder_read():
+    # the help left out DIR/ptb/ (char-ptb) and the music-sets pickles
+    from sklmn.benchmarks._exp_music_claims import _SET_FILES
+    from sklmn.benchmarks._real_data import REAL_DATA
+
+    action = next(a for a in _parser()._actions if "--data-dir" in a.option_strings)
+    text = " ".join(action.help.split())
+    for path, _ in REAL_DATA.values():
+        top = path.split("/")[0]
+        assert f"DIR/{top}" in text, path
+    for filename in _SET_FILES.values():
+        assert filename.removesuffix(".pickle") in text, filename
