@@ -67,9 +67,11 @@ def common_suffix_words(
     (400 to 900 steps), to fit the CPU budget; the clock periods (7 modules,
     periods 1 .. 64) are scaled accordingly. The speech is synthesized
     (espeak-ng voices as speakers, 5 training and 2 test speakers), not
-    TIMIT. Sizes follow Carta et al. 2021 Table 6: MS-LMN with 25 hidden
-    units and 7 modules of 4 memory units, Clockwork RNN with 7 modules of 2
-    units (h = 14), LMN with 52 hidden and 52 memory units. Adam 1e-3,
+    TIMIT. Sizes follow Carta et al. 2021 Table 6 as closely as 7 equal
+    modules allow (the table's Clockwork h = 13 and MS-LMN m = 25 are not
+    multiples of 7): MS-LMN with 25 hidden units and 7 modules of 4 memory
+    units (m = 28), Clockwork RNN with 7 modules of 2 units (h = 14), LMN
+    with 52 hidden and 52 memory units. Adam 1e-3,
     batches of 25 words, no L2 penalty. Incremental training follows
     Carta et al. 2021 Alg. 2: a module every ``per_module`` epochs until all
     7 are in, the new module's readout (with all the others) by least
