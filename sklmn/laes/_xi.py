@@ -222,7 +222,9 @@ def xi_lag_moments(
     y_na = np.ascontiguousarray(y.transpose(1, 0, 2))
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-        y_an *= weights  # one factor of every product carries the weight
+        # one factor of every product carries the weight; a new array: with
+        # one sequence both layouts above are views of the same memory
+        y_an = y_an * weights
     gram = np.zeros((L, a, L, a))
     if with_sums:
         s1 = np.zeros((L, L, a))
