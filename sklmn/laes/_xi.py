@@ -101,7 +101,8 @@ def build_xi(
     lengths : ndarray of shape (n_samples,)
         Valid length of every sequence.
     n_lags : int, default=None
-        Number of lag blocks ``L``; defaults to the longest length.
+        Number of lag blocks ``L`` (at least the longest length); defaults to
+        the longest length.
 
     Returns
     -------
@@ -122,6 +123,10 @@ def build_xi(
     lengths = np.asarray(lengths, dtype=np.int64)
     n, _, a = data.shape
     L = int(lengths.max()) if n_lags is None else int(n_lags)
+    if L < int(lengths.max()):
+        raise ValueError(
+            f"n_lags={L} is smaller than the longest length {int(lengths.max())}."
+        )
     seq_id = np.repeat(np.arange(n), lengths)
     offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     t = np.arange(int(lengths.sum())) - np.repeat(offsets, lengths)

@@ -115,6 +115,11 @@ def test_lag_moments_rejects_short_n_lags():
         xi_lag_moments(data, np.array([4]), 2)
     with pytest.raises(ValueError, match="n_lags=3 is smaller"):
         XiOperator(data, np.array([4]), 3)
+    # the explicit reference and the dense solver dropped the older lags
+    with pytest.raises(ValueError, match="n_lags=3 is smaller"):
+        build_xi(data, np.array([4]), 3)
+    with pytest.raises(ValueError, match="n_lags=2 is smaller"):
+        solve_dense(data, np.array([4]), 1, 2)
 
 
 def test_dense_solver_refuses_large_xi():
