@@ -126,3 +126,21 @@ def test_dense_solver_refuses_large_xi():
     data = np.zeros((2, 10, 3))
     with pytest.raises(ValueError, match="solver='dense' would build a Ξ of 20 x 30"):
         solve_dense(data, np.array([10, 10]), 2, max_bytes=100)
+
+
+@pytest.mark.parametrize("lengths", [[5, 2], [0, 2], [-1, 2], [2], [2.5, 2]])
+@pytest.mark.parametrize(
+    "func", [build_xi, xi_lag_moments, XiOperator, xi_frobenius_sq]
+)
+def test_lengths_that_do_not_fit_the_data_are_refused(func, lengths):
+    # an IndexError deep inside, or a silently wrong Ξ, norm or operator
+    data = np.ones((2, 3, 1))
+    with pytest.raises(ValueError, match=r"lengths must hold one integer in \[1, 3\]"):
+        func(data, np.array(lengths))
+
+
+def test_whole_float_lengths_are_accepted():
+    data = np.random.default_rng(0).normal(size=(2, 3, 1))
+    np.testing.assert_array_equal(
+        build_xi(data, np.array([3.0, 2.0])), build_xi(data, np.array([3, 2]))
+    )
