@@ -144,3 +144,24 @@ def test_whole_float_lengths_are_accepted():
     np.testing.assert_array_equal(
         build_xi(data, np.array([3.0, 2.0])), build_xi(data, np.array([3, 2]))
     )
+
+
+def test_solvers_refuse_a_number_of_components_the_matrix_lacks():
+    # solve_dense and randomized_svd_operator returned fewer components than
+    # asked (or none), solve_gram failed inside scipy's eigh
+    from scipy.sparse.linalg import aslinearoperator
+
+    from sklmn.laes import randomized_svd_operator, solve_gram
+
+    data = np.random.default_rng(0).normal(size=(2, 3, 1))
+    lengths = np.array([3, 2])
+    op = aslinearoperator(np.eye(3))
+    message = r"n_components must be an integer in \[1, 3\]"
+    for bad in (0, 4, 2.5, True):
+        with pytest.raises(ValueError, match=message):
+            solve_dense(data, lengths, bad)
+        with pytest.raises(ValueError, match=r"in \[1, 3\] .*got " + str(bad)):
+            solve_gram(np.eye(3), bad)
+        with pytest.raises(ValueError, match=r"in \[1, 3\] .*got " + str(bad)):
+            randomized_svd_operator(op, bad)
+    assert solve_dense(data, lengths, np.int64(3))[1].shape == (3, 3)
