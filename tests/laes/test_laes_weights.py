@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sklmn.laes import LAESTransformer, build_xi, xi_lag_moments
+from sklmn.utils.sequences import check_sequences
 
 
 @pytest.fixture
@@ -84,8 +85,6 @@ def test_weight_of_a_single_sequence_counts_once(data, center):
     # one sequence: the two layouts of the lag products shared their memory,
     # so the weight multiplied both factors (w^2 in the Gram statistics)
     X, _ = data
-    from sklmn.utils.sequences import check_sequences
-
     seqs = check_sequences(X[:1])
     mom = xi_lag_moments(seqs.data, seqs.lengths, weights=[3.0], with_sums=True)
     plain = xi_lag_moments(seqs.data, seqs.lengths, with_sums=True)

@@ -2,8 +2,16 @@
 
 import numpy as np
 import pytest
+from scipy.sparse.linalg import aslinearoperator
 
-from sklmn.laes import XiOperator, build_xi, xi_frobenius_sq, xi_lag_moments
+from sklmn.laes import (
+    XiOperator,
+    build_xi,
+    randomized_svd_operator,
+    solve_gram,
+    xi_frobenius_sq,
+    xi_lag_moments,
+)
 from sklmn.laes._solvers import solve_dense
 
 
@@ -149,10 +157,6 @@ def test_whole_float_lengths_are_accepted():
 def test_solvers_refuse_a_number_of_components_the_matrix_lacks():
     # solve_dense and randomized_svd_operator returned fewer components than
     # asked (or none), solve_gram failed inside scipy's eigh
-    from scipy.sparse.linalg import aslinearoperator
-
-    from sklmn.laes import randomized_svd_operator, solve_gram
-
     data = np.random.default_rng(0).normal(size=(2, 3, 1))
     lengths = np.array([3, 2])
     op = aslinearoperator(np.eye(3))
