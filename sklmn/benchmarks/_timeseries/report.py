@@ -71,8 +71,9 @@ def format_timeseries_report(
         "train/test splits, mean ± sample standard deviation over seeds; every "
         "model with its library defaults except `random_state=seed`, on the raw "
         "data (no rescaling by the suite). A cell with fewer results than "
-        "requested says `(n=k)`; fits that diverged or failed are listed below "
-        "and left out of the means.",
+        "requested says `(n=k)` (and a mean over datasets that includes such "
+        "cells, `(fewer seeds in k)`); fits that diverged or failed are listed "
+        "below and left out of the means.",
     ]
     for task in TASKS:
         rows = [d for d in datasets if task_of.get(d) == task]
@@ -110,6 +111,7 @@ def _score_table(task, rows, cols, ok_scores, by_cell, n_seeds):
     header = ["dataset", *cols, "best sklmn", *(title for _, title in pub)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     means: dict[str, dict[str, float]] = {}  # dataset -> model -> mean score
+    short: set[tuple[str, str]] = set()  # cells with fewer seeds than asked
     for ds in rows:
         cells, means[ds] = [], {}
         for m in cols:
@@ -118,6 +120,7 @@ def _score_table(task, rows, cols, ok_scores, by_cell, n_seeds):
             expected = n_seeds if n_seeds is not None else len(by_cell.get((ds, m), []))
             if vals and len(vals) < expected:
                 cell += f" (n={len(vals)})"
+                short.add((ds, m))
             cells.append(cell)
             if vals:
                 means[ds][m] = float(np.mean(vals))
@@ -141,6 +144,9 @@ def _score_table(task, rows, cols, ok_scores, by_cell, n_seeds):
                 complete[m] = float(np.mean(vals))
             else:
                 cells[-1] += f" ({len(vals)}/{len(subset)} datasets)"
+            n_short = sum((d, m) in short for d in subset)
+            if n_short:
+                cells[-1] += f" (fewer seeds in {n_short})"
         complete = {m: v for m, v in complete.items() if _base(m) not in BASELINES}
         best = pick(complete, key=complete.get) if complete else ""
         pub_cells = []
