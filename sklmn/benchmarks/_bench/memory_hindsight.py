@@ -220,6 +220,13 @@ def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
     return acc, logloss, kept, loss, seconds
 
 
+def _append(path, rec) -> None:
+    """Append ``rec`` as one JSON line to ``path`` (None: nowhere)."""
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+
+
 def _cv(args) -> None:
     for ds in args.datasets:
         (X_train, X_test, y_train, y_test), info = _load(ds)
@@ -248,9 +255,7 @@ def _cv(args) -> None:
                     "accuracy": acc, "loss": loss, "kept": kept,
                     "spikes": count_loss_spikes(loss),
                 }
-                if args.out:
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(rec) + "\n")
+                _append(args.out, rec)
                 a = np.asarray(acc)
                 at = a[min(chosen, len(a) - 1)]
                 print(
@@ -309,9 +314,7 @@ def _ensemble(args) -> None:
                     ],
                     "spikes": spikes, "fit_seconds": round(seconds, 2),
                 }
-                if args.out:
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(rec) + "\n")
+                _append(args.out, rec)
                 print(
                     f"| {ds} | {spec} | {seed} | {rec['start']:.3f} | "
                     f"{rec['fold_starts']:.3f} | {rec['committee']:.3f} "
@@ -337,9 +340,7 @@ def _curves(args) -> None:
                     "fit_seconds": round(seconds, 2),
                     "warmup": args.warmup, "normalize_input": args.normalize_input,
                 }
-                if args.out:
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(rec) + "\n")
+                _append(args.out, rec)
                 a = np.asarray(acc)
                 print(
                     f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {a.max():.3f} "
