@@ -543,12 +543,21 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
             encoded = pad_steps(steps.astype(np.float32), seqs, 0.0)
         n_outputs = encoded.shape[-1]
         if not reset and n_outputs != self.n_outputs_:
+            if context == "y_val":
+                raise ValueError(
+                    f"y_val must have as many outputs as y: got {n_outputs}, "
+                    f"y has {self.n_outputs_}."
+                )
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
                 f"number of outputs as in the {where}; got {n_outputs}, "
                 f"previously {self.n_outputs_}."
             )
+        if context == "y_val":
+            # the validation target is checked, not learned: the layout of
+            # the predictions stays that of the training y
+            return encoded
         self._problem = "continuous"
         self._has_output_axis = has_output_axis
         self.n_outputs_ = n_outputs

@@ -170,3 +170,23 @@ def test_regressor_keeps_the_shape_of_y():
     assert est.predict(_pad(seqs)).ndim == 2
     y = [np.ones((len(s), 1)) for s in seqs]
     assert est.fit(_pad(seqs), _pad(y)).predict(_pad(seqs)).ndim == 3
+
+
+def test_regressor_keeps_the_shape_of_y_not_of_y_val():
+    # the validation target of fit is checked against y, not learned: a
+    # column y_val beside a 1-D y (or the reverse) made predict return the
+    # layout of y_val
+    seqs = _ragged(n=10)
+    y = np.arange(10.0)
+    est = _lmn_reg(max_iter=1)
+    est.fit(seqs, y, X_val=seqs[:3], y_val=y[:3, None])
+    assert est.predict(seqs).shape == (10,)
+    est.fit(seqs, y[:, None], X_val=seqs[:3], y_val=y[:3])
+    assert est.predict(seqs).shape == (10, 1)
+    steps = [np.ones(len(s)) for s in seqs]
+    est.set_params(target="timestep").fit(
+        seqs, steps, X_val=seqs[:3], y_val=[s[:, None] for s in steps[:3]]
+    )
+    assert est.predict(seqs)[0].shape == (len(seqs[0]),)
+    with pytest.raises(ValueError, match="y_val must have as many outputs as y: got 2"):
+        est.fit(seqs, steps, X_val=seqs[:3], y_val=[np.ones((len(s), 2)) for s in seqs[:3]])
