@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from .._training import FitContext, SequenceDataset
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
-from ._checks import check_device
+from ._checks import resolve_device
 from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._targets import pad_steps
 
@@ -224,20 +224,7 @@ class _FitPreparationMixin:
             )
 
     def _resolve_device(self) -> torch.device:
-        try:
-            device = torch.device(self.device)
-        except (RuntimeError, TypeError, ValueError):
-            raise ValueError(
-                f"device must be a torch device such as 'cpu' or 'cuda', got "
-                f"{self.device!r}"
-            ) from None
-        check_device(device, self.device)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(
-                f"device={self.device!r} was requested but CUDA is not available "
-                "on this machine; use device='cpu'."
-            )
-        return device
+        return resolve_device(self.device)
 
     def _step_settings(self, n_samples: int) -> tuple[int, float]:
         """``(batch_size, learning_rate_init)``, each ``'auto'`` resolved

@@ -46,6 +46,7 @@ from ..nn import ENRNN, GRU, LMN, LSTM, ElmanRNN, LinearRNN
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
+from ._checks import resolve_device
 from ._persist import MAX_THREADS
 from ._threads import _resolved_threads, _seeded_torch, _torch_threads
 
@@ -329,7 +330,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             self._text_mode = True
         else:
             codes = self._integers(X, "X")
-            vocabulary = np.arange(int(codes.max()) + 1)
+            # an empty stream: no vocabulary, refused by fit as too short
+            vocabulary = np.arange(int(codes.max()) + 1 if codes.size else 0)
             self._text_mode = False
         self.vocabulary_ = vocabulary
         self.n_tokens_ = len(vocabulary)
@@ -362,15 +364,22 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 f"{name} must be one stream: a str, a list of str or a 1-D array "
                 f"of integer codes, got an array of shape {arr.shape}."
             )
+        if arr.size == 0:  # an empty list is an array of floats
+            return np.zeros(0, dtype=np.int64)
         if arr.dtype.kind not in "iu":
             raise ValueError(
                 f"{name} must hold integer codes (or be text), got dtype "
                 f"{arr.dtype}."
             )
-        if arr.size and int(arr.min()) < 0:
+        if int(arr.min()) < 0:
             raise ValueError(
                 f"{name} must hold non-negative codes, got {int(arr.min())} at "
                 f"position {int(np.argmin(arr))}."
+            )
+        if int(arr.max()) > np.iinfo(np.int64).max:  # uint64 beyond int64
+            raise ValueError(
+                f"{name} holds the code {int(arr.max())} at position "
+                f"{int(np.argmax(arr))}, too large for an int64 token index."
             )
         return arr.astype(np.int64)
 
@@ -481,6 +490,7 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             If the training loss is not finite in the first epoch (later: the
             weights of the best finite epoch are kept and training stops).
         """
+        device = resolve_device(self.device)
         tokens = self._learn_vocabulary(X)
         n_steps = (len(tokens) - 1) // self.batch_size
         if n_steps < 1:
@@ -499,7 +509,6 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 )
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        device = torch.device(self.device)
         with _seeded_torch(seed):
             module = self._build_net().to(device)
             with _torch_threads(

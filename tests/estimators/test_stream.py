@@ -218,11 +218,49 @@ def test_invalid_parameters_are_named(params, match):
         (np.array([0, 1, -2, 1] * 5), "-2 at position 2"),
         ([0, 1, 2], "3 tokens, too few for batch_size=3"),
         (["ab", 3], "element 1 is int"),
+        # empty streams: numpy's "zero-size array" error, or "dtype float64"
+        # for an empty list, before they were named as too short
+        (np.array([], dtype=int), "0 tokens, too few for batch_size=3"),
+        ([], "0 tokens, too few for batch_size=3"),
+        # uint64 codes beyond int64 wrapped to negative indices
+        (np.array([0, 2**63 + 5] * 4, dtype=np.uint64), "too large for an int64"),
     ],
 )
 def test_invalid_streams_are_named(X, match):
     with pytest.raises(ValueError, match=match):
         _small().fit(X)
+
+
+def test_an_empty_stream_to_score_is_named():
+    lm = _small().fit([0, 1, 2] * 6)
+    with pytest.raises(ValueError, match="X holds 0 token"):
+        lm.predict_proba([])
+    with pytest.raises(ValueError, match="X holds 0 token"):
+        lm.predict(np.array([], dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "device, match",
+    [
+        ("meta", "device='meta' cannot train"),
+        ("gpu", "device must be a torch device .* got 'gpu'"),
+        pytest.param(
+            "cuda",
+            "CUDA is not available",
+            marks=pytest.mark.skipif(
+                torch.cuda.is_available(), reason="needs a CPU-only machine"
+            ),
+        ),
+    ],
+)
+def test_an_unusable_device_is_named_as_by_the_sequence_estimators(device, match):
+    # they raised torch's RuntimeError or AssertionError from inside training
+    stream = np.arange(40) % 3
+    lm = _small().fit(stream)
+    before = lm.predict_proba(stream[:5])
+    with pytest.raises(ValueError, match=match):
+        lm.set_params(device=device).fit(stream)
+    np.testing.assert_allclose(lm.predict_proba(stream[:5]), before, rtol=1e-12)
 
 
 def test_scored_streams_must_fit_the_vocabulary():
