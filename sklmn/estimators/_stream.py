@@ -607,7 +607,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         Returns the summed negative log-likelihood (nats) of ``codes[1:]``
         (infinite when not finite and ``check`` is False; an error with
         ``check``) and, with ``keep``, the log-probabilities of the next
-        token after every position, shape ``(len(codes), n_tokens)``.
+        token after every position, shape ``(len(codes), n_tokens)``, all
+        finite (the last position's too, which the likelihood does not read).
         """
         module.eval()
         tokens = torch.from_numpy(codes).to(device).unsqueeze(0)
@@ -621,14 +622,15 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 nll -= float(logp[: len(nxt)].gather(1, nxt[:, None]).sum())
                 if keep:
                     kept.append(logp.cpu().numpy())
-        if not math.isfinite(nll):
+        logp = np.concatenate(kept) if keep else None
+        if not math.isfinite(nll) or (keep and not np.isfinite(logp).all()):
             if not check:
                 return math.inf, None
             raise FloatingPointError(
                 "The model's log-likelihood of the stream is not finite: the "
                 "recurrence overflowed."
             )
-        return nll, (np.concatenate(kept) if keep else None)
+        return nll, logp
 
     def _bits(self, module, codes, device, *, check: bool = True) -> float:
         nll, _ = self._log_probs(module, codes, device, keep=False, check=check)
@@ -832,6 +834,12 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                     last = logits[0, -1]
                 p = torch.softmax(last.double() / float(temperature), dim=-1)
                 p = p.cpu().numpy()
+                if not np.isfinite(p).all():
+                    raise FloatingPointError(
+                        f"The model's next-token distribution is not finite "
+                        f"after {len(out)} generated token(s): the recurrence "
+                        "overflowed."
+                    )
                 out.append(int(rng.choice(self.n_tokens_, p=p / p.sum())))
         tokens = self.vocabulary_[np.asarray(out, dtype=np.int64)]
         return "".join(tokens.tolist()) if self._text_mode else tokens

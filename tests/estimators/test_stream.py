@@ -322,6 +322,27 @@ def test_divergence_after_the_first_epoch_keeps_the_best_weights(monkeypatch):
     assert math.isfinite(lm.bits_per_character(stream))
 
 
+def test_a_state_that_overflows_at_the_last_token_is_not_a_silent_nan():
+    # the likelihood reads the distributions after every token but the last:
+    # predict_proba returned a NaN row there, predict a token picked from it,
+    # sample numpy's "probabilities contain NaN"
+    stream = np.tile([0, 1, 2, 3], 12)
+    lm = _small("linear", hidden_size=4, max_iter=1).fit(stream)
+    with torch.no_grad():  # a state that grows tenfold per step
+        lm.module_.recurrent.weight_hh_l0.copy_(10.0 * torch.eye(4))
+        logits, _, _ = lm.module_(torch.from_numpy(stream).unsqueeze(0))
+    finite = torch.isfinite(logits[0]).all(dim=1).numpy()
+    last = int(np.argmin(finite))  # the first position that overflows
+    assert 0 < last and finite[:last].all()
+    prompt = stream[: last + 1]
+    for method in (lm.predict_proba, lm.predict):
+        with pytest.raises(FloatingPointError, match="not finite"):
+            method(prompt)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        lm.sample(2, prompt=prompt, random_state=0)
+    assert np.isfinite(lm.predict_proba(stream[:last])).all()
+
+
 def test_pickle_round_trip():
     stream = np.array([0, 1, 2, 1] * 10)
     lm = _small("enrnn", short_size=3).fit(stream)
