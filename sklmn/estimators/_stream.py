@@ -487,8 +487,9 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             If the stream is too short for ``batch_size`` tracks, or
             ``X_val`` holds tokens outside the training vocabulary.
         FloatingPointError
-            If the training loss is not finite in the first epoch (later: the
-            weights of the best finite epoch are kept and training stops).
+            If the training loss, or the parameters at its end, are not
+            finite in the first epoch (later: the weights of the best finite
+            epoch are kept and training stops).
         """
         device = resolve_device(self.device)
         tokens = self._learn_vocabulary(X)
@@ -557,10 +558,18 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 optimizer.step()
                 state = _detached(state) if self._carry_state else None
                 total += value * y.numel()
+            message = None
             if not math.isfinite(total):
                 message = (
                     f"Training diverged: the loss of epoch {epoch} is not finite."
                 )
+            elif not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
+                # the epoch's last update (after its last loss was read)
+                message = (
+                    f"Training diverged: the parameters after epoch {epoch} are "
+                    "not finite."
+                )
+            if message is not None:
                 if best_state is None:
                     raise FloatingPointError(
                         f"{message} Try a smaller learning_rate_init or "

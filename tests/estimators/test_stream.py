@@ -322,6 +322,38 @@ def test_divergence_after_the_first_epoch_keeps_the_best_weights(monkeypatch):
     assert math.isfinite(lm.bits_per_character(stream))
 
 
+def test_parameters_made_non_finite_by_an_epochs_last_update_are_a_divergence(
+    monkeypatch,
+):
+    # every loss of the epoch is read before its update: non-finite weights
+    # after the epoch's last update were kept as the best epoch's, and fit
+    # returned a model that cannot score
+    from sklmn.callbacks import DivergenceWarning
+
+    calls, poisoned = [], [4]  # the last window of epoch 2 (2 windows / epoch)
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def poisoning(parameters, *args, **kwargs):
+        parameters = list(parameters)
+        calls.append(1)
+        if len(calls) == poisoned[0]:
+            for p in parameters:
+                p.grad.fill_(math.nan)
+        return clip(parameters, *args, **kwargs)
+
+    monkeypatch.setattr(_stream.nn.utils, "clip_grad_norm_", poisoning)
+    stream = np.arange(31) % 4
+    with pytest.warns(DivergenceWarning, match="parameters after epoch 2"):
+        lm = _small("gru", bptt=5, max_iter=2).fit(stream)
+    assert lm.diverged_ and lm.n_iter_ == 1 and lm.best_epoch_ == 1
+    assert all(bool(torch.isfinite(p).all()) for p in lm.module_.parameters())
+    assert math.isfinite(lm.bits_per_character(stream))
+    calls.clear()
+    poisoned[0] = 1  # the only window of epoch 1: no epoch to keep
+    with pytest.raises(FloatingPointError, match="parameters after epoch 1"):
+        _small("gru", bptt=5, max_iter=2).fit(np.arange(16) % 4)
+
+
 def test_a_state_that_overflows_at_the_last_token_is_not_a_silent_nan():
     # the likelihood reads the distributions after every token but the last:
     # predict_proba returned a NaN row there, predict a token picked from it,
