@@ -190,3 +190,21 @@ def test_regressor_keeps_the_shape_of_y_not_of_y_val():
     assert est.predict(seqs)[0].shape == (len(seqs[0]),)
     with pytest.raises(ValueError, match="y_val must have as many outputs as y: got 2"):
         est.fit(seqs, steps, X_val=seqs[:3], y_val=[np.ones((len(s), 2)) for s in seqs[:3]])
+
+
+def test_a_pandas_series_of_per_step_targets_is_a_target():
+    # a DataFrame column of per-sequence arrays (pandas, as X accepts it)
+    # was refused as an array of shape (n,)
+    pd = pytest.importorskip("pandas")
+    seqs = _ragged(n=8)
+    steps = [s[:, 0] for s in seqs]
+    labels = [(s[:, 1] > 0).astype(int) for s in seqs]
+    frame = pd.DataFrame({"steps": steps, "labels": labels}, index=np.arange(8)[::-1])
+    reg = _lmn_reg(max_iter=1, target="timestep")
+    pred = reg.fit(seqs, frame["steps"]).predict(seqs)
+    expected = reg.fit(seqs, steps).predict(seqs)
+    for a, b in zip(pred, expected, strict=True):
+        assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    assert reg.score(seqs, frame["steps"]) == pytest.approx(reg.score(seqs, steps))
+    clf = _lmn_clf(max_iter=1, target="timestep").fit(seqs, frame["labels"])
+    assert_array_equal(clf.classes_, [0, 1])
