@@ -99,6 +99,9 @@ TRAINING_PARAMETERS_DOC = """\
         without them; see ``docs/training.md``). Whatever monitors it,
         ``fit`` ends with the weights of the best epoch. A pretrainer sees
         the training part only: the held-out sequences judge its start too.
+        With ``sample_weight``, a split that leaves either part without
+        weight is drawn among the sequences of non-zero weight (at least two
+        are needed).
     validation_metric : {'loss', 'score'}, default='loss'
         What early stopping monitors: the validation loss (the training
         criterion), or the estimator's natural score (accuracy, frame-level

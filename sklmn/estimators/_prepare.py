@@ -248,26 +248,32 @@ class _FitPreparationMixin:
         return bool(self.early_stopping)
 
     def _split(self, dataset: SequenceDataset, y_encoded, seed: int):
-        """Seeded train/validation split of the sequences (early stopping)."""
+        """Seeded train/validation split of the sequences (early stopping).
+
+        With loss weights, a split that leaves the training or the
+        validation part without weight (a validation loss of zero at every
+        epoch, so that the start was kept; or nothing to train on) is drawn
+        again among the sequences of non-zero weight, the others joining the
+        training part.
+        """
         n = len(dataset)
         indices = np.arange(n)
-        stratify = None
-        if self._problem == "multiclass" and self.target == "sequence":
-            counts = np.bincount(y_encoded)
-            if counts[counts > 0].min() >= 2:
-                stratify = y_encoded
-        try:
-            train_idx, valid_idx = train_test_split(
-                indices,
-                test_size=self.validation_fraction,
-                random_state=seed,
-                stratify=stratify,
-            )
-        except ValueError as exc:
-            raise ValueError(
-                f"early_stopping could not hold out validation_fraction="
-                f"{self.validation_fraction} of {n} sequences: {exc}"
-            ) from None
+        train_idx, valid_idx = self._held_out(indices, y_encoded, seed)
+        if dataset.sample_weight is not None:
+            total = dataset.sample_weight.numpy().reshape(n, -1).sum(axis=1)
+            if not (total[train_idx].sum() > 0 and total[valid_idx].sum() > 0):
+                weighted = np.flatnonzero(total > 0)
+                if len(weighted) < 2:
+                    raise ValueError(
+                        "early_stopping holds out validation_fraction="
+                        f"{self.validation_fraction} of the sequences, but only "
+                        f"{len(weighted)} of the {n} sequences has a non-zero "
+                        "weight (sample_weight times class_weight): the training "
+                        "or the validation part would have no weight. Use "
+                        "early_stopping=False or pass X_val and y_val."
+                    )
+                _, valid_idx = self._held_out(weighted, y_encoded[weighted], seed)
+                train_idx = np.setdiff1d(indices, valid_idx)
 
         def subset(idx):
             idx = torch.from_numpy(np.sort(idx))
@@ -282,6 +288,28 @@ class _FitPreparationMixin:
             )
 
         return subset(train_idx), subset(valid_idx), np.sort(train_idx)
+
+    def _held_out(self, indices: np.ndarray, y_encoded, seed: int):
+        """``indices`` split into training and validation indices
+        (``validation_fraction``, stratified for single-label sequence
+        classification when every class has two sequences)."""
+        stratify = None
+        if self._problem == "multiclass" and self.target == "sequence":
+            counts = np.bincount(y_encoded)
+            if counts[counts > 0].min() >= 2:
+                stratify = y_encoded
+        try:
+            return train_test_split(
+                indices,
+                test_size=self.validation_fraction,
+                random_state=seed,
+                stratify=stratify,
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping could not hold out validation_fraction="
+                f"{self.validation_fraction} of {len(indices)} sequences: {exc}"
+            ) from None
 
     def _context(
         self,
