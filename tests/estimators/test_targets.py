@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from sklmn.estimators import RNNRegressor
 from sklmn.metrics import frame_level_accuracy
 from tests._helpers import (
     _lmn_clf,
@@ -208,3 +209,27 @@ def test_a_pandas_series_of_per_step_targets_is_a_target():
     assert reg.score(seqs, frame["steps"]) == pytest.approx(reg.score(seqs, steps))
     clf = _lmn_clf(max_iter=1, target="timestep").fit(seqs, frame["labels"])
     assert_array_equal(clf.classes_, [0, 1])
+
+
+def test_missing_per_step_regression_targets_in_object_arrays_are_refused():
+    # None or NaN at a valid step of an object array (pandas, lists with
+    # None) skipped the finiteness check of numeric arrays: fit ran on NaN
+    # targets, "diverged" in its first epoch and kept the untrained start
+    seqs = _ragged(n=6)
+    reg = RNNRegressor(hidden_size=3, max_iter=1, target="timestep", random_state=0)
+    for missing in (None, np.nan):
+        y = [np.ones(len(s), dtype=object) for s in seqs]
+        y[2][1] = missing
+        with pytest.raises(ValueError, match="Input y contains NaN"):
+            reg.fit(seqs, y)
+        padded = _pad([np.ones(len(s)) for s in seqs], fill=None)
+        padded[3, 0] = missing
+        with pytest.raises(ValueError, match="Input y contains NaN"):
+            reg.fit(seqs, padded)
+        with pytest.raises(ValueError, match="Input y_val contains NaN"):
+            reg.fit(seqs, _pad([np.ones(len(s)) for s in seqs]), X_val=seqs, y_val=y)
+    assert not hasattr(reg, "net_")
+    y = [np.ones(len(s), dtype=object) for s in seqs]
+    y[0][0] = np.inf
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        reg.fit(seqs, y)
