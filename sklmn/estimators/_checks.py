@@ -134,8 +134,6 @@ def check_device(device, requested) -> None:
         )
 
 
-
-
 def resolve_device(device) -> torch.device:
     """The torch device of an estimator's ``device`` parameter, refused with a
     ``ValueError`` naming it when it is not a device, holds no data

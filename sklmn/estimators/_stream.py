@@ -487,8 +487,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             If the stream is too short for ``batch_size`` tracks, or
             ``X_val`` holds tokens outside the training vocabulary.
         FloatingPointError
-            If the training loss, or the parameters at its end, are not
-            finite in the first epoch (later: the weights of the best finite
+            If the training loss of the first epoch, or the parameters at
+            its end, are not finite (later: the weights of the best finite
             epoch are kept and training stops).
         """
         device = resolve_device(self.device)
@@ -635,9 +635,13 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         if not math.isfinite(nll) or (keep and not np.isfinite(logp).all()):
             if not check:
                 return math.inf, None
+            what = (
+                "log-likelihood of the stream is"
+                if not math.isfinite(nll)
+                else "next-token distributions on the stream are"
+            )
             raise FloatingPointError(
-                "The model's log-likelihood of the stream is not finite: the "
-                "recurrence overflowed."
+                f"The model's {what} not finite: the recurrence overflowed."
             )
         return nll, logp
 
