@@ -418,6 +418,15 @@ class SequenceNeuralNet(NeuralNet):
         module = self.module_
         tensors = [module, *module.parameters(), *module.buffers()]
         versions = [tensor_version(t) for t in tensors[1:]]
+        # the copy carries the forward hooks the module had when copied: a
+        # hook added or removed since (feature extraction, debugging) makes
+        # it stale too
+        versions.append(
+            tuple(
+                (tuple(m._forward_pre_hooks), tuple(m._forward_hooks))
+                for m in module.modules()
+            )
+        )
         cached = self.__dict__.get("_float64_cache")
         if (
             cached is None
@@ -571,7 +580,8 @@ class SequenceNeuralNet(NeuralNet):
         its batch (float32 matrix products do, at the 1e-7 level), so
         predictions are invariant to batching and sample order. The copy is
         made once and kept until the module or any of its parameters and
-        buffers changes (training, ``load_state_dict``, an in-place edit). On
+        buffers changes (training, ``load_state_dict``, an in-place edit) or a
+        forward hook is registered on or removed from one of its modules. On
         a GPU the module's own dtype is used. Per-time-step outputs are
         zero-padded to the dataset's padded length.
         """

@@ -80,10 +80,12 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir",
         metavar="DIR",
         help="folder holding the papers' own data sets: DIR/music/JSB "
-        "Chorales.pickle, DIR/mnist/ (the four IDX files), DIR/timit/ (TRAIN/, "
-        "TEST/), DIR/iam-ondb/ (lineStrokes/, ascii/, split lists); each "
-        "experiment uses the data found there and its offline stand-in "
-        "otherwise, and the report says which (default: the stand-ins)",
+        "Chorales.pickle (and MuseData, Nottingham, Piano-midi.de .pickle), "
+        "DIR/mnist/ (the four IDX files), DIR/timit/ (TRAIN/, TEST/), "
+        "DIR/iam-ondb/ (lineStrokes/, ascii/, split lists), DIR/ptb/ "
+        "(ptb.char.*.txt or ptb.*.txt); each experiment uses the data found "
+        "there and its offline stand-in otherwise, and the report says which "
+        "(default: the stand-ins)",
     )
     both = parser.add_argument_group("both suites")
     seeds = both.add_mutually_exclusive_group()
@@ -186,12 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed_list:
         seeds = list(args.seed_list)
     elif args.seeds is not None:
+        if args.seeds < 1:
+            parser.error(f"--seeds must be >= 1, got {args.seeds}")
         seeds = list(range(args.seeds))
     else:  # each experiment's own
         seeds = default_seeds(preset)
     jobs = 2 if args.jobs is None else args.jobs
     if isinstance(seeds, list) and (not seeds or len(set(seeds)) != len(seeds)):
         parser.error(f"the seeds must be distinct and at least one, got {seeds}")
+    if isinstance(seeds, list) and min(seeds) < 0:
+        parser.error(f"the seeds must be >= 0 (numpy seeds), got {seeds}")
     if jobs < 1:
         parser.error(f"--jobs must be >= 1, got {jobs}")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):

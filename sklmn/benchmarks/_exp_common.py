@@ -7,6 +7,7 @@ used by ``tests/benchmarks`` when calling the experiment function directly.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import re
 import time
@@ -25,6 +26,7 @@ __all__ = [
     "PINNED",
     "divergence_note",
     "fit_timed",
+    "int_at_least",
     "kept_epoch",
     "pinned",
     "n_parameters",
@@ -510,3 +512,46 @@ def single_threaded(fn):
             torch.set_num_threads(previous)
 
     return wrapped
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An ``argparse`` type: an int of at least ``minimum``.
+
+    The benchmarks' command lines use it so that a count or a seed out of
+    range is a usage error naming the value, before any data are built or
+    models fitted.
+
+    Parameters
+    ----------
+    minimum : int
+        The smallest value accepted (0 for seeds, 1 for counts).
+
+    Returns
+    -------
+    parse : callable
+        ``str -> int``; raises :class:`argparse.ArgumentTypeError` otherwise.
+
+    Examples
+    --------
+    >>> from sklmn.benchmarks._exp_common import int_at_least
+    >>> int_at_least(1)("3")
+    3
+    >>> int_at_least(0)("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an int >= 0, got '-1'
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"must be an int >= {minimum}, got {text!r}"
+            )
+        return value
+
+    parse.__name__ = f"int >= {minimum}"
+    return parse

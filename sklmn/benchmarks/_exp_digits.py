@@ -28,7 +28,8 @@ _SIZES = {
     "quick": {"n": None, "epochs": 25, "hidden": 32, "permuted": False},
     "full": {"n": None, "epochs": 100, "hidden": 64, "permuted": False},
 }
-#: Carta et al. 2020b Table 2, sequential MNIST test accuracy (%).
+#: Carta et al. 2020b Table 2, sequential MNIST test accuracy (%) (the
+#: paper's RNN is orthogonally initialized).
 _PAPER = {"LMN (LAES init.)": "98.5", "LMN (ortho init.)": "92.6", "RNN": "77.2"}
 #: Carta et al. 2020b Table 2, permuted MNIST test accuracy (%) (the paper's
 #: RNN is orthogonally initialized).
@@ -243,10 +244,12 @@ def _digits(
     if permuted:
         result.notes.append(
             "Permutation: one fixed random order of the pixels (random_state=0), "
-            "the same for every seed and split. The paper's RNN row is "
-            "orthogonally initialized; this RNN has torch's uniform "
-            "initialization."
+            "the same for every seed and split."
         )
+    result.notes.append(
+        "The paper's RNN row is orthogonally initialized; this RNN has "
+        "torch's uniform initialization."
+    )
     path = plot_curves(
         output_dir / f"{kind}_digits_validation.png",
         curves,

@@ -335,7 +335,8 @@ def enrnn_copy(
         Claim(
             "The LSTM (68 units) does not drop below the copy baseline at "
             "T = 2000 (Helfrich & Ye 2020 Fig. 2)",
-            bool(not lstm < 0.9 * baseline),
+            # a diverged LSTM (NaN) is no evidence that it stays up
+            bool(lstm >= 0.9 * baseline),
             f"LSTM {lstm:.4g} vs baseline {baseline:.4g} after {fraction}",
             smaller_than_paper="" if T >= 2000 else f"T = {T}; the paper: T = 2000",
         )

@@ -229,16 +229,19 @@ def timit_spectra(
             result.rows.append(Row(task, name, "MSE", math.nan, "", DIVERGED))
             continue
         pred = est.predict(X_test)
-        errors, snrs, stois = [], [], []
+        squared, n_entries, snrs, stois = 0.0, 0, [], []
         for p, t, wave in zip(pred, y_test, waves, strict=True):
             p = np.asarray(p, dtype=float)
-            errors.append(np.mean((p - t) ** 2))
+            # pooled over every valid frame and bin of the test set (the
+            # paper's masked mean), not a mean of per-utterance means
+            squared += float(np.sum((p - t) ** 2))
+            n_entries += np.size(t)
             phase = np.angle(_stft(wave))[1 : len(t) + 1]
             clean = spectra_to_wave(np.asarray(t, dtype=float), phase)
             rebuilt = spectra_to_wave(p, phase)
             snrs.append(segmental_snr(clean, rebuilt))
             stois.append(_stoi_or_nan(clean, rebuilt))
-        mse[name], snr[name] = float(np.mean(errors)), float(np.mean(snrs))
+        mse[name], snr[name] = squared / n_entries, float(np.mean(snrs))
         scored = [v for v in stois if math.isfinite(v)]
         n_stoi = len(scored)
         stoi[name] = float(np.mean(scored)) if scored else math.nan

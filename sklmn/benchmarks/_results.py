@@ -54,7 +54,24 @@ class Claim:
 
 @dataclass
 class ExperimentResult:
-    """Everything an experiment reports."""
+    """Everything an experiment reports.
+
+    An experiment function (``fn(preset, output_dir, log, *, seed=0)``, see
+    :data:`~sklmn.benchmarks.EXPERIMENTS`) returns one; the runner merges
+    the seeds' results and writes the report.
+
+    Examples
+    --------
+    >>> from sklmn.benchmarks import ExperimentResult
+    >>> from sklmn.benchmarks._results import Claim, Row
+    >>> result = ExperimentResult(
+    ...     name="adding",
+    ...     rows=[Row(task="adding T=100", model="lmn", metric="MSE", value=0.01)],
+    ...     claims=[Claim(text="LMN MSE < 0.05", reproduced=True)],
+    ... )
+    >>> result.rows[0].value, result.claims[0].reproduced, result.error
+    (0.01, True, '')
+    """
 
     name: str
     rows: list[Row] = field(default_factory=list)

@@ -440,10 +440,12 @@ def _with_data_dir(fn, data_dir: Path):
 
 
 def _seed_list(seeds) -> list[int]:
-    """The seeds as a list of ints, checked distinct and non-empty."""
+    """The seeds as a list of ints, checked distinct, non-empty and >= 0."""
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
+    if min(seeds) < 0:
+        raise ValueError(f"seeds must be >= 0 (numpy seeds), got {seeds}.")
     return seeds
 
 

@@ -338,7 +338,8 @@ class LAESTransformer(
         matrix is padded with zero lag blocks (earlier sequences have no steps
         at those lags). With ``center=True`` the Gram matrix is re-centered on
         the mean of all steps seen so far, so ``partial_fit`` over batches
-        equals ``fit`` on their union (up to rounding).
+        equals ``fit`` on their union (up to rounding). ``center`` must stay
+        what it was for the first batch (a ``ValueError`` otherwise).
 
         Parameters
         ----------
@@ -381,6 +382,15 @@ class LAESTransformer(
                 "batches add to. Fit with solver='gram', or call fit on all "
                 "the data."
             )
+        if not first:
+            # moments about the mean carry the sums that re-center them
+            centered = self._gram_state["s1"] is not None
+            if centered != bool(self.center):
+                raise ValueError(
+                    f"partial_fit continues statistics accumulated with "
+                    f"center={centered}, but center={self.center!r} now; set "
+                    f"center={centered} again, or call fit to start anew."
+                )
         seqs = validate_sequences(self, X, reset=first)
         weights = self._check_weights(sample_weight, seqs)
         scale = _rescaling(seqs.data) if first else self._gram_state.get("scale", 1.0)

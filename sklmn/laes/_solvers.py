@@ -9,6 +9,8 @@ singular subspaces.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
@@ -25,6 +27,21 @@ __all__ = [
 
 #: The dense solver refuses to build a Ξ larger than this (bytes).
 DENSE_MAX_BYTES = 2 * 1024**3
+
+
+def _check_n_components(n_components, bound: int, shape: tuple) -> int:
+    """``n_components`` as an int in ``[1, bound]`` (``bound = min(shape)``,
+    the most singular vectors the matrix of ``shape`` has)."""
+    if (
+        isinstance(n_components, bool)
+        or not isinstance(n_components, Integral)
+        or not 1 <= n_components <= bound
+    ):
+        raise ValueError(
+            f"n_components must be an integer in [1, {bound}] (min of the "
+            f"shape {shape}), got {n_components!r}."
+        )
+    return int(n_components)
 
 
 def flip_signs(components: np.ndarray) -> np.ndarray:
@@ -74,6 +91,7 @@ def solve_dense(
         Zero-padded sequences.
     lengths : ndarray of shape (n_samples,)
     n_components : int
+        Number of singular vectors, between 1 and ``min(Ξ.shape)``.
     n_lags : int, default=None
     max_bytes : int, default=DENSE_MAX_BYTES
         Refuse (ValueError) when Ξ would need more memory than this.
@@ -94,6 +112,8 @@ def solve_dense(
     """
     lengths = np.asarray(lengths)
     L = int(lengths.max()) if n_lags is None else int(n_lags)
+    shape = (int(lengths.sum()), L * data.shape[2])
+    n_components = _check_n_components(n_components, min(shape), shape)
     n_bytes = 8 * int(lengths.sum()) * L * data.shape[2]
     if n_bytes > max_bytes:
         raise ValueError(
@@ -125,6 +145,7 @@ def solve_gram(gram: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndar
     gram : ndarray of shape (m, m)
         Symmetric ΞᵀΞ.
     n_components : int
+        Number of eigenvectors, between 1 and ``m``.
 
     Returns
     -------
@@ -141,6 +162,7 @@ def solve_gram(gram: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndar
            [0., 0., 1.]]))
     """
     m = gram.shape[0]
+    n_components = _check_n_components(n_components, m, gram.shape)
     w, v = scipy.linalg.eigh(
         gram, subset_by_index=[m - n_components, m - 1], check_finite=False
     )
@@ -171,6 +193,7 @@ def randomized_svd_operator(
     ----------
     op : LinearOperator of shape (N, m)
     n_components : int
+        Number of singular vectors, between 1 and ``min(N, m)``.
     n_oversamples : int, default=10
     n_iter : int, default=4
         Number of power iterations.
@@ -198,6 +221,7 @@ def randomized_svd_operator(
     """
     rng = check_random_state(random_state)
     N, m = op.shape
+    n_components = _check_n_components(n_components, min(N, m), op.shape)
     k = int(min(n_components + n_oversamples, N, m))
     bar = None
     if progress:

@@ -52,6 +52,28 @@ def _single_threaded_blas() -> threadpool_limits:
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def _check_lengths(data: np.ndarray, lengths) -> np.ndarray:
+    """``lengths`` as int64, checked against the padded ``data``: one length
+    per sequence, each between 1 and the number of time steps of ``data``."""
+    shape = np.shape(data)
+    if len(shape) != 3:
+        raise ValueError(
+            "data must be a 3-D array (n_samples, n_timesteps, n_features), "
+            f"got shape {shape}."
+        )
+    n, T = shape[0], shape[1]
+    raw = np.asarray(lengths)
+    whole = raw.dtype.kind == "f" and np.isfinite(raw).all()
+    integral = raw.dtype.kind in "iu" or bool(whole and (raw == np.floor(raw)).all())
+    out = raw.astype(np.int64) if integral else None
+    if raw.shape != (n,) or n == 0 or out is None or out.min() < 1 or out.max() > T:
+        raise ValueError(
+            f"lengths must hold one integer in [1, {T}] (the n_timesteps of "
+            f"data) for each of the {n} sequences of data, got {raw!r:.200}."
+        )
+    return out
+
+
 def xi_frobenius_sq(data: np.ndarray, lengths: np.ndarray) -> float:
     """Squared Frobenius norm of Ξ, in closed form.
 
@@ -81,9 +103,10 @@ def xi_frobenius_sq(data: np.ndarray, lengths: np.ndarray) -> float:
     >>> float((build_xi(data, lengths) ** 2).sum())
     70.0
     """
+    lengths = _check_lengths(data, lengths)
     T = data.shape[1]
     weights = np.clip(
-        np.asarray(lengths)[:, None] - np.arange(T)[None, :], 0, None
+        lengths[:, None] - np.arange(T)[None, :], 0, None
     ).astype(np.float64)
     step_sq = np.einsum("nta,nta->nt", data, data)
     return float((weights * step_sq).sum())
@@ -101,7 +124,8 @@ def build_xi(
     lengths : ndarray of shape (n_samples,)
         Valid length of every sequence.
     n_lags : int, default=None
-        Number of lag blocks ``L``; defaults to the longest length.
+        Number of lag blocks ``L`` (at least the longest length); defaults to
+        the longest length.
 
     Returns
     -------
@@ -119,9 +143,13 @@ def build_xi(
            [4., 0., 0.],
            [5., 4., 0.]])
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
+    lengths = _check_lengths(data, lengths)
     n, _, a = data.shape
     L = int(lengths.max()) if n_lags is None else int(n_lags)
+    if L < int(lengths.max()):
+        raise ValueError(
+            f"n_lags={L} is smaller than the longest length {int(lengths.max())}."
+        )
     seq_id = np.repeat(np.arange(n), lengths)
     offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     t = np.arange(int(lengths.sum())) - np.repeat(offsets, lengths)
@@ -210,7 +238,7 @@ def xi_lag_moments(
     >>> bool(np.allclose(gram, xi.T @ xi))
     True
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
+    lengths = _check_lengths(data, lengths)
     n, T, a = data.shape
     T = min(T, int(lengths.max()))
     L = T if n_lags is None else int(n_lags)
@@ -222,7 +250,9 @@ def xi_lag_moments(
     y_na = np.ascontiguousarray(y.transpose(1, 0, 2))
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-        y_an *= weights  # one factor of every product carries the weight
+        # one factor of every product carries the weight; a new array: with
+        # one sequence both layouts above are views of the same memory
+        y_an = y_an * weights
     gram = np.zeros((L, a, L, a))
     if with_sums:
         s1 = np.zeros((L, L, a))
@@ -332,7 +362,7 @@ class XiOperator(LinearOperator):
         max_chunk_bytes: int = 2**26,
         workers: int | None = None,
     ) -> None:
-        lengths = np.asarray(lengths, dtype=np.int64)
+        lengths = _check_lengths(data, lengths)
         n, _, a = data.shape
         T = int(lengths.max())
         L = T if n_lags is None else int(n_lags)

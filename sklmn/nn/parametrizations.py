@@ -162,9 +162,25 @@ class SpectralRadiusNormalization(nn.Module):
         ``eps >= 0`` added to the spectral radius.
     latch : bool
         Apply the latch rule; ``False`` normalizes from the start.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn.nn.parametrizations import SpectralRadiusNormalization
+    >>> norm = SpectralRadiusNormalization(eps=0.0, latch=True)
+    >>> T = torch.tensor([[0.5, 0.0], [0.0, 2.0]])
+    >>> norm.eval()(T)  # evaluation: normalized, the latch stays open
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    >>> bool(norm.latched)
+    False
+    >>> _ = norm.train()(T)  # a training forward with rho > 1 closes it
+    >>> bool(norm.latched), torch.diag(norm(0.5 * T))
+    (True, tensor([0.2500, 1.0000]))
     """
 
     def __init__(self, eps: float, latch: bool) -> None:
+        _check_eps_latch(eps, latch)
         super().__init__()
         self.eps = eps
         self.latch = latch
@@ -186,6 +202,18 @@ class SpectralRadiusNormalization(nn.Module):
 
     @torch.no_grad()
     def right_inverse(self, W: Tensor) -> Tensor:
+        """Return ``W`` itself as the new ``T`` and reopen the latch.
+
+        Parameters
+        ----------
+        W : Tensor
+            The matrix assigned to the parametrized weight.
+
+        Returns
+        -------
+        T : Tensor
+            ``W`` unchanged.
+        """
         # Assigning a weight restarts the latch rule from that matrix: with
         # rho(W) <= 1 the parametrized weight is then exactly W; with
         # rho(W) > 1 it is W normalized (and the latch closes in training).
@@ -199,6 +227,17 @@ class SpectralRadiusNormalization(nn.Module):
 
 # The name in pickles written before the class was public.
 _SpectralRadiusNormalization = SpectralRadiusNormalization
+
+
+def _check_eps_latch(eps, latch) -> None:
+    if (
+        isinstance(eps, bool)
+        or not isinstance(eps, numbers.Real)
+        or not (0.0 <= float(eps) < math.inf)
+    ):
+        raise ValueError(f"eps must be a finite float >= 0, got {eps!r}")
+    if not isinstance(latch, bool):
+        raise ValueError(f"latch must be a bool, got {latch!r}")
 
 
 def _check_square_tensor(module: nn.Module, name: str) -> Tensor:
@@ -292,14 +331,7 @@ def spectral_radius_normalization(
     True
     """
     _check_square_tensor(module, name)
-    if (
-        isinstance(eps, bool)
-        or not isinstance(eps, numbers.Real)
-        or not (0.0 <= float(eps) < math.inf)
-    ):
-        raise ValueError(f"eps must be a finite float >= 0, got {eps!r}")
-    if not isinstance(latch, bool):
-        raise ValueError(f"latch must be a bool, got {latch!r}")
+    _check_eps_latch(eps, latch)
     parametrization = SpectralRadiusNormalization(float(eps), latch)
     parametrize.register_parametrization(module, name, parametrization)
     return module

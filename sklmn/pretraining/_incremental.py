@@ -13,6 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from skorch.callbacks import Callback
 from torch import Tensor, nn
 
@@ -90,6 +91,7 @@ def grow_multiscale_(
     fit_readout: bool = True,
     readout: str = "residual",
     sample_weight: np.ndarray | None = None,
+    random_state=None,
 ) -> dict:
     r"""Add the next slower memory module to a ``SequenceNet`` (2021 Alg. 2).
 
@@ -167,6 +169,9 @@ def grow_multiscale_(
         with them and ``loss_before`` / ``loss_after`` are weighted means, as
         the estimator's loss. The LAES of the new module does not use them
         (it encodes the hidden sequences, not the targets).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the ``'matrix_free'`` LAES solver of the new module (one seed
+        drawn per direction); the other solvers are deterministic.
 
     Returns
     -------
@@ -265,6 +270,7 @@ def grow_multiscale_(
     g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
     n_dirs = rec.num_directions
     period = 2**g
+    rng = check_random_state(random_state)
     blocks = []
     for j in range(n_dirs):
         # direction j's hidden sequences in the order that direction reads them
@@ -274,7 +280,8 @@ def grow_multiscale_(
         sub, sub_lengths = subsample_clock(h_j, lengths_np, period)
         bound = min(int(sub_lengths.sum()), int(sub_lengths.max()) * H)
         q = min(N_m if n_components is None else int(n_components), N_m, bound)
-        laes = make_laes(q, solver, sub_lengths, H)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        laes = make_laes(q, solver, sub_lengths, H, random_state=seed)
         fit_laes(laes, padded_sequences(sub, sub_lengths))
         blocks.append((laes.A_, laes.B_))
 
@@ -416,7 +423,8 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
         the states of all the modules (2020 §4.1).
     solver : {'auto', 'dense', 'gram', 'matrix_free'}, default='auto'
         LAES solver; ``'auto'`` picks the cheaper of ``'gram'`` and
-        ``'matrix_free'`` by a cost model.
+        ``'matrix_free'`` by a cost model. The ``'matrix_free'`` solver is
+        seeded from the estimator's ``random_state``.
 
     See Also
     --------
@@ -545,6 +553,10 @@ class ModuleGrowth(Callback):
         g = net.module_.recurrent.n_modules
         self.history_ = [self._stage(g, 0)]
         self.growing_ = g < self.max_modules
+        # the LAES of every growth is seeded from the fit's torch seed (the
+        # estimator's random_state), not numpy's global state: two fits of
+        # a seeded estimator grow the same modules
+        self._rng = np.random.RandomState(torch.initial_seed() % 2**32)
         self._best_modules = {}
         self._since_best = 0
         # the ordinary stopping rule counted across the stages (growth='all')
@@ -653,6 +665,7 @@ class ModuleGrowth(Callback):
             solver=self.schedule.solver,
             readout=self.schedule.readout,
             sample_weight=None if weight is None else weight.numpy(),
+            random_state=int(self._rng.randint(np.iinfo(np.int32).max)),
         )
         # the new Parameters need new optimizer state
         net.initialize_optimizer()

@@ -113,12 +113,12 @@ def initialize_multiscale(
             p = reduce_components(
                 self.n_components,
                 N,
-                [data_limit(sub_lengths, r)],
+                [(N, f"the network has memory_size={N}"), data_limit(sub_lengths, r)],
                 notes if j == 0 else [],
                 f"module {k}: ",
             )
             laes = make_laes(
-                min(p, N),
+                p,
                 self.solver,
                 sub_lengths,
                 r,

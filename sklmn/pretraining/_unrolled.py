@@ -298,7 +298,10 @@ class UnrolledPretrainer(_DocLinkMixin, BaseEstimator):
         like = next(recurrent.parameters())
         factory = {"device": like.device, "dtype": like.dtype}
         n_out, k = module.readout.out_features, int(self.tape_length)
-        with torch.random.fork_rng(devices=[]):
+        # manual_seed seeds every CUDA device too: their states are restored
+        cuda = torch.cuda.is_available()
+        devices = list(range(torch.cuda.device_count())) if cuda else []
+        with torch.random.fork_rng(devices=devices):
             torch.manual_seed(torch_seed)
             tape_net = _TapeNet(
                 UnrolledRNN(d, H, k, **factory),

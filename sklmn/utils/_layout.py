@@ -94,6 +94,11 @@ def _neighbour_correlation(data: np.ndarray, axis: int) -> float:
     count = valid.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         x, y = np.where(valid, first, 0.0), np.where(valid, second, 0.0)
+        # a correlation does not change with the scale of its columns: scaled
+        # to at most 1, the squares below cannot overflow (inputs near 1e250)
+        scale = np.maximum(np.abs(x).max(axis=0), np.abs(y).max(axis=0))
+        scale[scale == 0] = 1.0
+        x, y = x / scale, y / scale
         mx, my = x.sum(axis=0) / count, y.sum(axis=0) / count
         dx, dy = np.where(valid, x - mx, 0.0), np.where(valid, y - my, 0.0)
         sxx, syy = (dx * dx).sum(axis=0), (dy * dy).sum(axis=0)

@@ -168,3 +168,84 @@ def test_output_dir_that_is_a_file_is_a_usage_error(suite, tmp_path, capsys):
         main(["--suite", suite, "--output-dir", str(path)])
     assert exc.value.code == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed-list", "-1"], "the seeds must be >= 0 (numpy seeds), got [-1]"),
+        (["--seed-list", "2", "-3"], "the seeds must be >= 0 (numpy seeds)"),
+        (["--seeds", "0"], "--seeds must be >= 1, got 0"),
+        (["--seeds", "-2"], "--seeds must be >= 1, got -2"),
+        (["--suite", "timeseries", "--seed-list", "-1"], "seeds must be >= 0"),
+    ],
+)
+def test_bad_seeds_are_usage_errors(argv, message, capsys, monkeypatch):
+    # a negative seed ran every experiment, each failing inside its worker
+    # on the estimators' random_state check (exit status 1, a report of
+    # failures); the time-series suite recorded every fit as failed
+    from sklmn.benchmarks import __main__ as cli
+    from sklmn.benchmarks import _timeseries
+
+    monkeypatch.setattr(cli, "run_benchmarks", pytest.fail)
+    monkeypatch.setattr(_timeseries, "run_timeseries_suite", pytest.fail)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_runner_rejects_negative_seeds(tmp_path):
+    from sklmn.benchmarks._runner import ExperimentResult, run_experiments
+
+    def _tiny(preset, output_dir, log, *, seed=0):
+        return ExperimentResult("tiny")
+
+    with pytest.raises(ValueError, match=r"seeds must be >= 0 \(numpy seeds\)"):
+        run_experiments({"tiny": (_tiny, "")}, "quick", output_dir=tmp_path,
+                        seeds=[-1])
+    with pytest.raises(ValueError, match=r"seeds must be >= 0 \(numpy seeds\)"):
+        run_experiments({"tiny": (_tiny, "")}, "quick", output_dir=tmp_path,
+                        seeds={"tiny": [0, -2]})
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["copy-budget", "--epochs", "0"], "--epochs: must be an int >= 1, got '0'"),
+        (["copy-budget", "--seed", "-1"], "--seed: must be an int >= 0, got '-1'"),
+        (["copy-budget", "--hidden", "x"], "--hidden: must be an int >= 1, got 'x'"),
+        (["copy-budget", "--set", "truncate_gradient"], "--set: expected PARAM=VALUE"),
+        (["copy-budget", "--set", "nope=1"], "--set: Invalid parameter 'nope'"),
+        (["enrnn-split", "--seed", "-1"], "--seed: must be an int >= 0"),
+        (["lmn-controls", "--item", "copy-lmn", "--seed", "-2"], "--seed: must be"),
+        (["enrnn-controls", "--task", "adding", "--seed", "-1"], "--seed: must be"),
+        (["enrnn-controls", "--task", "copy", "--chunks", "0"], "--chunks: must be"),
+        (["enrnn-controls", "--task", "copy", "--length", "1"], "--length: must be"),
+        (["chorales-pretraining", "--memory", "0"], "--memory: must be an int >= 1"),
+        (["chorales-pretraining", "--pre-epochs", "-1"], "--pre-epochs: must be"),
+        (["claim-tables", "nope/results.md"], "no such report: nope/results.md"),
+    ],
+)
+def test_bench_bad_arguments_are_usage_errors(argv, message, capsys):
+    # they were tracebacks out of the estimators' parameter checks (after
+    # the data were built) or out of read_text; a bad --set literal was a
+    # SyntaxError
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_data_dir_help_names_every_folder_read():
+    # the help left out DIR/ptb/ (char-ptb) and the music-sets pickles
+    from sklmn.benchmarks._exp_music_claims import _SET_FILES
+    from sklmn.benchmarks._real_data import REAL_DATA
+
+    action = next(a for a in _parser()._actions if "--data-dir" in a.option_strings)
+    text = " ".join(action.help.split())
+    for path, _ in REAL_DATA.values():
+        top = path.split("/")[0]
+        assert f"DIR/{top}" in text, path
+    for filename in _SET_FILES.values():
+        assert filename.removesuffix(".pickle") in text, filename

@@ -314,3 +314,21 @@ def test_gram_solver_refuses_huge_gram(rng):
         LAESTransformer(2, solver="gram").fit(X)
     with pytest.raises(ValueError, match="ΞᵀΞ of size 16385 x 16385"):
         LAESTransformer(2).partial_fit(X)
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_partial_fit_refuses_a_changed_center(rng, center):
+    # center=True -> False mixed centered and raw moments silently; the
+    # other way failed adding the missing sums (None)
+    X = rng.normal(size=(5, 4, 2)) + 2.0
+    laes = LAESTransformer(3, center=center).fit(X)
+    fitted = {k: v for k, v in vars(laes).items() if k.endswith("_")}
+    laes.set_params(center=not center)
+    with pytest.raises(ValueError, match=f"accumulated with center={center}"):
+        laes.partial_fit(X)
+    assert all(getattr(laes, k) is v for k, v in fitted.items())
+    laes.set_params(center=center).partial_fit(X[:2])
+    ref = LAESTransformer(3, center=center, solver="dense").fit(np.r_[X, X[:2]])
+    np.testing.assert_allclose(
+        laes.singular_values_, ref.singular_values_, rtol=1e-10, atol=1e-12
+    )

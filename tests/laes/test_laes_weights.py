@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sklmn.laes import LAESTransformer, build_xi, xi_lag_moments
+from sklmn.utils.sequences import check_sequences
 
 
 @pytest.fixture
@@ -77,3 +78,27 @@ def test_invalid_weights(data):
         LAESTransformer().fit(X, sample_weight=-np.ones(len(X)))
     with pytest.raises(ValueError, match="shape"):
         LAESTransformer().fit(X, sample_weight=w[:3])
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_weight_of_a_single_sequence_counts_once(data, center):
+    # one sequence: the two layouts of the lag products shared their memory,
+    # so the weight multiplied both factors (w^2 in the Gram statistics)
+    X, _ = data
+    seqs = check_sequences(X[:1])
+    mom = xi_lag_moments(seqs.data, seqs.lengths, weights=[3.0], with_sums=True)
+    plain = xi_lag_moments(seqs.data, seqs.lengths, with_sums=True)
+    np.testing.assert_allclose(mom["gram"], 3.0 * plain["gram"], rtol=1e-12)
+    np.testing.assert_allclose(mom["s1"], 3.0 * plain["s1"], rtol=1e-12)
+    np.testing.assert_allclose(mom["count"], 3.0 * plain["count"], rtol=1e-12)
+    kw = dict(n_components=3, center=center)
+    laes = LAESTransformer(**kw)
+    for x, weight in zip(X, [2.0, 1.0, 3.0, 1.0, 1.0, 0.5], strict=True):
+        laes.partial_fit([x], sample_weight=[weight])  # one sequence a batch
+    ref = LAESTransformer(**kw, solver="dense")
+    _assert_same_fit(laes, ref.fit(X, sample_weight=[2.0, 1.0, 3.0, 1.0, 1.0, 0.5]))
+    single = LAESTransformer(**kw, solver="gram").fit(X[:1], sample_weight=[4.0])
+    unweighted = LAESTransformer(**kw, solver="dense").fit(X[:1])
+    np.testing.assert_allclose(
+        single.singular_values_, 2.0 * unweighted.singular_values_, rtol=1e-10
+    )

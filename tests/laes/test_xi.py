@@ -2,8 +2,16 @@
 
 import numpy as np
 import pytest
+from scipy.sparse.linalg import aslinearoperator
 
-from sklmn.laes import XiOperator, build_xi, xi_frobenius_sq, xi_lag_moments
+from sklmn.laes import (
+    XiOperator,
+    build_xi,
+    randomized_svd_operator,
+    solve_gram,
+    xi_frobenius_sq,
+    xi_lag_moments,
+)
 from sklmn.laes._solvers import solve_dense
 
 
@@ -115,9 +123,49 @@ def test_lag_moments_rejects_short_n_lags():
         xi_lag_moments(data, np.array([4]), 2)
     with pytest.raises(ValueError, match="n_lags=3 is smaller"):
         XiOperator(data, np.array([4]), 3)
+    # the explicit reference and the dense solver dropped the older lags
+    with pytest.raises(ValueError, match="n_lags=3 is smaller"):
+        build_xi(data, np.array([4]), 3)
+    with pytest.raises(ValueError, match="n_lags=2 is smaller"):
+        solve_dense(data, np.array([4]), 1, 2)
 
 
 def test_dense_solver_refuses_large_xi():
     data = np.zeros((2, 10, 3))
     with pytest.raises(ValueError, match="solver='dense' would build a Ξ of 20 x 30"):
         solve_dense(data, np.array([10, 10]), 2, max_bytes=100)
+
+
+@pytest.mark.parametrize("lengths", [[5, 2], [0, 2], [-1, 2], [2], [2.5, 2]])
+@pytest.mark.parametrize(
+    "func", [build_xi, xi_lag_moments, XiOperator, xi_frobenius_sq]
+)
+def test_lengths_that_do_not_fit_the_data_are_refused(func, lengths):
+    # an IndexError deep inside, or a silently wrong Ξ, norm or operator
+    data = np.ones((2, 3, 1))
+    with pytest.raises(ValueError, match=r"lengths must hold one integer in \[1, 3\]"):
+        func(data, np.array(lengths))
+
+
+def test_whole_float_lengths_are_accepted():
+    data = np.random.default_rng(0).normal(size=(2, 3, 1))
+    np.testing.assert_array_equal(
+        build_xi(data, np.array([3.0, 2.0])), build_xi(data, np.array([3, 2]))
+    )
+
+
+def test_solvers_refuse_a_number_of_components_the_matrix_lacks():
+    # solve_dense and randomized_svd_operator returned fewer components than
+    # asked (or none), solve_gram failed inside scipy's eigh
+    data = np.random.default_rng(0).normal(size=(2, 3, 1))
+    lengths = np.array([3, 2])
+    op = aslinearoperator(np.eye(3))
+    message = r"n_components must be an integer in \[1, 3\]"
+    for bad in (0, 4, 2.5, True):
+        with pytest.raises(ValueError, match=message):
+            solve_dense(data, lengths, bad)
+        with pytest.raises(ValueError, match=r"in \[1, 3\] .*got " + str(bad)):
+            solve_gram(np.eye(3), bad)
+        with pytest.raises(ValueError, match=r"in \[1, 3\] .*got " + str(bad)):
+            randomized_svd_operator(op, bad)
+    assert solve_dense(data, lengths, np.int64(3))[1].shape == (3, 3)

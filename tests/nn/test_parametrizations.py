@@ -9,6 +9,7 @@ from torch.nn.utils import parametrize
 
 from sklmn.nn.parametrizations import (
     PicklableParametrizationsMixin,
+    SpectralRadiusNormalization,
     cayley_orthogonal,
     scaled_rotation_init_,
     scornn_skew_init_,
@@ -263,6 +264,10 @@ def test_spectral_normalization_validation_of_tensor(bad_name):
 def test_spectral_normalization_validation_of_args(kwargs, match):
     with pytest.raises(ValueError, match=match):
         spectral_radius_normalization(nn.Linear(3, 3), **kwargs)
+    # the public class checks its arguments too
+    args = {"eps": 1e-3, "latch": True, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        SpectralRadiusNormalization(**args)
 
 
 def test_spectral_normalization_rejects_non_square():

@@ -517,3 +517,40 @@ def test_growth_rejects_misshaped_weights():
             per_step=False,
             sample_weight=np.ones(19),
         )
+
+
+def test_seeded_growth_with_the_matrix_free_solver_is_reproducible():
+    # the randomized LAES of every growth drew from numpy's global state, so
+    # two fits of an estimator with an int random_state differed
+    X, y = _memory_task(n=30, T=16)
+    predictions = []
+    for global_seed in (1, 2):
+        np.random.seed(global_seed)
+        reg = MultiScaleLMNRegressor(
+            hidden_size=8,
+            memory_size=2,
+            n_modules=3,
+            max_iter=3,
+            early_stopping=False,
+            incremental=IncrementalTraining(epochs_per_module=1, solver="matrix_free"),
+            random_state=0,
+        )
+        predictions.append(_fit(reg, X, y).predict(X))
+    np.testing.assert_allclose(predictions[0], predictions[1], rtol=0, atol=1e-10)
+    # grow_multiscale_ takes the seed of its LAES
+    weights = []
+    for global_seed in (1, 2):
+        net = _net()
+        np.random.seed(global_seed)
+        grow_multiscale_(
+            net,
+            torch.from_numpy(X),
+            torch.full((30,), 16),
+            y,
+            problem="continuous",
+            per_step=False,
+            solver="matrix_free",
+            random_state=0,
+        )
+        weights.append(torch.cat([v.flatten() for v in net.state_dict().values()]))
+    np.testing.assert_allclose(weights[0], weights[1], rtol=0, atol=1e-12)

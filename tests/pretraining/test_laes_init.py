@@ -895,3 +895,21 @@ def test_residual_module_drops_directions_the_faster_modules_encode():
     )
     assert init.n_components_ == 4 + 4 + rank
     assert np.isfinite(_outputs(net, seqs)).all()
+
+
+def test_multiscale_notes_a_request_above_the_memory_size():
+    # the memory size bounded every module's components without a note
+    from sklmn.nn import MultiScaleLMN
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(20, 8, 2)
+    seqs = check_sequences(X, dtype=np.float32)
+    net = SequenceNet(MultiScaleLMN(2, 6, 3, 2), 1)
+    init = LAESInitializer(n_components=5, random_state=0)
+    init.initialize(net, fit_context(seqs, X[:, 0, :1], problem="continuous"))
+    assert [laes.n_components_ for laes in init.laes_layers_[0]] == [3, 3]
+    assert init.notes_ == [
+        f"module {k}: n_components reduced from 5 to 3: the network has "
+        "memory_size=3"
+        for k in range(2)
+    ]

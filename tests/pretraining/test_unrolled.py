@@ -163,3 +163,19 @@ def test_urnn_loss_is_weighted_as_the_estimator_s():
     np.testing.assert_allclose(curve_a, curve_b, rtol=1e-6)
     out_c, _ = start(y_other, None)
     assert np.abs(out_c - out_a).max() > 1e-3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_pretraining_leaves_the_cuda_random_state_alone():
+    # torch.manual_seed reseeds the CUDA generators, which were not restored
+    rng = np.random.RandomState(0)
+    X = rng.randn(20, 5, 1)
+    y = (X[:, 0, 0] > 0).astype(int)
+    seqs = check_sequences(X, dtype=np.float32)
+    net = SequenceNet(LMN(1, 4, 4), 2).cuda()
+    before = torch.cuda.get_rng_state_all()
+    UnrolledPretrainer(max_iter=1, random_state=0).initialize(
+        net, fit_context(seqs, y, n_outputs=2)
+    )
+    after = torch.cuda.get_rng_state_all()
+    assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))

@@ -92,6 +92,23 @@ def test_sequence_net_reads_the_last_valid_step():
         assert_allclose(out[i].detach(), expected.detach(), rtol=1e-5, atol=1e-5)
 
 
+def test_forward_hooks_added_after_a_prediction_see_the_next_one():
+    # predict runs a cached float64 copy of the module on the CPU: a hook
+    # registered (or removed) after that copy was made must still count
+    seqs = _ragged(n=12)
+    est = _lmn_reg(max_iter=2).fit(seqs, _sequence_targets(seqs, "regression"))
+    first = est.predict(seqs)
+    seen = []
+    handle = est.net_.module_.readout.register_forward_hook(
+        lambda module, args, out: seen.append(args[0].shape[0])
+    )
+    assert_allclose(est.predict(seqs), first, rtol=1e-12, atol=1e-12)
+    assert sum(seen) == len(seqs)
+    handle.remove()
+    est.predict(seqs)
+    assert sum(seen) == len(seqs)
+
+
 def test_predictions_do_not_depend_on_padding_or_batch():
     seqs = _ragged(n=25)
     y = _sequence_targets(seqs, "regression")

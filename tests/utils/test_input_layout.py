@@ -133,3 +133,13 @@ def test_rule_statistics():
     flipped = layout_statistics(check_sequences(to_channels_first(walk)))
     assert flipped["feature_corr"] == pytest.approx(stats["time_corr"], abs=0.05)
     assert looks_channels_first(flipped)
+
+
+def test_rule_statistics_do_not_overflow_on_huge_values():
+    walk = np.random.default_rng(0).normal(size=(60, 40, 3)).cumsum(axis=1)
+    expected = layout_statistics(check_sequences(walk))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow RuntimeWarning
+        huge = layout_statistics(check_sequences(walk * 1e250))
+    for key in ("time_corr", "feature_corr"):
+        assert huge[key] == pytest.approx(expected[key], rel=1e-9, abs=1e-12)

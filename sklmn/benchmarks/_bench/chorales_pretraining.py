@@ -41,6 +41,8 @@ import warnings
 import numpy as np
 import torch
 
+from .._exp_common import int_at_least
+
 
 def main(argv=None) -> None:
     from sklearn.base import clone
@@ -55,17 +57,17 @@ def main(argv=None) -> None:
     )
     parser.add_argument(
         "--memory",
-        type=int,
+        type=int_at_least(1),
         default=None,
         help="memory units (default: the experiment's 100)",
     )
     parser.add_argument(
         "--pre-epochs",
-        type=int,
+        type=int_at_least(1),
         default=None,
         help="epochs of the unrolled RNN (default: the experiment's 40)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     models, _, reason = _models(_SIZES["full"], args.seed)

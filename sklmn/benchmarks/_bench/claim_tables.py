@@ -104,6 +104,9 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when a table is stale")  # fmt: skip
     args = parser.parse_args(argv)
+    missing = [str(p) for p in args.reports if not p.is_file()]
+    if missing:
+        parser.error(f"no such report: {', '.join(missing)}")
     reports = args.reports or sorted(
         p for p in args.root.rglob("*.md") if _HEADING in p.read_text().split("\n")
     )

@@ -37,6 +37,8 @@ import time
 import numpy as np
 import torch
 
+from .._exp_common import int_at_least
+
 
 def main(argv=None) -> None:
     from .._exp_copy import _N_CLASSES, _N_SYMBOLS, _models
@@ -45,11 +47,11 @@ def main(argv=None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="LMN", choices=["LMN", "LSTM", "tanh RNN"])
-    parser.add_argument("--epochs", type=int, default=160)
-    parser.add_argument("--delay", type=int, default=500)
-    parser.add_argument("--n-train", type=int, default=2000)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=int_at_least(1), default=160)
+    parser.add_argument("--delay", type=int_at_least(1), default=500)
+    parser.add_argument("--n-train", type=int_at_least(1), default=2000)
+    parser.add_argument("--hidden", type=int_at_least(1), default=64)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument(
         "--init-radius", type=float, default=None,
         help="LMN only: spectral radius of the linearized memory map at "
@@ -63,8 +65,15 @@ def main(argv=None) -> None:
     torch.set_num_threads(1)
     params = {}
     for item in args.set:
-        key, _, raw = item.partition("=")
-        params[key] = ast.literal_eval(raw)
+        key, sep, raw = item.partition("=")
+        try:
+            params[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            sep = ""
+        if not (sep and key):
+            parser.error(
+                f"--set: expected PARAM=VALUE (a Python literal), got {item!r}"
+            )
     S, K, T = _N_SYMBOLS, _N_CLASSES, args.delay
 
     def data(n, seed):
@@ -74,7 +83,11 @@ def main(argv=None) -> None:
     (X, y), (X_test, y_test), (X_val, y_val) = (
         data(args.n_train, 0), data(1000, 1), data(1000, 2)
     )  # fmt: skip
-    est = _models(args.hidden, args.epochs, args.seed)[args.model].set_params(**params)
+    try:
+        est = _models(args.hidden, args.epochs, args.seed)[args.model]
+        est.set_params(**params)
+    except ValueError as exc:  # an unknown parameter name
+        parser.error(f"--set: {exc}")
     if args.init_radius is not None:
         est = with_init_radius(type(est), args.init_radius)(**est.get_params())
         params["init_radius"] = args.init_radius

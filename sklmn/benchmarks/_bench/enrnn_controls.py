@@ -55,7 +55,7 @@ from sklmn.estimators import (
     RNNRegressor,
 )
 
-from .._exp_common import pinned
+from .._exp_common import int_at_least, pinned
 
 _BASELINE_ADDING = 1.0 / 6.0
 _PAPER_ADDING = 600_000
@@ -148,13 +148,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=sorted(_DEFAULTS), required=True)
     parser.add_argument("--models", nargs="*", default=["ENRNN (coupling)", "LSTM"])
-    parser.add_argument("--length", type=int, default=None, help="T (task default)")
-    parser.add_argument("--chunk", type=int, default=None,
+    parser.add_argument("--length", type=int_at_least(2), default=None,
+                        help="T (task default)")  # fmt: skip
+    parser.add_argument("--chunk", type=int_at_least(1), default=None,
                         help="fresh training sequences per chunk (one epoch each)")
-    parser.add_argument("--chunks", type=int, default=None)
-    parser.add_argument("--n-val", type=int, default=None)
-    parser.add_argument("--n-test", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=0, help="the models' seed")
+    parser.add_argument("--chunks", type=int_at_least(1), default=None)
+    parser.add_argument("--n-val", type=int_at_least(1), default=None)
+    parser.add_argument("--n-test", type=int_at_least(1), default=None)
+    parser.add_argument("--seed", type=int_at_least(0), default=0,
+                        help="the models' seed")  # fmt: skip
     parser.add_argument("--out", default=None, help="JSON file for the raw record")
     args = parser.parse_args(argv)
     for key, value in _DEFAULTS[args.task].items():

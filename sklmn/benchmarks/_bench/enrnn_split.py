@@ -43,6 +43,7 @@ import torch
 from sklmn import __version__
 
 from .._exp_enrnn import enrnn_split
+from .._exp_common import int_at_least
 from .._experiments import FULL_ONLY
 from .._runner import _write_json, format_markdown, merge_seeds
 from .claim_tables import result_from_record
@@ -83,7 +84,8 @@ def _merge(parser, args, argv) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=750, help="T (default 750)")
-    parser.add_argument("--seed", type=int, default=0, help="the models' seed")
+    parser.add_argument("--seed", type=int_at_least(0), default=0,
+                        help="the models' seed")  # fmt: skip
     parser.add_argument(
         "--preset", default="full", choices=("full", "test"),
         help="the experiment's sizes other than T (default full)",

@@ -71,7 +71,12 @@ from .. import (
     _exp_linear_rnn,
     _exp_music_claims,
 )
-from .._exp_common import n_parameters, pinned, pretraining_or_reason
+from .._exp_common import (
+    int_at_least,
+    n_parameters,
+    pinned,
+    pretraining_or_reason,
+)
 
 #: item -> default budget (epochs; for handwriting the fine-tuning epochs)
 _DEFAULT_EPOCHS = {
@@ -410,7 +415,9 @@ def main(argv=None) -> int:
         "--epochs", type=int, default=None,
         help=f"the item's budget in epochs (defaults: {_DEFAULT_EPOCHS})",
     )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="the models' seed")
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="the models' seed"
+    )
     parser.add_argument(
         "--input-scale", type=float, default=0.01,
         help="laes-init-quality: the scale s of the LMN's input weights "

@@ -31,6 +31,13 @@ epoch with the lowest mean held-out log-loss (0: the start); prints the
 test accuracy of that epoch of a fit on the whole training split, with the
 start's, the best in hindsight and the last.
 
+``ensemble``: a committee of the ``--folds`` fold models of ``cv``, each
+kept at the epoch of its own lowest held-out log-loss, their test
+probabilities averaged; prints the start (fitted on the whole training
+split), the committee of the fold models' starts, the committee, the
+best committee of one common epoch in hindsight and the members' mean
+test accuracy.
+
 Two training variants for ``curves`` and ``cv`` (prototypes, not library
 options): ``--warmup N`` raises every parameter group's learning rate
 linearly over the first ``N`` epochs; ``--normalize-input`` holds a Schur
@@ -167,10 +174,11 @@ def _load(name):
     return data, _dataset_info(name, "classification", data)
 
 
-def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
-    """Fit ``spec`` on ``(X, y)`` for ``args.epochs`` epochs; the accuracy
-    and log-loss on ``(X_eval, y_eval)`` of the start and every epoch, the
-    accuracy of the weights kept, the training losses and the seconds."""
+def _epoch_probas(spec, seed, info, args, X, y, evals):
+    """Fit ``spec`` on ``(X, y)`` for ``args.epochs`` epochs; for each array
+    of sequences in ``evals``, the class probabilities of the start and of
+    every epoch (shape ``(epochs + 1, n, n_classes)``), with the fitted
+    estimator, its training losses and the seconds the fit took."""
     callbacks = _variant_callbacks(args) + [("snap", _Snapshots())]
     est = _estimator(spec, seed, info, args.epochs, callbacks)
     t0 = time.perf_counter()
@@ -178,17 +186,37 @@ def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
         warnings.simplefilter("ignore")
         est.fit(X, y)
     seconds = time.perf_counter() - t0
-    y_eval = np.asarray(y_eval)
-    kept = float(np.mean(est.predict(X_eval) == y_eval))
-    column = np.searchsorted(est.classes_, y_eval)
-    acc, logloss = [], []
+    final = copy.deepcopy(est.net_.module_.state_dict())
+    probas = [[] for _ in evals]
     for state in dict(est.net_.callbacks_)["snap"].states_:
         est.net_.module_.load_state_dict(state)
-        proba = est.predict_proba(X_eval)
-        acc.append(float(np.mean(est.classes_[proba.argmax(1)] == y_eval)))
-        picked = np.clip(proba[np.arange(len(y_eval)), column], 1e-12, None)
-        logloss.append(float(-np.mean(np.log(picked))))
+        for out, X_eval in zip(probas, evals, strict=True):
+            out.append(est.predict_proba(X_eval))
+    est.net_.module_.load_state_dict(final)
     loss = [float(v) for v in est.loss_curve_]
+    return [np.asarray(p) for p in probas], est, loss, seconds
+
+
+def _accuracy(proba, y, classes):
+    return float(np.mean(classes[proba.argmax(-1)] == y))
+
+
+def _logloss(proba, y, classes):
+    picked = proba[np.arange(len(y)), np.searchsorted(classes, y)]
+    return float(-np.mean(np.log(np.clip(picked, 1e-12, None))))
+
+
+def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
+    """Fit ``spec`` on ``(X, y)`` for ``args.epochs`` epochs; the accuracy
+    and log-loss on ``(X_eval, y_eval)`` of the start and every epoch, the
+    accuracy of the weights kept, the training losses and the seconds."""
+    (probas,), est, loss, seconds = _epoch_probas(
+        spec, seed, info, args, X, y, [X_eval]
+    )
+    y_eval = np.asarray(y_eval)
+    kept = float(np.mean(est.predict(X_eval) == y_eval))
+    acc = [_accuracy(p, y_eval, est.classes_) for p in probas]
+    logloss = [_logloss(p, y_eval, est.classes_) for p in probas]
     return acc, logloss, kept, loss, seconds
 
 
@@ -229,6 +257,67 @@ def _cv(args) -> None:
                     f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {chosen} | {at:.3f} | "
                     f"{a.max():.3f} (epoch {int(a.argmax())}) | {a[-1]:.3f} | "
                     f"{rec['spikes']} |",
+                    flush=True,
+                )
+
+
+def _ensemble(args) -> None:
+    for ds in args.datasets:
+        (X_train, X_test, y_train, y_test), info = _load(ds)
+        X_train, y_train = np.asarray(X_train, dtype=object), np.asarray(y_train)
+        y_test = np.asarray(y_test)
+        for spec in args.models:
+            for seed in args.seeds:
+                folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
+                members, chosen, spikes, seconds = [], [], 0, 0.0
+                for k, (fit_rows, eval_rows) in enumerate(
+                    folds.split(np.zeros(len(y_train)), y_train)
+                ):
+                    (held, test), est, loss, sec = _epoch_probas(
+                        spec, seed + 100 * k, info, args,
+                        list(X_train[fit_rows]), y_train[fit_rows],
+                        [list(X_train[eval_rows]), list(X_test)],
+                    )
+                    classes = est.classes_
+                    held_loss = [_logloss(p, y_train[eval_rows], classes) for p in held]
+                    chosen.append(int(np.argmin(held_loss)))
+                    members.append(test)
+                    spikes += count_loss_spikes(loss)
+                    seconds += sec
+                once = argparse.Namespace(**{**vars(args), "epochs": 1})
+                (full,), est, _, _ = _epoch_probas(
+                    spec, seed, info, once, list(X_train), y_train, [list(X_test)]
+                )
+                n = min(len(m) for m in members)
+                curve = [
+                    _accuracy(np.mean([m[e] for m in members], axis=0), y_test, classes)
+                    for e in range(n)
+                ]
+                committee = np.mean(
+                    [m[e] for m, e in zip(members, chosen, strict=True)], axis=0
+                )
+                rec = {
+                    "dataset": ds, "model": spec, "seed": seed,
+                    "warmup": args.warmup, "normalize_input": args.normalize_input,
+                    "start": _accuracy(full[0], y_test, est.classes_),
+                    "fold_starts": curve[0],
+                    "committee": _accuracy(committee, y_test, classes),
+                    "chosen_epochs": chosen, "committee_per_epoch": curve,
+                    "members": [
+                        _accuracy(m[e], y_test, classes)
+                        for m, e in zip(members, chosen, strict=True)
+                    ],
+                    "spikes": spikes, "fit_seconds": round(seconds, 2),
+                }
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                print(
+                    f"| {ds} | {spec} | {seed} | {rec['start']:.3f} | "
+                    f"{rec['fold_starts']:.3f} | {rec['committee']:.3f} "
+                    f"({', '.join(map(str, chosen))}) | {max(curve):.3f} "
+                    f"(epoch {int(np.argmax(curve))}) | "
+                    f"{np.mean(rec['members']):.3f} | {spikes} |",
                     flush=True,
                 )
 
@@ -278,7 +367,7 @@ def _step(args) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["curves", "step", "cv"])
+    parser.add_argument("what", choices=["curves", "step", "cv", "ensemble"])
     parser.add_argument("--models", nargs="+", default=["lmn"])
     parser.add_argument(
         "--datasets", nargs="+", default=["ArrowHead", "BasicMotions", "ItalyPowerDemand"]
@@ -302,6 +391,13 @@ def main(argv=None) -> int:
         )
         print("|---|---|---|---|---|---|---|---|---|")
         _cv(args)
+    elif args.what == "ensemble":
+        print(
+            "| dataset | model | seed | start | fold starts | committee (epochs) | "
+            "best committee in hindsight | members | spikes |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        _ensemble(args)
     else:
         print("| dataset | model | trained group | training loss per epoch (start first) |")
         print("|---|---|---|---|")

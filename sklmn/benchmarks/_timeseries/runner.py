@@ -524,6 +524,8 @@ def _seed_list(seeds) -> list[int]:
     out = list(dict.fromkeys(seeds))
     if not out or not all(isinstance(s, int) and not isinstance(s, bool) for s in out):
         raise ValueError(f"seeds must be a non-empty list of ints, got {seeds!r}.")
+    if min(out) < 0:
+        raise ValueError(f"seeds must be >= 0 (numpy seeds), got {seeds!r}.")
     return out
 
 
