@@ -289,7 +289,8 @@ class ConvergenceMonitor(SequenceCallback):
         drawn once at the start of training (seeded by the net's
         ``shuffle_seed``), on which the training loss is measured. None
         measures all of them; ``'auto'`` all of them up to 128, else an
-        eighth of them, at least 128 (the estimators' setting).
+        eighth of them, at least 128 (the estimators' setting). With loss
+        weights, only sequences of non-zero weight are drawn.
 
     Attributes
     ----------
@@ -378,7 +379,8 @@ class ConvergenceMonitor(SequenceCallback):
 
     def _draw_train_subset(self, net, dataset):
         """Indices of the training sequences the training loss is measured
-        on (None: all), drawn with the net's ``shuffle_seed``."""
+        on (None: all), drawn with the net's ``shuffle_seed`` (among the
+        sequences of non-zero weight when some have none)."""
         if self.monitor != "train_loss" or self.train_eval_size is None:
             return None
         n = len(dataset)
@@ -390,6 +392,17 @@ class ConvergenceMonitor(SequenceCallback):
             return None
         seed = int(getattr(net, "shuffle_seed", 0))
         generator = torch.Generator().manual_seed(seed)
+        weight = getattr(dataset, "sample_weight", None)
+        if weight is not None:
+            weighted = weight.reshape(n, -1).sum(dim=1) > 0
+            if not bool(weighted.all()):
+                # sequences of zero weight measure nothing: a subsample of
+                # them only would measure a constant zero loss
+                candidates = torch.nonzero(weighted).flatten()
+                if size >= len(candidates):
+                    return candidates
+                order = torch.randperm(len(candidates), generator=generator)
+                return candidates[order[:size]]
         return torch.randperm(n, generator=generator)[:size]
 
     def _collate_train_subset(self, net, dataset):

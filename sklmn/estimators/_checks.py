@@ -8,6 +8,7 @@ import math
 from numbers import Real
 
 import numpy as np
+import torch
 
 
 def check_class_weight(class_weight, classes: np.ndarray) -> None:
@@ -133,3 +134,32 @@ def check_device(device, requested) -> None:
         )
 
 
+def resolve_device(device) -> torch.device:
+    """The torch device of an estimator's ``device`` parameter, refused with a
+    ``ValueError`` naming it when it is not a device, holds no data
+    (``'meta'``) or is a CUDA device on a machine without CUDA.
+
+    Examples
+    --------
+    >>> from sklmn.estimators._checks import resolve_device
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: device must be a torch device such as 'cpu' or 'cuda', got 'gpu'
+    """
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(
+            f"device must be a torch device such as 'cpu' or 'cuda', got "
+            f"{device!r}"
+        ) from None
+    check_device(resolved, device)
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r} was requested but CUDA is not available "
+            "on this machine; use device='cpu'."
+        )
+    return resolved

@@ -52,7 +52,7 @@ def check_label_sequences(
 
     Parameters
     ----------
-    y : list or 1-D array of str or of sequences of labels
+    y : list, 1-D array or pandas Series of str or of sequences of labels
         A string is the sequence of its characters; other items are lists,
         tuples or 1-D arrays of labels (strings or numbers, all of one kind).
     n_samples : int
@@ -85,6 +85,8 @@ def check_label_sequences(
             f"{input_name} must be a list of label sequences (one per sequence of "
             f"X) for target='ctc', got the single string {y[:50]!r}."
         )
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()  # a pandas Series (of strings, or of label lists)
     if isinstance(y, np.ndarray):
         if y.ndim != 1 and not (y.ndim == 2 and y.dtype.kind in "iuf"):
             raise ValueError(

@@ -24,14 +24,14 @@ TRAINING_PARAMETERS_DOC = """\
         ``(n, k)``, predicted from the output at each sequence's last valid
         step. ``'timestep'``: one target per valid time step, ``y`` a padded
         array ``(n, T[, k])`` (entries at padded steps of ``X`` are ignored)
-        or a list of ``(T_i[, k])`` arrays; predictions come back in the
-        layout of ``X`` (a list for a list, else a padded array whose padded
-        steps are NaN, or None for non-numeric labels). ``'ctc'``
-        (classifiers only): a label sequence per sequence, not aligned with
-        the time steps (a transcription), ``y`` a list of strings or of
-        lists of labels, trained with the connectionist temporal
-        classification loss (Graves et al. 2006) and decoded by ``predict``
-        (see ``decoding``).
+        or a list (or pandas Series) of ``(T_i[, k])`` arrays; predictions
+        come back in the layout of ``X`` (a list for a list, else a padded
+        array whose padded steps are NaN, or None for non-numeric labels).
+        ``'ctc'`` (classifiers only): a label sequence per sequence, not
+        aligned with the time steps (a transcription), ``y`` a list (or
+        pandas Series) of strings or of lists of labels, trained with the
+        connectionist temporal classification loss (Graves et al. 2006) and
+        decoded by ``predict`` (see ``decoding``).
     standardize : bool, default=True
         Standardize every input feature by its mean and standard deviation
         over all valid time steps of the training sequences (padding
@@ -99,6 +99,9 @@ TRAINING_PARAMETERS_DOC = """\
         without them; see ``docs/training.md``). Whatever monitors it,
         ``fit`` ends with the weights of the best epoch. A pretrainer sees
         the training part only: the held-out sequences judge its start too.
+        With ``sample_weight``, a split that leaves either part without
+        weight is drawn among the sequences of non-zero weight (at least two
+        are needed).
     validation_metric : {'loss', 'score'}, default='loss'
         What early stopping monitors: the validation loss (the training
         criterion), or the estimator's natural score (accuracy, frame-level

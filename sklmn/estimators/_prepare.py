@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from .._training import FitContext, SequenceDataset
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
-from ._checks import check_device
+from ._checks import resolve_device
 from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._targets import pad_steps
 
@@ -224,20 +224,7 @@ class _FitPreparationMixin:
             )
 
     def _resolve_device(self) -> torch.device:
-        try:
-            device = torch.device(self.device)
-        except (RuntimeError, TypeError, ValueError):
-            raise ValueError(
-                f"device must be a torch device such as 'cpu' or 'cuda', got "
-                f"{self.device!r}"
-            ) from None
-        check_device(device, self.device)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(
-                f"device={self.device!r} was requested but CUDA is not available "
-                "on this machine; use device='cpu'."
-            )
-        return device
+        return resolve_device(self.device)
 
     def _step_settings(self, n_samples: int) -> tuple[int, float]:
         """``(batch_size, learning_rate_init)``, each ``'auto'`` resolved
@@ -261,26 +248,32 @@ class _FitPreparationMixin:
         return bool(self.early_stopping)
 
     def _split(self, dataset: SequenceDataset, y_encoded, seed: int):
-        """Seeded train/validation split of the sequences (early stopping)."""
+        """Seeded train/validation split of the sequences (early stopping).
+
+        With loss weights, a split that leaves the training or the
+        validation part without weight (a validation loss of zero at every
+        epoch, so that the start was kept; or nothing to train on) is drawn
+        again among the sequences of non-zero weight, the others joining the
+        training part.
+        """
         n = len(dataset)
         indices = np.arange(n)
-        stratify = None
-        if self._problem == "multiclass" and self.target == "sequence":
-            counts = np.bincount(y_encoded)
-            if counts[counts > 0].min() >= 2:
-                stratify = y_encoded
-        try:
-            train_idx, valid_idx = train_test_split(
-                indices,
-                test_size=self.validation_fraction,
-                random_state=seed,
-                stratify=stratify,
-            )
-        except ValueError as exc:
-            raise ValueError(
-                f"early_stopping could not hold out validation_fraction="
-                f"{self.validation_fraction} of {n} sequences: {exc}"
-            ) from None
+        train_idx, valid_idx = self._held_out(indices, y_encoded, seed)
+        if dataset.sample_weight is not None:
+            total = dataset.sample_weight.numpy().reshape(n, -1).sum(axis=1)
+            if not (total[train_idx].sum() > 0 and total[valid_idx].sum() > 0):
+                weighted = np.flatnonzero(total > 0)
+                if len(weighted) < 2:
+                    raise ValueError(
+                        "early_stopping holds out validation_fraction="
+                        f"{self.validation_fraction} of the sequences, but only "
+                        f"{len(weighted)} of the {n} sequences has a non-zero "
+                        "weight (sample_weight times class_weight): the training "
+                        "or the validation part would have no weight. Use "
+                        "early_stopping=False or pass X_val and y_val."
+                    )
+                _, valid_idx = self._held_out(weighted, y_encoded[weighted], seed)
+                train_idx = np.setdiff1d(indices, valid_idx)
 
         def subset(idx):
             idx = torch.from_numpy(np.sort(idx))
@@ -295,6 +288,28 @@ class _FitPreparationMixin:
             )
 
         return subset(train_idx), subset(valid_idx), np.sort(train_idx)
+
+    def _held_out(self, indices: np.ndarray, y_encoded, seed: int):
+        """``indices`` split into training and validation indices
+        (``validation_fraction``, stratified for single-label sequence
+        classification when every class has two sequences)."""
+        stratify = None
+        if self._problem == "multiclass" and self.target == "sequence":
+            counts = np.bincount(y_encoded)
+            if counts[counts > 0].min() >= 2:
+                stratify = y_encoded
+        try:
+            return train_test_split(
+                indices,
+                test_size=self.validation_fraction,
+                random_state=seed,
+                stratify=stratify,
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping could not hold out validation_fraction="
+                f"{self.validation_fraction} of {len(indices)} sequences: {exc}"
+            ) from None
 
     def _context(
         self,

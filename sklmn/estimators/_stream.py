@@ -46,6 +46,7 @@ from ..nn import ENRNN, GRU, LMN, LSTM, ElmanRNN, LinearRNN
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
+from ._checks import resolve_device
 from ._persist import MAX_THREADS
 from ._threads import _resolved_threads, _seeded_torch, _torch_threads
 
@@ -329,7 +330,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             self._text_mode = True
         else:
             codes = self._integers(X, "X")
-            vocabulary = np.arange(int(codes.max()) + 1)
+            # an empty stream: no vocabulary, refused by fit as too short
+            vocabulary = np.arange(int(codes.max()) + 1 if codes.size else 0)
             self._text_mode = False
         self.vocabulary_ = vocabulary
         self.n_tokens_ = len(vocabulary)
@@ -362,15 +364,22 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 f"{name} must be one stream: a str, a list of str or a 1-D array "
                 f"of integer codes, got an array of shape {arr.shape}."
             )
+        if arr.size == 0:  # an empty list is an array of floats
+            return np.zeros(0, dtype=np.int64)
         if arr.dtype.kind not in "iu":
             raise ValueError(
                 f"{name} must hold integer codes (or be text), got dtype "
                 f"{arr.dtype}."
             )
-        if arr.size and int(arr.min()) < 0:
+        if int(arr.min()) < 0:
             raise ValueError(
                 f"{name} must hold non-negative codes, got {int(arr.min())} at "
                 f"position {int(np.argmin(arr))}."
+            )
+        if int(arr.max()) > np.iinfo(np.int64).max:  # uint64 beyond int64
+            raise ValueError(
+                f"{name} holds the code {int(arr.max())} at position "
+                f"{int(np.argmax(arr))}, too large for an int64 token index."
             )
         return arr.astype(np.int64)
 
@@ -478,9 +487,11 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
             If the stream is too short for ``batch_size`` tracks, or
             ``X_val`` holds tokens outside the training vocabulary.
         FloatingPointError
-            If the training loss is not finite in the first epoch (later: the
-            weights of the best finite epoch are kept and training stops).
+            If the training loss of the first epoch, or the parameters at
+            its end, are not finite (later: the weights of the best finite
+            epoch are kept and training stops).
         """
+        device = resolve_device(self.device)
         tokens = self._learn_vocabulary(X)
         n_steps = (len(tokens) - 1) // self.batch_size
         if n_steps < 1:
@@ -499,7 +510,6 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 )
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        device = torch.device(self.device)
         with _seeded_torch(seed):
             module = self._build_net().to(device)
             with _torch_threads(
@@ -548,10 +558,18 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 optimizer.step()
                 state = _detached(state) if self._carry_state else None
                 total += value * y.numel()
+            message = None
             if not math.isfinite(total):
                 message = (
                     f"Training diverged: the loss of epoch {epoch} is not finite."
                 )
+            elif not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
+                # the epoch's last update (after its last loss was read)
+                message = (
+                    f"Training diverged: the parameters after epoch {epoch} are "
+                    "not finite."
+                )
+            if message is not None:
                 if best_state is None:
                     raise FloatingPointError(
                         f"{message} Try a smaller learning_rate_init or "
@@ -598,7 +616,8 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         Returns the summed negative log-likelihood (nats) of ``codes[1:]``
         (infinite when not finite and ``check`` is False; an error with
         ``check``) and, with ``keep``, the log-probabilities of the next
-        token after every position, shape ``(len(codes), n_tokens)``.
+        token after every position, shape ``(len(codes), n_tokens)``, all
+        finite (the last position's too, which the likelihood does not read).
         """
         module.eval()
         tokens = torch.from_numpy(codes).to(device).unsqueeze(0)
@@ -612,14 +631,19 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                 nll -= float(logp[: len(nxt)].gather(1, nxt[:, None]).sum())
                 if keep:
                     kept.append(logp.cpu().numpy())
-        if not math.isfinite(nll):
+        logp = np.concatenate(kept) if keep else None
+        if not math.isfinite(nll) or (keep and not np.isfinite(logp).all()):
             if not check:
                 return math.inf, None
-            raise FloatingPointError(
-                "The model's log-likelihood of the stream is not finite: the "
-                "recurrence overflowed."
+            what = (
+                "log-likelihood of the stream is"
+                if not math.isfinite(nll)
+                else "next-token distributions on the stream are"
             )
-        return nll, (np.concatenate(kept) if keep else None)
+            raise FloatingPointError(
+                f"The model's {what} not finite: the recurrence overflowed."
+            )
+        return nll, logp
 
     def _bits(self, module, codes, device, *, check: bool = True) -> float:
         nll, _ = self._log_probs(module, codes, device, keep=False, check=check)
@@ -823,6 +847,12 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
                     last = logits[0, -1]
                 p = torch.softmax(last.double() / float(temperature), dim=-1)
                 p = p.cpu().numpy()
+                if not np.isfinite(p).all():
+                    raise FloatingPointError(
+                        f"The model's next-token distribution is not finite "
+                        f"after {len(out)} generated token(s): the recurrence "
+                        "overflowed."
+                    )
                 out.append(int(rng.choice(self.n_tokens_, p=p / p.sum())))
         tokens = self.vocabulary_[np.asarray(out, dtype=np.int64)]
         return "".join(tokens.tolist()) if self._text_mode else tokens

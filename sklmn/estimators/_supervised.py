@@ -16,7 +16,7 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._training import score_valid_entries
 from ..metrics import label_error_rate
@@ -538,17 +538,31 @@ class _BaseSequenceRegressor(RegressorMixin, _BaseSequenceEstimator):
                 raise ValueError(
                     f"Regression targets must be numeric, got dtype {steps.dtype}."
                 ) from None
-            steps = steps.reshape(steps.shape[0], -1)
+            # an object array (None or NaN as a missing value) is checked
+            # here, as a number: check_timestep_target checks numeric dtypes
+            name = "y_val" if context == "y_val" else "y"
+            steps = check_array(
+                steps, ensure_2d=False, dtype=None, input_name=name
+            ).reshape(steps.shape[0], -1)
             _check_float32_range(steps)
             encoded = pad_steps(steps.astype(np.float32), seqs, 0.0)
         n_outputs = encoded.shape[-1]
         if not reset and n_outputs != self.n_outputs_:
+            if context == "y_val":
+                raise ValueError(
+                    f"y_val must have as many outputs as y: got {n_outputs}, "
+                    f"y has {self.n_outputs_}."
+                )
             where = "previous call to fit" if context is None else "first call"
             raise ValueError(
                 f"{context or 'warm_start'} can only be used where y has the same "
                 f"number of outputs as in the {where}; got {n_outputs}, "
                 f"previously {self.n_outputs_}."
             )
+        if context == "y_val":
+            # the validation target is checked, not learned: the layout of
+            # the predictions stays that of the training y
+            return encoded
         self._problem = "continuous"
         self._has_output_axis = has_output_axis
         self.n_outputs_ = n_outputs

@@ -102,8 +102,9 @@ def check_timestep_target(y, seqs: Sequences, *, input_name: str = "y"):
     y : array-like of shape (n_samples, n_timesteps) or \
             (n_samples, n_timesteps, n_outputs), or list of array-like
         Padded array (only the first ``lengths[i]`` steps of row ``i`` are
-        read) or list of per-sequence arrays ``(T_i,)`` / ``(T_i, n_outputs)``
-        with ``T_i`` equal to the length of sequence ``i`` of ``X``.
+        read) or list (or pandas Series) of per-sequence arrays ``(T_i,)`` /
+        ``(T_i, n_outputs)`` with ``T_i`` equal to the length of sequence
+        ``i`` of ``X``.
     seqs : Sequences
         The validated ``X``.
     input_name : str, default="y"
@@ -121,6 +122,10 @@ def check_timestep_target(y, seqs: Sequences, *, input_name: str = "y"):
             "requires y to be passed, but the target y is None: sequence "
             "estimators are supervised."
         )
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        # pandas, as for X: a Series of per-sequence arrays (an object
+        # array), or a frame of padded steps
+        y = y.to_numpy()
     lengths = seqs.lengths
     n = seqs.n_samples
     if _is_list_of_arrays(y):

@@ -274,6 +274,24 @@ def test_label_lists_give_list_predictions_and_int_alphabet():
     assert y == [[10 if c == "a" else 20 for c in w] for w in words]  # untouched
 
 
+def test_a_pandas_series_of_transcriptions_is_a_target():
+    # a DataFrame column of label sequences (pandas, as X accepts it) was
+    # refused as "not a list of label sequences"
+    pd = pytest.importorskip("pandas")
+    X, words = _pulses(20)
+    est = RNNClassifier(hidden_size=4, target="ctc", max_iter=2, random_state=0)
+    frame = pd.DataFrame({"text": words, "codes": [[ord(c) for c in w] for w in words]})
+    from_series = _fit(clone(est), X, frame["text"])
+    from_list = _fit(clone(est), X, words)
+    assert from_series.classes_.tolist() == ["a", "b"]
+    assert from_series.predict(X[:4]).tolist() == from_list.predict(X[:4]).tolist()
+    assert from_series.score(X, frame["text"]) == pytest.approx(
+        from_list.score(X, words), abs=1e-12
+    )
+    codes = _fit(clone(est), X, frame["codes"])
+    assert codes.classes_.tolist() == [ord("a"), ord("b")]
+
+
 def test_sample_weight_and_early_stopping_with_the_ctc_loss():
     X, words = _pulses(40)
     X_val, words_val = _pulses(10, seed=1)

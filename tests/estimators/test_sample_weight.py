@@ -161,6 +161,36 @@ def test_sample_weight_with_validation_set(data):
         clf.fit(X, y, sample_weight_val=w)
 
 
+@pytest.mark.parametrize("random_state", range(4))
+def test_the_held_out_part_of_weighted_data_has_weight(random_state):
+    # few non-zero weights: the validation split often held none of them, its
+    # loss was zero at every epoch and fit kept the untrained start
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 4, 2)
+    y = X[:, :, 0].sum(axis=1)
+    w = np.zeros(40)
+    w[[3, 17, 25, 31]] = 1.0
+    reg = RNNRegressor(
+        hidden_size=3,
+        max_iter=2,
+        early_stopping=True,
+        n_iter_no_change=1,
+        random_state=random_state,
+    ).fit(X, y, sample_weight=w)
+    assert min(reg.validation_loss_curve_) > 0
+
+
+def test_early_stopping_needs_two_weighted_sequences(data):
+    X, y, _ = data
+    w = np.zeros(len(y))
+    w[5] = 1.0
+    clf = RNNClassifier(hidden_size=3, early_stopping=True, **_TINY)
+    with pytest.raises(ValueError, match="only 1 of the 24 sequences has a non-zero"):
+        clf.fit(X, y, sample_weight=w)
+    assert not hasattr(clf, "net_")
+    clf.set_params(early_stopping=False).fit(X, y, sample_weight=w)  # no split
+
+
 def test_metadata_routing_of_fit_weights(data):
     X, y, w = data
     with sklearn.config_context(enable_metadata_routing=True):

@@ -218,11 +218,49 @@ def test_invalid_parameters_are_named(params, match):
         (np.array([0, 1, -2, 1] * 5), "-2 at position 2"),
         ([0, 1, 2], "3 tokens, too few for batch_size=3"),
         (["ab", 3], "element 1 is int"),
+        # empty streams: numpy's "zero-size array" error, or "dtype float64"
+        # for an empty list, before they were named as too short
+        (np.array([], dtype=int), "0 tokens, too few for batch_size=3"),
+        ([], "0 tokens, too few for batch_size=3"),
+        # uint64 codes beyond int64 wrapped to negative indices
+        (np.array([0, 2**63 + 5] * 4, dtype=np.uint64), "too large for an int64"),
     ],
 )
 def test_invalid_streams_are_named(X, match):
     with pytest.raises(ValueError, match=match):
         _small().fit(X)
+
+
+def test_an_empty_stream_to_score_is_named():
+    lm = _small().fit([0, 1, 2] * 6)
+    with pytest.raises(ValueError, match="X holds 0 token"):
+        lm.predict_proba([])
+    with pytest.raises(ValueError, match="X holds 0 token"):
+        lm.predict(np.array([], dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "device, match",
+    [
+        ("meta", "device='meta' cannot train"),
+        ("gpu", "device must be a torch device .* got 'gpu'"),
+        pytest.param(
+            "cuda",
+            "CUDA is not available",
+            marks=pytest.mark.skipif(
+                torch.cuda.is_available(), reason="needs a CPU-only machine"
+            ),
+        ),
+    ],
+)
+def test_an_unusable_device_is_named_as_by_the_sequence_estimators(device, match):
+    # they raised torch's RuntimeError or AssertionError from inside training
+    stream = np.arange(40) % 3
+    lm = _small().fit(stream)
+    before = lm.predict_proba(stream[:5])
+    with pytest.raises(ValueError, match=match):
+        lm.set_params(device=device).fit(stream)
+    np.testing.assert_allclose(lm.predict_proba(stream[:5]), before, rtol=1e-12)
 
 
 def test_scored_streams_must_fit_the_vocabulary():
@@ -282,6 +320,59 @@ def test_divergence_after_the_first_epoch_keeps_the_best_weights(monkeypatch):
     assert lm.diverged_ and lm.n_iter_ == 2 and lm.best_epoch_ in (1, 2)
     monkeypatch.undo()
     assert math.isfinite(lm.bits_per_character(stream))
+
+
+def test_parameters_made_non_finite_by_an_epochs_last_update_are_a_divergence(
+    monkeypatch,
+):
+    # every loss of the epoch is read before its update: non-finite weights
+    # after the epoch's last update were kept as the best epoch's, and fit
+    # returned a model that cannot score
+    from sklmn.callbacks import DivergenceWarning
+
+    calls, poisoned = [], [4]  # the last window of epoch 2 (2 windows / epoch)
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def poisoning(parameters, *args, **kwargs):
+        parameters = list(parameters)
+        calls.append(1)
+        if len(calls) == poisoned[0]:
+            for p in parameters:
+                p.grad.fill_(math.nan)
+        return clip(parameters, *args, **kwargs)
+
+    monkeypatch.setattr(_stream.nn.utils, "clip_grad_norm_", poisoning)
+    stream = np.arange(31) % 4
+    with pytest.warns(DivergenceWarning, match="parameters after epoch 2"):
+        lm = _small("gru", bptt=5, max_iter=2).fit(stream)
+    assert lm.diverged_ and lm.n_iter_ == 1 and lm.best_epoch_ == 1
+    assert all(bool(torch.isfinite(p).all()) for p in lm.module_.parameters())
+    assert math.isfinite(lm.bits_per_character(stream))
+    calls.clear()
+    poisoned[0] = 1  # the only window of epoch 1: no epoch to keep
+    with pytest.raises(FloatingPointError, match="parameters after epoch 1"):
+        _small("gru", bptt=5, max_iter=2).fit(np.arange(16) % 4)
+
+
+def test_a_state_that_overflows_at_the_last_token_is_not_a_silent_nan():
+    # the likelihood reads the distributions after every token but the last:
+    # predict_proba returned a NaN row there, predict a token picked from it,
+    # sample numpy's "probabilities contain NaN"
+    stream = np.tile([0, 1, 2, 3], 12)
+    lm = _small("linear", hidden_size=4, max_iter=1).fit(stream)
+    with torch.no_grad():  # a state that grows tenfold per step
+        lm.module_.recurrent.weight_hh_l0.copy_(10.0 * torch.eye(4))
+        logits, _, _ = lm.module_(torch.from_numpy(stream).unsqueeze(0))
+    finite = torch.isfinite(logits[0]).all(dim=1).numpy()
+    last = int(np.argmin(finite))  # the first position that overflows
+    assert 0 < last and finite[:last].all()
+    prompt = stream[: last + 1]
+    for method in (lm.predict_proba, lm.predict):
+        with pytest.raises(FloatingPointError, match="not finite"):
+            method(prompt)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        lm.sample(2, prompt=prompt, random_state=0)
+    assert np.isfinite(lm.predict_proba(stream[:last])).all()
 
 
 def test_pickle_round_trip():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from sklmn.estimators import RNNRegressor
 from sklmn.metrics import frame_level_accuracy
 from tests._helpers import (
     _lmn_clf,
@@ -170,3 +171,65 @@ def test_regressor_keeps_the_shape_of_y():
     assert est.predict(_pad(seqs)).ndim == 2
     y = [np.ones((len(s), 1)) for s in seqs]
     assert est.fit(_pad(seqs), _pad(y)).predict(_pad(seqs)).ndim == 3
+
+
+def test_regressor_keeps_the_shape_of_y_not_of_y_val():
+    # the validation target of fit is checked against y, not learned: a
+    # column y_val beside a 1-D y (or the reverse) made predict return the
+    # layout of y_val
+    seqs = _ragged(n=10)
+    y = np.arange(10.0)
+    est = _lmn_reg(max_iter=1)
+    est.fit(seqs, y, X_val=seqs[:3], y_val=y[:3, None])
+    assert est.predict(seqs).shape == (10,)
+    est.fit(seqs, y[:, None], X_val=seqs[:3], y_val=y[:3])
+    assert est.predict(seqs).shape == (10, 1)
+    steps = [np.ones(len(s)) for s in seqs]
+    est.set_params(target="timestep").fit(
+        seqs, steps, X_val=seqs[:3], y_val=[s[:, None] for s in steps[:3]]
+    )
+    assert est.predict(seqs)[0].shape == (len(seqs[0]),)
+    with pytest.raises(ValueError, match="y_val must have as many outputs as y: got 2"):
+        est.fit(seqs, steps, X_val=seqs[:3], y_val=[np.ones((len(s), 2)) for s in seqs[:3]])
+
+
+def test_a_pandas_series_of_per_step_targets_is_a_target():
+    # a DataFrame column of per-sequence arrays (pandas, as X accepts it)
+    # was refused as an array of shape (n,)
+    pd = pytest.importorskip("pandas")
+    seqs = _ragged(n=8)
+    steps = [s[:, 0] for s in seqs]
+    labels = [(s[:, 1] > 0).astype(int) for s in seqs]
+    frame = pd.DataFrame({"steps": steps, "labels": labels}, index=np.arange(8)[::-1])
+    reg = _lmn_reg(max_iter=1, target="timestep")
+    pred = reg.fit(seqs, frame["steps"]).predict(seqs)
+    expected = reg.fit(seqs, steps).predict(seqs)
+    for a, b in zip(pred, expected, strict=True):
+        assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    assert reg.score(seqs, frame["steps"]) == pytest.approx(reg.score(seqs, steps))
+    clf = _lmn_clf(max_iter=1, target="timestep").fit(seqs, frame["labels"])
+    assert_array_equal(clf.classes_, [0, 1])
+
+
+def test_missing_per_step_regression_targets_in_object_arrays_are_refused():
+    # None or NaN at a valid step of an object array (pandas, lists with
+    # None) skipped the finiteness check of numeric arrays: fit ran on NaN
+    # targets, "diverged" in its first epoch and kept the untrained start
+    seqs = _ragged(n=6)
+    reg = RNNRegressor(hidden_size=3, max_iter=1, target="timestep", random_state=0)
+    for missing in (None, np.nan):
+        y = [np.ones(len(s), dtype=object) for s in seqs]
+        y[2][1] = missing
+        with pytest.raises(ValueError, match="Input y contains NaN"):
+            reg.fit(seqs, y)
+        padded = _pad([np.ones(len(s)) for s in seqs], fill=None)
+        padded[3, 0] = missing
+        with pytest.raises(ValueError, match="Input y contains NaN"):
+            reg.fit(seqs, padded)
+        with pytest.raises(ValueError, match="Input y_val contains NaN"):
+            reg.fit(seqs, _pad([np.ones(len(s)) for s in seqs]), X_val=seqs, y_val=y)
+    assert not hasattr(reg, "net_")
+    y = [np.ones(len(s), dtype=object) for s in seqs]
+    y[0][0] = np.inf
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        reg.fit(seqs, y)

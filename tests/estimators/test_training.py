@@ -270,6 +270,35 @@ def test_train_eval_size_none_measures_every_sequence_and_bad_values_are_named()
             net.fit(data)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_train_eval_subsample_of_weighted_data_holds_weighted_sequences(seed):
+    # a subsample of zero-weight sequences only measured a constant zero
+    # loss: fit stopped after n_iter_no_change epochs with the untrained start
+    rng = np.random.RandomState(seed)
+    weight = np.zeros(200, dtype=np.float32)
+    weight[[7, 150]] = 100.0  # the loss weights: mean one
+    data = SequenceDataset(
+        torch.from_numpy(rng.randn(200, 4, 2).astype(np.float32)),
+        torch.full((200,), 4),
+        torch.from_numpy(rng.randn(200, 1).astype(np.float32)),
+        sample_weight=torch.from_numpy(weight),
+    )
+    net = make_sequence_net(
+        SequenceNet(LMN(2, 3, 3), 1),
+        problem="continuous",
+        per_step=False,
+        lr=1e-2,
+        max_epochs=1,
+        batch_size=50,
+        shuffle_seed=seed,
+        callbacks=[("stop", ConvergenceMonitor(0.0, 10, train_eval_size=20))],
+    ).fit(data)
+    measured = float(net.history[-1, "train_eval_loss"])
+    # both weighted sequences measured: the weighted loss of the whole set
+    assert measured == pytest.approx(dataset_loss(net, data), rel=1e-5)
+    assert measured > 0
+
+
 def test_fit_ends_with_the_best_weights_judged_on_the_validation_set():
     X, y, _ = _data(n=40)
     Xv, yv, _ = _data(n=20, seed=1)
