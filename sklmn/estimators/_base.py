@@ -436,8 +436,11 @@ class _BaseSequenceEstimator(
             mean; with ``target='timestep'`` every valid step of a sequence
             has its weight), in the validation loss and score of early
             stopping, and in the ``standardize`` statistics. Weights that are
-            all equal are the same as None. The plug-ins (a pretrainer, a
-            growth schedule) ignore them.
+            all equal are the same as None. Times the class weights, they
+            also weight the rows of the readouts a pretrainer or a growth
+            schedule fits (and the fold fits of the cross-validation behind
+            a LAES start's choices); the linear autoencoders and
+            ``memory_ring='auto'`` read the sequences unweighted.
         X_val : array-like or list of array-like, default=None
             Validation sequences monitored instead of a split of ``X``
             (like ``X_val`` of scikit-learn's

@@ -250,7 +250,11 @@ START_ATTRIBUTES_DOC = """\
         (``memory_lr_scale``, resolved).
     fine_tuning_ : {'full', 'residual'}
         The fine-tuning of the last ``fit`` (``fine_tuning``, resolved;
-        ``'full'`` without a pretrained start)."""
+        ``'full'`` without a pretrained start).
+    memory_ring_ : list of float or None
+        The ring ``[r_min, r_max, max_angle]`` the last ``fit`` drew the
+        Schur memory's start on (``memory_ring``, resolved); None for the
+        model's own ring."""
 
 
 def fill_doc(model_parameters_doc: str):

@@ -248,3 +248,18 @@ def test_choose_ring_scores_a_subset_of_large_sets(monkeypatch):
     ring, scores = choose_ring(seqs, y, default, memory_size=8, random_state=0)
     assert ring in RING_CANDIDATES and set(scores) == {default, *RING_CANDIDATES}
     assert X.shape == (90, 24, 1)  # the data are not modified
+
+
+@pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
+def test_the_resolved_choices_are_documented_fitted_attributes(cls):
+    # memory_ring_ was set by fit and saved, but missing from the
+    # estimators' Attributes section
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    attributes = docscrape.ClassDoc(cls)["Attributes"]
+    documented = {a.name.split(":")[0].strip() for a in attributes}
+    names = set()
+    for klass in cls.__mro__:
+        names.update(vars(klass).get("_fitted_attributes", {}))
+    resolved = {"memory_ring_", "memory_matrix_", "pooling_", "pretrained_alpha_"}
+    assert resolved <= names
+    assert resolved - documented == set()
