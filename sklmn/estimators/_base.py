@@ -688,7 +688,15 @@ class _BaseSequenceEstimator(
             per_step=self.target == "timestep",
         )
         n_threads = getattr(self, "n_threads", None)  # older pickles
-        threads = _resolved_threads(n_threads, self.net_.module_, len(dataset))
+        # 'auto' weighs the work of one evaluation batch, as in fit
+        batch = self.net_.get_params_for("iterator_valid").get(
+            "batch_size", self.net_.batch_size
+        )
+        if not isinstance(batch, int) or batch < 1:  # -1 (or None): one batch
+            batch = len(dataset)
+        threads = _resolved_threads(
+            n_threads, self.net_.module_, min(batch, len(dataset))
+        )
         with _torch_threads(threads, wait=not isinstance(n_threads, str)):
             outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)
