@@ -221,6 +221,10 @@ def test_auto_ring_is_the_models_own_with_a_start_or_for_regressors():
                              target="timestep", max_iter=1, random_state=0)
     per_step.fit(X, np.repeat(y[:, None], X.shape[1], axis=1))
     assert per_step.memory_ring_ is None
+    multilabel = LMNClassifier(hidden_size=6, memory_size=4, pretrainer=None,
+                               max_iter=1, random_state=0)
+    multilabel.fit(X, np.column_stack([y, 1 - y]))
+    assert multilabel.memory_ring_ is None
 
 
 def test_explicit_ring_is_kept_and_auto_ring_is_saved(tmp_path):
