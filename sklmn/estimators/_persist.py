@@ -105,12 +105,20 @@ load` bounds before rebuilding the network.
             ``'device'`` (str) and ``'n_modules'`` (modules of a recurrent
             module that grows, else None).
         """
-        with self._fitted_model_parameters():  # the network's own sizes
-            sizes = {
-                f"parameter {name}": getattr(self, name)
+        # the sizes of the parameters (those of the next fit) and of the
+        # parameters the network was fitted with (set_params may have
+        # changed one since)
+        sizes = {
+            f"parameter {name}": getattr(self, name)
+            for name in self._model_parameter_names()
+            if _int(getattr(self, name))
+        }
+        with self._fitted_model_parameters():
+            sizes.update(
+                (f"fitted parameter {name}", getattr(self, name))
                 for name in self._model_parameter_names()
                 if _int(getattr(self, name))
-            }
+            )
         for name in ("n_features_in_", "n_outputs_"):
             sizes[name] = getattr(self, name, None)
         state: dict = {"sizes": sizes}
