@@ -497,7 +497,10 @@ class _BaseSequenceEstimator(
                 self._plan_fit(prepared.context, prepared.sequences.n_samples)
                 recurrent = self._build_module(prepared.sequences.n_features)
                 module = self._sequence_net(recurrent)
-            threads = _resolved_threads(self.n_threads, module, prepared.batch_size)
+            # 'auto' weighs the work of one training batch (no larger than
+            # the training set)
+            batch = min(prepared.batch_size, len(prepared.dataset))
+            threads = _resolved_threads(self.n_threads, module, batch)
             stack.enter_context(
                 _torch_threads(
                     threads, wait=not isinstance(self.n_threads, str), blas=True

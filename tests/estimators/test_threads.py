@@ -70,6 +70,10 @@ def test_work_is_batch_size_times_parameters(monkeypatch):
     clf.fit(X, y)
     size = sum(p.numel() for p in clf.net_.module_.parameters())
     assert seen[0] == 8 * size
+    # a batch_size above the training set: its batches hold the whole set
+    seen.clear()
+    clf.set_params(batch_size=64).fit(X, y)
+    assert seen[0] == len(X) * size
 
 
 def test_prediction_work_is_the_evaluation_batch_times_parameters(monkeypatch):
