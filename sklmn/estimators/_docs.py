@@ -90,7 +90,9 @@ TRAINING_PARAMETERS_DOC = """\
         ``pretrained_alpha`` where there is one) are added after clipping.
     early_stopping : bool or 'auto', default='auto'
         Hold out ``validation_fraction`` of the sequences (stratified for
-        single-label sequence classification) and monitor the validation
+        single-label sequence classification, unless a class has a single
+        sequence or there are more classes than held-out or training
+        sequences) and monitor the validation
         loss (see ``validation_metric``) instead of the training loss.
         ``'auto'``: on for classifiers with more than 1000 training sequences,
         for regressors with at least 20, and whenever ``X_val`` is passed to

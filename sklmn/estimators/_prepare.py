@@ -269,13 +269,24 @@ class _FitPreparationMixin:
             counts = np.bincount(y_encoded)
             if counts[counts > 0].min() >= 2:
                 stratify = y_encoded
-        try:
-            train_idx, valid_idx = train_test_split(
+
+        def split(stratify):
+            return train_test_split(
                 indices,
                 test_size=self.validation_fraction,
                 random_state=seed,
                 stratify=stratify,
             )
+
+        try:
+            try:
+                train_idx, valid_idx = split(stratify)
+            except ValueError:
+                if stratify is None:
+                    raise
+                # fewer validation (or training) sequences than classes: a
+                # random split, as for a class of one sequence
+                train_idx, valid_idx = split(None)
         except ValueError as exc:
             raise ValueError(
                 f"early_stopping could not hold out validation_fraction="
