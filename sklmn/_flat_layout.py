@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .utils._atomic import atomic_fit
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
 from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
@@ -126,8 +127,11 @@ class FlattenSequences(
         self.input_layout = input_layout
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y=None):
         """Record the number of features per step and the layout's width.
+
+        A call that raises leaves a fitted transformer as it was.
 
         Parameters
         ----------
@@ -400,8 +404,11 @@ class SequenceReshaper(
         return self.n_timesteps, width - needed
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y=None):
         """Check the layout of the flat table.
+
+        A call that raises leaves a fitted transformer as it was.
 
         Parameters
         ----------

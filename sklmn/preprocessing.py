@@ -35,6 +35,7 @@ from ._flat_layout import (
     _timesteps_per_item,
     flatten_sequences,
 )
+from .utils._atomic import atomic_fit
 from .utils._compat import StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
 from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
@@ -319,7 +320,7 @@ class SequenceStandardScaler(
         "feature_names_in_": "array",
         "mean_": "array",
         "var_": "array",
-        "scale_": "array",
+        "scale_": "array?",
         "n_samples_seen_": "int",
     }
 
@@ -340,8 +341,12 @@ class SequenceStandardScaler(
                 delattr(self, attr)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y=None):
         """Compute the mean and standard deviation of every feature.
+
+        All or nothing: if it raises (e.g. on values too large), the scaler
+        keeps the statistics it had before the call.
 
         Parameters
         ----------
@@ -358,6 +363,7 @@ class SequenceStandardScaler(
         return self._partial_fit(X)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def partial_fit(self, X, y=None):
         """Update the mean and standard deviation with a batch of sequences.
 
@@ -365,7 +371,8 @@ class SequenceStandardScaler(
         calls exactly (parallel update of Chan, Golub & LeVeque), so that
         ``partial_fit`` over batches equals ``fit`` on their union up to
         rounding. The batches may have different sequence lengths and
-        layouts, not different numbers of features.
+        layouts, not different numbers of features. A call that raises
+        leaves the statistics as they were.
 
         Parameters
         ----------

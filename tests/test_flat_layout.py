@@ -122,6 +122,23 @@ def test_reshaper_errors():
         rs.transform(np.ones((3, 6)))
 
 
+def test_failed_fit_leaves_a_fitted_transformer_as_it_was():
+    # fit set n_features_in_ before refusing the data: the fitted
+    # transformer then refused the data it was fitted on
+    X, _ = _data()
+    flatten = FlattenSequences(n_timesteps=T).fit(X)
+    with pytest.raises(ValueError, match="shorter than the longest"):
+        flatten.fit(np.ones((3, T + 1, D + 1)))
+    assert (flatten.n_features_in_, flatten.n_timesteps_) == (D, T)
+    assert flatten.transform(X).shape == (len(X), T * D)
+    flat = flatten_sequences(X)
+    reshaper = SequenceReshaper(n_features=D).fit(flat)
+    with pytest.raises(ValueError, match="not a multiple"):
+        reshaper.fit(np.ones((3, 2 * D + 1)))
+    assert (reshaper.n_features_in_, reshaper.n_timesteps_) == (T * D, T)
+    np.testing.assert_array_equal(reshaper.transform(flat), X)
+
+
 def test_persistence_round_trip(tmp_path):
     X, y = _data()
     flat = flatten_sequences(X)

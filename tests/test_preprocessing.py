@@ -378,6 +378,33 @@ def test_errors():
         scaler.transform([[1.0], [np.inf, 2.0]])
 
 
+def test_failed_fit_leaves_a_fitted_scaler_as_it_was():
+    # fit reset the statistics and n_features_in_ before the data were
+    # refused: a fitted scaler lost its fit
+    X = np.arange(24.0).reshape(4, 3, 2)
+    scaler = SequenceStandardScaler().fit(X)
+    before = scaler.transform(X)
+    huge = np.full((2, 3, 3), 1e300)
+    huge[0, 0] = -1e300  # a variance that overflows float64
+    with pytest.raises(ValueError, match="too large"):
+        scaler.fit(huge)
+    with pytest.raises(ValueError, match="too large"):
+        scaler.partial_fit(np.full((2, 3, 2), 1e300) * [1.0, -1.0])
+    assert scaler.n_features_in_ == 2
+    assert scaler.n_samples_seen_ == 12
+    np.testing.assert_allclose(scaler.transform(X), before, rtol=1e-12)
+
+
+def test_scaler_without_std_round_trips_through_the_safe_format(tmp_path):
+    # scale_ is None with with_std=False, which load refused as a corrupt file
+    X = np.arange(24.0).reshape(4, 3, 2) ** 1.5
+    scaler = SequenceStandardScaler(with_std=False).fit(X)
+    sklmn.persistence.save(scaler, tmp_path / "scaler.skops")
+    loaded = sklmn.persistence.load(tmp_path / "scaler.skops")
+    assert loaded.scale_ is None
+    np.testing.assert_allclose(loaded.transform(X), scaler.transform(X), rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- #
 # _sequence_moments (the helper without the scikit-learn layer)
 # --------------------------------------------------------------------------- #

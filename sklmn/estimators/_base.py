@@ -436,8 +436,11 @@ class _BaseSequenceEstimator(
             mean; with ``target='timestep'`` every valid step of a sequence
             has its weight), in the validation loss and score of early
             stopping, and in the ``standardize`` statistics. Weights that are
-            all equal are the same as None. The plug-ins (a pretrainer, a
-            growth schedule) ignore them.
+            all equal are the same as None. Times the class weights, they
+            also weight the rows of the readouts a pretrainer or a growth
+            schedule fits (and the fold fits of the cross-validation behind
+            a LAES start's choices); the linear autoencoders and
+            ``memory_ring='auto'`` read the sequences unweighted.
         X_val : array-like or list of array-like, default=None
             Validation sequences monitored instead of a split of ``X``
             (like ``X_val`` of scikit-learn's
@@ -494,7 +497,10 @@ class _BaseSequenceEstimator(
                 self._plan_fit(prepared.context, prepared.sequences.n_samples)
                 recurrent = self._build_module(prepared.sequences.n_features)
                 module = self._sequence_net(recurrent)
-            threads = _resolved_threads(self.n_threads, module, prepared.batch_size)
+            # 'auto' weighs the work of one training batch (no larger than
+            # the training set)
+            batch = min(prepared.batch_size, len(prepared.dataset))
+            threads = _resolved_threads(self.n_threads, module, batch)
             stack.enter_context(
                 _torch_threads(
                     threads, wait=not isinstance(self.n_threads, str), blas=True
@@ -685,7 +691,15 @@ class _BaseSequenceEstimator(
             per_step=self.target == "timestep",
         )
         n_threads = getattr(self, "n_threads", None)  # older pickles
-        threads = _resolved_threads(n_threads, self.net_.module_, len(dataset))
+        # 'auto' weighs the work of one evaluation batch, as in fit
+        batch = self.net_.get_params_for("iterator_valid").get(
+            "batch_size", self.net_.batch_size
+        )
+        if not isinstance(batch, int) or batch < 1:  # -1 (or None): one batch
+            batch = len(dataset)
+        threads = _resolved_threads(
+            n_threads, self.net_.module_, min(batch, len(dataset))
+        )
         with _torch_threads(threads, wait=not isinstance(n_threads, str)):
             outputs = self.net_.predict_outputs(dataset)
         restored = np.empty_like(outputs, dtype=np.float64)

@@ -90,7 +90,9 @@ TRAINING_PARAMETERS_DOC = """\
         ``pretrained_alpha`` where there is one) are added after clipping.
     early_stopping : bool or 'auto', default='auto'
         Hold out ``validation_fraction`` of the sequences (stratified for
-        single-label sequence classification) and monitor the validation
+        single-label sequence classification, unless a class has a single
+        sequence or there are more classes than held-out or training
+        sequences) and monitor the validation
         loss (see ``validation_metric``) instead of the training loss.
         ``'auto'``: on for classifiers with more than 1000 training sequences,
         for regressors with at least 20, and whenever ``X_val`` is passed to
@@ -253,7 +255,11 @@ START_ATTRIBUTES_DOC = """\
         (``memory_lr_scale``, resolved).
     fine_tuning_ : {'full', 'residual'}
         The fine-tuning of the last ``fit`` (``fine_tuning``, resolved;
-        ``'full'`` without a pretrained start)."""
+        ``'full'`` without a pretrained start).
+    memory_ring_ : list of float or None
+        The ring ``[r_min, r_max, max_angle]`` the last ``fit`` drew the
+        Schur memory's start on (``memory_ring``, resolved); None for the
+        model's own ring."""
 
 
 def fill_doc(model_parameters_doc: str):

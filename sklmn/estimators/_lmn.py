@@ -103,9 +103,10 @@ MEMORY_LR_SCALE_DOC = """\
         in ``[0, max_angle]`` (radians), with ``0 <= r_min <= r_max < 1``
         and ``max_angle <= pi``. None: the model's ring, ``(0.9, 0.999,
         pi / 20)`` for the LMN and ``(0.9, 0.999, pi / 10)`` for the
-        multi-scale LMN. ``'auto'``: for a classifier whose Schur memory
-        trains from its ring (no pretrained start, or the second network of
-        ``fine_tuning='residual'``), the model's ring, the fast ring
+        multi-scale LMN. ``'auto'``: for a classifier of one label per
+        sequence whose Schur memory trains from its ring (no pretrained
+        start, or the second network of ``fine_tuning='residual'``), the
+        model's ring, the fast ring
         ``(0.9, 0.999, pi / 2)`` or the wide ring ``(0.5, 0.999, pi)``,
         the one whose random linear-memory features predict the training
         classes clearly better by cross-validation (no network is

@@ -67,6 +67,29 @@ class PersistenceMixin:
             state.setdefault(key, value)
         super().__setstate__(state)
 
+    @contextlib.contextmanager
+    def _fitted_model_parameters(self):
+        """The model parameters of the last fit (``_fitted_params``) set on
+        the estimator inside the block, checked against the parameter
+        constraints: the network a file holds was built from them, also when
+        ``set_params`` changed a model parameter after the fit."""
+        fitted = getattr(self, "_fitted_params", None)
+        names = set(self.get_params(deep=False))
+        if not isinstance(fitted, dict):
+            yield
+            return
+        fitted = {k: v for k, v in fitted.items() if k in names}
+        current = {k: getattr(self, k) for k in fitted}
+        try:
+            for key, value in fitted.items():
+                setattr(self, key, value)
+            if fitted and getattr(self, "_parameter_constraints", None) is not None:
+                self._validate_params()
+            yield
+        finally:
+            for key, value in current.items():
+                setattr(self, key, value)
+
     def _sklmn_state_(self) -> dict:
         """What :func:`~sklmn.persistence.save` stores beyond the parameters
         and the fitted attributes, and the sizes :func:`~sklmn.persistence.\
@@ -82,11 +105,20 @@ load` bounds before rebuilding the network.
             ``'device'`` (str) and ``'n_modules'`` (modules of a recurrent
             module that grows, else None).
         """
+        # the sizes of the parameters (those of the next fit) and of the
+        # parameters the network was fitted with (set_params may have
+        # changed one since)
         sizes = {
             f"parameter {name}": getattr(self, name)
             for name in self._model_parameter_names()
             if _int(getattr(self, name))
         }
+        with self._fitted_model_parameters():
+            sizes.update(
+                (f"fitted parameter {name}", getattr(self, name))
+                for name in self._model_parameter_names()
+                if _int(getattr(self, name))
+            )
         for name in ("n_features_in_", "n_outputs_"):
             sizes[name] = getattr(self, name, None)
         state: dict = {"sizes": sizes}
@@ -130,7 +162,13 @@ load` bounds before rebuilding the network.
             return
         n_modules = state.get("n_modules")
         guard = state.get("guard") or contextlib.nullcontext
-        with torch.random.fork_rng(devices=[]), guard():
+        # built from the parameters it was trained with (set_params may have
+        # changed a model parameter since the fit)
+        with (
+            self._fitted_model_parameters(),
+            torch.random.fork_rng(devices=[]),
+            guard(),
+        ):
             torch.manual_seed(0)  # the values are overwritten by the state
             recurrent = self._build_module(int(self.n_features_in_))
             built = getattr(recurrent, "n_modules", None)

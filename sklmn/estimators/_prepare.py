@@ -292,19 +292,31 @@ class _FitPreparationMixin:
     def _held_out(self, indices: np.ndarray, y_encoded, seed: int):
         """``indices`` split into training and validation indices
         (``validation_fraction``, stratified for single-label sequence
-        classification when every class has two sequences)."""
+        classification when every class has two sequences and the split can
+        hold every class; random otherwise)."""
         stratify = None
         if self._problem == "multiclass" and self.target == "sequence":
             counts = np.bincount(y_encoded)
             if counts[counts > 0].min() >= 2:
                 stratify = y_encoded
-        try:
+
+        def split(stratify):
             return train_test_split(
                 indices,
                 test_size=self.validation_fraction,
                 random_state=seed,
                 stratify=stratify,
             )
+
+        try:
+            try:
+                return split(stratify)
+            except ValueError:
+                if stratify is None:
+                    raise
+                # fewer validation (or training) sequences than classes: a
+                # random split, as for a class of one sequence
+                return split(None)
         except ValueError as exc:
             raise ValueError(
                 f"early_stopping could not hold out validation_fraction="

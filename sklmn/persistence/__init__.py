@@ -20,8 +20,9 @@ without executing code from the file:
 * a sequence estimator describes and rebuilds its network through one hook
   pair (``_sklmn_state_()`` / ``_sklmn_restore_(state)``, see
   ``sklmn/estimators/_persist.py``): the torch module is rebuilt from the
-  saved parameters and the saved weights are loaded into it, so no module
-  code is read from the file;
+  saved parameters it was fitted with (validated like the others) and the
+  saved weights are loaded into it, so no module code is read from the
+  file;
 * nothing is allocated before the sizes are checked: the manifest's size,
   and the nesting and number of its JSON values, before it is parsed; the
   uncompressed size of every member (``max_bytes`` of :func:`load` in all);

@@ -365,7 +365,10 @@ class _Reader:
         # (a network of size k has at least k weights), so a tampered manifest
         # cannot ask for a huge network before the shapes are compared
         limit = max(n_elements, _MIN_SIZE_LIMIT)
-        sizes = dict(est._sklmn_state_()["sizes"])
+        try:  # the sizes of the parameters the network was fitted with
+            sizes = dict(est._sklmn_state_()["sizes"])
+        except (ValueError, TypeError) as exc:  # InvalidParameterError
+            raise ModelFileError(f"Corrupt archive: {where}: {exc}"[:400]) from None
         for name in ("n_features_in_", "n_outputs_"):
             value = sizes.get(name)
             if not _is_int(value):

@@ -329,6 +329,33 @@ def test_auto_models_round_trip_through_the_safe_format(tmp_path):
             assert loaded.pretrainer_.pooling_ == est.pretrainer_.pooling_
 
 
+def test_a_model_whose_parameters_changed_after_fit_round_trips(tmp_path):
+    # the file was rebuilt from the current parameters: after
+    # set_params(pooling='last') a network fitted with the pooled readout
+    # 'auto' chose, or with another memory or size, could not be loaded
+    X, y = _mean_task(n=30)
+    clf = _fit(LMNClassifier, X, y, pretrainer=None, max_iter=1)
+    assert clf.pooling_ == "last+mean" and clf.memory_matrix_ == "schur"
+    expected = clf.predict_proba(X)
+    clf.set_params(pooling="last", memory_matrix="free", hidden_size=3)
+    persistence.save(clf, tmp_path / "changed.sklmn")
+    loaded = persistence.load(tmp_path / "changed.sklmn")
+    assert (loaded.pooling, loaded.memory_matrix, loaded.hidden_size) == (
+        "last",
+        "free",
+        3,
+    )
+    assert loaded._fitted_params["pooling"] == "auto"
+    np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=1e-6, atol=1e-7)
+    # the next fit trains what the parameters now say
+    loaded.set_params(max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded.fit(X, y)
+    assert loaded.pooling_ == "last"
+    assert loaded.net_.module_.recurrent.hidden_size == 3
+
+
 def test_laes_initializer_reports_pooling_of_fixed_readouts():
     X, y = _last_task()
     clf = _fit(LMNClassifier, X, y, pooling="last+mean", pretrainer=LAESInitializer())

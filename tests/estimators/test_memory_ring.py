@@ -221,6 +221,10 @@ def test_auto_ring_is_the_models_own_with_a_start_or_for_regressors():
                              target="timestep", max_iter=1, random_state=0)
     per_step.fit(X, np.repeat(y[:, None], X.shape[1], axis=1))
     assert per_step.memory_ring_ is None
+    multilabel = LMNClassifier(hidden_size=6, memory_size=4, pretrainer=None,
+                               max_iter=1, random_state=0)
+    multilabel.fit(X, np.column_stack([y, 1 - y]))
+    assert multilabel.memory_ring_ is None
 
 
 def test_explicit_ring_is_kept_and_auto_ring_is_saved(tmp_path):
@@ -248,3 +252,18 @@ def test_choose_ring_scores_a_subset_of_large_sets(monkeypatch):
     ring, scores = choose_ring(seqs, y, default, memory_size=8, random_state=0)
     assert ring in RING_CANDIDATES and set(scores) == {default, *RING_CANDIDATES}
     assert X.shape == (90, 24, 1)  # the data are not modified
+
+
+@pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
+def test_the_resolved_choices_are_documented_fitted_attributes(cls):
+    # memory_ring_ was set by fit and saved, but missing from the
+    # estimators' Attributes section
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    attributes = docscrape.ClassDoc(cls)["Attributes"]
+    documented = {a.name.split(":")[0].strip() for a in attributes}
+    names = set()
+    for klass in cls.__mro__:
+        names.update(vars(klass).get("_fitted_attributes", {}))
+    resolved = {"memory_ring_", "memory_matrix_", "pooling_", "pretrained_alpha_"}
+    assert resolved <= names
+    assert resolved - documented == set()

@@ -70,6 +70,28 @@ def test_work_is_batch_size_times_parameters(monkeypatch):
     clf.fit(X, y)
     size = sum(p.numel() for p in clf.net_.module_.parameters())
     assert seen[0] == 8 * size
+    # a batch_size above the training set: its batches hold the whole set
+    seen.clear()
+    clf.set_params(batch_size=64).fit(X, y)
+    assert seen[0] == len(X) * size
+
+
+def test_prediction_work_is_the_evaluation_batch_times_parameters(monkeypatch):
+    # the predictions weighed the whole predicted set as one batch: a small
+    # model predicting many sequences got every thread, where its batches
+    # (of at least 256 sequences) are small work
+    X, y = _data()
+    clf = RNNClassifier(hidden_size=4, max_iter=1, batch_size=8, random_state=0)
+    clf.fit(X, y)
+    size = sum(p.numel() for p in clf.net_.module_.parameters())
+    seen = []
+    monkeypatch.setattr(
+        _threads, "auto_threads", lambda work, budget: seen.append(work) or 1
+    )
+    batch = clf.net_.get_params_for("iterator_valid")["batch_size"]
+    clf.predict(np.zeros((batch + 40, 2, 2)))
+    clf.predict(X[:5])
+    assert seen == [batch * size, 5 * size]
 
 
 @pytest.mark.parametrize("resolved", [1, 2])

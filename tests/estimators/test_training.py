@@ -330,6 +330,21 @@ def test_validation_metric_score_monitors_the_score():
     assert clf.best_validation_score_ >= max(clf.validation_scores_) - 1e-12
 
 
+def test_early_stopping_with_more_classes_than_held_out_sequences():
+    # the stratified split refused 4 validation sequences for 8 classes, and
+    # early_stopping='auto' (on above 1000 sequences) so failed the fit of a
+    # classifier of many classes; the split is now random there, as for a
+    # class of a single sequence
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3, 2)
+    y = np.arange(40) % 8
+    clf = RNNClassifier(hidden_size=3, max_iter=2, early_stopping=True,
+                        random_state=0)
+    clf.fit(X, y)
+    assert len(clf.validation_scores_) == 2
+    assert clf.predict(X).shape == (40,)
+
+
 def test_regressor_score_on_fewer_than_two_validation_entries_is_refused():
     # R^2 is not defined on one validation sequence: monitoring it ended
     # training after one epoch as a "divergence" with best_validation_score_

@@ -398,6 +398,23 @@ def test_unserializable_parameter_is_named(tmp_path):
         save(torch.nn.Linear(2, 2), tmp_path / "m.sklmn")
 
 
+@pytest.mark.parametrize("value", [10**9, -3, "x"])
+def test_tampered_fitted_parameters_are_rejected(value, tmp_path):
+    # the network is rebuilt from the parameters it was fitted with
+    # (_fitted_params), so these are bounded and validated like the others
+    est, _, _ = _fitted("lmn_free")
+    path = tmp_path / "m.sklmn"
+    save(est, path)
+
+    def edit(manifest):
+        fitted = manifest["estimator"]["attributes"]["_fitted_params"]
+        fitted["__dict__"]["hidden_size"] = value
+
+    _rewrite_manifest(path, edit)
+    with pytest.raises(ValueError, match="Corrupt archive.*hidden_size"):
+        load(path)
+
+
 def test_not_an_archive_and_future_versions_are_rejected(tmp_path):
     bad = tmp_path / "bad.sklmn"
     bad.write_bytes(b"\x80\x04not a zip")

@@ -75,8 +75,6 @@ def _assert_rejected_or_usable(path, X):
     [
         ("params", "hidden_size", 12000),
         ("params", "num_layers", 10**6),
-        ("params", "num_layers", 1000),  # within the size bound: build budget
-        ("params", "hidden_size", 1000),  # ditto: shapes compared after
         ("params", "memory_size", 2**40),
         ("attributes", "n_features_in_", 10**9),
         ("attributes", "n_outputs_", 10**9),
@@ -93,6 +91,26 @@ def test_tampered_sizes_and_types_are_rejected(saved, tmp_path, where, key, valu
     path = _write(tmp_path / "m.sklmn", _with_manifest(saved["lmn"], manifest))
     with pytest.raises(ModelFileError):
         load(path)
+
+
+@pytest.mark.parametrize(
+    "where, key", [("params", "num_layers"), ("params", "hidden_size")]
+)
+def test_tampered_parameters_within_the_size_bound_do_not_build(
+    saved, tmp_path, where, key
+):
+    # the network is rebuilt from the parameters of the fit (_fitted_params):
+    # a parameter changed after it (set_params, or a tampered manifest within
+    # the size bound) is what the next fit builds, not the loaded network
+    manifest = _manifest(saved["lmn"])
+    manifest["estimator"][where][key] = 1000
+    path = _write(tmp_path / "m.sklmn", _with_manifest(saved["lmn"], manifest))
+    assert _assert_rejected_or_usable(path, saved["X"]) == "loaded"
+    loaded = load(path)
+    assert getattr(loaded, key) == 1000
+    assert loaded._fitted_params[key] != 1000
+    n_weights = sum(p.numel() for p in loaded.net_.module_.parameters())
+    assert n_weights < 1000
 
 
 @pytest.mark.parametrize(
