@@ -272,7 +272,15 @@ class _FitPreparationMixin:
                         "or the validation part would have no weight. Use "
                         "early_stopping=False or pass X_val and y_val."
                     )
-                _, valid_idx = self._held_out(weighted, y_encoded[weighted], seed)
+                # two weighted validation sequences where there are four or
+                # more: the validation R^2 of one is not defined
+                n_valid = max(
+                    int(np.ceil(self.validation_fraction * len(weighted))),
+                    min(2, len(weighted) // 2),
+                )
+                _, valid_idx = self._held_out(
+                    weighted, y_encoded[weighted], seed, test_size=n_valid
+                )
                 train_idx = np.setdiff1d(indices, valid_idx)
 
         def subset(idx):
@@ -289,9 +297,11 @@ class _FitPreparationMixin:
 
         return subset(train_idx), subset(valid_idx), np.sort(train_idx)
 
-    def _held_out(self, indices: np.ndarray, y_encoded, seed: int):
+    def _held_out(
+        self, indices: np.ndarray, y_encoded, seed: int, test_size=None
+    ):
         """``indices`` split into training and validation indices
-        (``validation_fraction``, stratified for single-label sequence
+        (``validation_fraction``, or ``test_size`` sequences; stratified for single-label sequence
         classification when every class has two sequences and the split can
         hold every class; random otherwise)."""
         stratify = None
@@ -303,7 +313,9 @@ class _FitPreparationMixin:
         def split(stratify):
             return train_test_split(
                 indices,
-                test_size=self.validation_fraction,
+                test_size=(
+                    self.validation_fraction if test_size is None else test_size
+                ),
                 random_state=seed,
                 stratify=stratify,
             )

@@ -178,6 +178,8 @@ def test_the_held_out_part_of_weighted_data_has_weight(random_state):
         random_state=random_state,
     ).fit(X, y, sample_weight=w)
     assert min(reg.validation_loss_curve_) > 0
+    # two weighted validation sequences: their R^2 is defined
+    assert np.isfinite(reg.validation_scores_).all()
 
 
 def test_early_stopping_needs_two_weighted_sequences(data):
