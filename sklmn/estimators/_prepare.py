@@ -301,9 +301,9 @@ class _FitPreparationMixin:
         self, indices: np.ndarray, y_encoded, seed: int, test_size=None
     ):
         """``indices`` split into training and validation indices
-        (``validation_fraction``, or ``test_size`` sequences; stratified for single-label sequence
-        classification when every class has two sequences and the split can
-        hold every class; random otherwise)."""
+        (``validation_fraction``, or ``test_size`` sequences; stratified for
+        single-label sequence classification when every class has two
+        sequences and the split can hold every class; random otherwise)."""
         stratify = None
         if self._problem == "multiclass" and self.target == "sequence":
             counts = np.bincount(y_encoded)
