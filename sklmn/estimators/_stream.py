@@ -450,8 +450,9 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
     def _build_net(self) -> _StreamNet:
         return _StreamNet(self.n_tokens_, self.embedding_dim, self._build_recurrent())
 
-    def _threads(self, module):
-        return _resolved_threads(self.n_threads, module, self.batch_size)
+    def _threads(self, module, tracks: int):
+        """The torch threads of a pass over ``tracks`` parallel tracks."""
+        return _resolved_threads(self.n_threads, module, tracks)
 
     # --------------------------------------------------------------- fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -513,7 +514,7 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
         with _seeded_torch(seed):
             module = self._build_net().to(device)
             with _torch_threads(
-                self._threads(module),
+                self._threads(module, self.batch_size),
                 wait=not isinstance(self.n_threads, str),
                 blas=True,
             ):
@@ -660,7 +661,9 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
 
     def _run(self, fn):
         with _torch_threads(
-            self._threads(self.module_), wait=not isinstance(self.n_threads, str)
+            # the evaluation carries the state over one track
+            self._threads(self.module_, 1),
+            wait=not isinstance(self.n_threads, str),
         ):
             return fn()
 

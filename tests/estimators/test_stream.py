@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from sklmn.estimators import StreamLanguageModel
-from sklmn.estimators import _stream
+from sklmn.estimators import _stream, _threads
 
 #: de Bruijn sequence B(2, 4): every 4 consecutive bits occur once per
 #: period of 16, so the next bit is a function of the last 4 (and of no
@@ -393,3 +393,19 @@ def test_safe_persistence_keeps_the_parameters_and_refuses_the_network(tmp_path)
     lm.fit(np.array([0, 1, 2, 1] * 10))
     with pytest.raises(TypeError, match="module_"):
         save(lm, tmp_path / "fitted.sklmn")
+
+
+def test_auto_threads_weigh_the_tracks_of_each_pass(monkeypatch):
+    # fit runs batch_size parallel tracks, the evaluation one track: the
+    # evaluation was weighed as batch_size tracks (every thread for a small
+    # model)
+    seen = []
+    monkeypatch.setattr(
+        _threads, "auto_threads", lambda work, budget: seen.append(work) or 1
+    )
+    stream = np.tile(np.arange(5), 40)
+    lm = _small(batch_size=4, n_threads="auto").fit(stream)
+    size = sum(p.numel() for p in lm.module_.parameters())
+    assert seen == [4 * size]
+    lm.bits_per_character(stream[:50])
+    assert seen == [4 * size, size]
