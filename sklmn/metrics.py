@@ -311,20 +311,47 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
                 f"an array of shape {pred.shape}; timestep scorers are for "
                 "estimators with target='timestep'."
             )
-        true = np.asarray(y_true)
-        if true.ndim < 2 or true.shape[0] != pred.shape[0]:
-            raise ValueError(
-                f"y_true of shape {true.shape} does not match the per-step "
-                f"predictions of shape {pred.shape}."
-            )
-        if true.shape[1] < pred.shape[1]:
-            raise ValueError(
-                f"y_true has {true.shape[1]} time steps but the predictions have "
-                f"{pred.shape[1]}."
-            )
         valid = ~_padded_steps(pred)
         lengths = valid.sum(axis=1)
-        true = true[:, : pred.shape[1]][valid]
+        if isinstance(y_true, list | tuple) or (
+            isinstance(y_true, np.ndarray) and y_true.dtype == object
+        ):
+            # one target array per sequence (ragged, as ``fit`` takes them)
+            # beside padded predictions (a padded X): each one's valid steps
+            trues = [np.asarray(t) for t in y_true]
+            if len(trues) != pred.shape[0]:
+                raise ValueError(
+                    f"y_true has {len(trues)} sequences but the per-step "
+                    f"predictions have {pred.shape[0]} (shape {pred.shape})."
+                )
+            parts = []
+            for i, (t, v) in enumerate(zip(trues, valid, strict=True)):
+                steps = np.flatnonzero(v)
+                if t.ndim == 0:
+                    raise ValueError(
+                        f"y_true[{i}] must be the per-step targets of sequence "
+                        f"{i} (an array of shape (T_i[, k])), got {t!r:.60}."
+                    )
+                if len(steps) and steps[-1] >= len(t):
+                    raise ValueError(
+                        f"y_true[{i}] has {len(t)} time steps but the "
+                        f"predictions have {steps[-1] + 1}."
+                    )
+                parts.append(t[steps])
+            true = np.concatenate(parts)
+        else:
+            true = np.asarray(y_true)
+            if true.ndim < 2 or true.shape[0] != pred.shape[0]:
+                raise ValueError(
+                    f"y_true of shape {true.shape} does not match the per-step "
+                    f"predictions of shape {pred.shape}."
+                )
+            if true.shape[1] < pred.shape[1]:
+                raise ValueError(
+                    f"y_true has {true.shape[1]} time steps but the predictions "
+                    f"have {pred.shape[1]}."
+                )
+            true = true[:, : pred.shape[1]][valid]
         pred = pred[valid]
     weight = None
     if sample_weight is not None:
@@ -353,8 +380,18 @@ class _TimestepScorer(_Scorer):
         classes = getattr(estimator, "classes_", None)
         if name in ("predict_proba", "predict_log_proba") and classes is not None:
             if pred.ndim == 2 and pred.shape[1] == 2 and len(classes) == 2:
-                # binary: the positive class's column, as scikit-learn's scorers
-                pos_label = scoring_kwargs.get("pos_label", classes[-1])
+                # binary: the positive class's column, as scikit-learn's
+                # scorers: the scorer's pos_label, else the metric's default
+                # pos_label (1 for average_precision_score), else the
+                # greater class
+                pos_label = scoring_kwargs.get("pos_label", self._get_pos_label())
+                if pos_label is None:
+                    pos_label = classes[-1]
+                if pos_label not in list(classes):
+                    raise ValueError(
+                        f"pos_label={pos_label!r} is not a class of the estimator; "
+                        f"it should be one of {list(classes)!r}."
+                    )
                 pred = pred[:, list(classes).index(pos_label)]
         return self._sign * self._score_func(true, pred, **scoring_kwargs)
 
