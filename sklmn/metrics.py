@@ -503,20 +503,20 @@ def _edit_distance(a, b) -> int:
     return previous[-1]
 
 
-def _as_label_sequence(item, i: int, input_name: str) -> tuple:
+def _as_label_sequence(item, name: str) -> tuple:
     if isinstance(item, str):
         return tuple(str(item))
     if isinstance(item, np.ndarray):
         if item.ndim != 1:
             raise ValueError(
-                f"{input_name}[{i}] must be a string or a 1-D sequence of labels, "
+                f"{name} must be a string or a 1-D sequence of labels, "
                 f"got an array of shape {item.shape}."
             )
         return tuple(item.tolist())
     if isinstance(item, list | tuple):
         return tuple(item)
     raise ValueError(
-        f"{input_name}[{i}] must be a string or a sequence of labels, got "
+        f"{name} must be a string or a sequence of labels, got "
         f"{item!r:.60} of type {type(item).__name__}."
     )
 
@@ -527,7 +527,7 @@ def _label_sequences(y, input_name: str) -> list[tuple]:
             f"{input_name} must be a list of label sequences (strings or lists of "
             f"labels), got {type(y).__name__}."
         )
-    return [_as_label_sequence(item, i, input_name) for i, item in enumerate(y)]
+    return [_as_label_sequence(item, f"{input_name}[{i}]") for i, item in enumerate(y)]
 
 
 def edit_distance(a, b) -> int:
@@ -557,7 +557,7 @@ def edit_distance(a, b) -> int:
     >>> edit_distance([1, 2, 3], [1, 3])
     1
     """
-    return _edit_distance(_as_label_sequence(a, 0, "a"), _as_label_sequence(b, 0, "b"))
+    return _edit_distance(_as_label_sequence(a, "a"), _as_label_sequence(b, "b"))
 
 
 def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
@@ -620,13 +620,18 @@ def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
         weight = np.ones(len(true))
     else:
         weight = np.asarray(sample_weight, dtype=np.float64)
-        if weight.shape != (len(true),) or not np.all(np.isfinite(weight)):
+        if weight.shape != (len(true),):
             raise ValueError(
                 f"sample_weight must be a finite array of shape ({len(true)},), "
                 f"got shape {weight.shape}."
             )
-        if (weight < 0).any():
-            raise ValueError("sample_weight must be non-negative.")
+        bad = ~np.isfinite(weight) | (weight < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                "sample_weight must be finite and non-negative, got "
+                f"sample_weight[{i}] = {float(weight[i])!r}."
+            )
     total = float(np.dot(weight, lengths))
     if not total > 0:
         raise ValueError(

@@ -160,6 +160,21 @@ def test_label_error_rate():
         label_error_rate(["a"], ["a", "b"])
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_label_error_rate_names_the_bad_weight(bad):
+    with pytest.raises(ValueError, match=rf"sample_weight\[1\] = {bad!r}"):
+        label_error_rate(["ab", "c"], ["a", "c"], sample_weight=[1.0, bad])
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
+        label_error_rate(["ab", "c"], ["a", "c"], sample_weight=[1.0, 1.0, 1.0])
+
+
+def test_edit_distance_names_the_bad_argument():
+    with pytest.raises(ValueError, match="^b must be a string or a sequence"):
+        edit_distance("ab", 5)
+    with pytest.raises(ValueError, match=r"^y_pred\[1\] must be a string"):
+        label_error_rate(["ab", "c"], ["a", 5])
+
+
 # ------------------------------------------------------------- estimators
 def _pulses(n=40, seed=0, length=2):
     """Words over {a, b}; a letter is a negative ('a') or positive ('b')
