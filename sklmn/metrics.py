@@ -267,7 +267,9 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
     y_pred : ndarray or list of ndarray
         Per-step predictions (``predict``, ``predict_proba``...) of such an
         estimator: padded steps are NaN (None for non-numeric labels) in a
-        padded array, absent from a list.
+        padded array, absent from a list. Padding is trailing: a missing
+        step before a valid one, or a sequence with no valid step, is a
+        non-finite prediction and raises a ValueError.
     sample_weight : array-like of shape (n_sequences,), default=None
         Weight of every sequence, given to each of its valid steps.
 
@@ -313,6 +315,17 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
             )
         valid = ~_padded_steps(pred)
         lengths = valid.sum(axis=1)
+        # padding is trailing and every sequence has a valid step: any other
+        # missing step is a NaN prediction, not padding (never dropped)
+        gaps = valid[:, :-1] < valid[:, 1:]  # a missing step before a valid one
+        if (lengths == 0).any() or gaps.any():
+            i = int(np.flatnonzero((lengths == 0) | gaps.any(axis=1))[0])
+            t = int(np.argmin(valid[i])) if valid.shape[1] else 0
+            raise ValueError(
+                f"y_pred is missing (NaN or None) at time step {t} of sequence "
+                f"{i}, which is not padding (padded steps are trailing and every "
+                "sequence has a valid step): the predictions are not finite."
+            )
         if isinstance(y_true, list | tuple) or (
             isinstance(y_true, np.ndarray) and y_true.dtype == object
         ):

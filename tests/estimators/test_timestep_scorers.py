@@ -142,3 +142,39 @@ def test_padded_X_with_a_list_of_per_sequence_targets():
         flatten_timesteps([t[:2] for t in y], clf.predict(X))
     with pytest.raises(ValueError, match="y_true has 5 sequences"):
         flatten_timesteps(y[:5], clf.predict(X))
+
+
+def test_nan_predictions_are_an_error_not_padding():
+    # a padded prediction array marks padding with trailing NaN steps; NaN
+    # elsewhere (a whole sequence, or a step before valid ones) is a
+    # non-finite prediction, which the scorers must not silently drop
+    y_true = np.zeros((3, 4))
+    ok = np.array([[1.0, 2.0, np.nan, np.nan], [1, 2, 3, 4], [1, 2, 3, 4]])
+    true, pred, _ = flatten_timesteps(y_true, ok)
+    assert len(true) == len(pred) == 10
+    gap = ok.copy()
+    gap[1, 1] = np.nan
+    with pytest.raises(ValueError, match="time step 1 of sequence 1"):
+        flatten_timesteps(y_true, gap)
+    whole = ok.copy()
+    whole[2] = np.nan
+    with pytest.raises(ValueError, match="time step 0 of sequence 2"):
+        flatten_timesteps(y_true, whole)
+    labels = np.array([[None, "a"], ["b", "c"]], dtype=object)
+    with pytest.raises(ValueError, match="not finite"):
+        flatten_timesteps(np.array([["a", "a"], ["b", "c"]]), labels)
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(10, 5, 1)
+    reg = RNNRegressor(hidden_size=3, target="timestep", max_iter=2, random_state=0)
+    reg.fit(X, X[..., 0])
+    predict = reg.predict
+
+    def diverged(X):
+        pred = predict(X).copy()
+        pred[0] = np.nan
+        return pred
+
+    reg.predict = diverged
+    with pytest.raises(ValueError, match="sequence 0"):
+        get_timestep_scorer("r2")(reg, X, X[..., 0])
