@@ -535,6 +535,10 @@ def _as_label_sequence(item, name: str) -> tuple:
 
 
 def _label_sequences(y, input_name: str) -> list[tuple]:
+    if not isinstance(y, str | list | tuple | np.ndarray) and hasattr(y, "__array__"):
+        # array-likes such as a pandas Series of strings, as ``fit`` takes
+        # them (and cross-validation passes them on)
+        y = list(y) if np.ndim(y) == 1 else np.asarray(y)
     if isinstance(y, str) or not isinstance(y, list | tuple | np.ndarray):
         raise ValueError(
             f"{input_name} must be a list of label sequences (strings or lists of "
@@ -587,10 +591,10 @@ def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
 
     Parameters
     ----------
-    y_true : list or 1-D array of str or of sequences of labels
+    y_true : list, 1-D array or pandas Series of str or of sequences of labels
         Reference label sequences (a string is the sequence of its
         characters).
-    y_pred : list or 1-D array of str or of sequences of labels
+    y_pred : list, 1-D array or pandas Series of str or of sequences of labels
         Predicted label sequences.
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of every sequence (multiplies its edit distance and its
