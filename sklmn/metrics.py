@@ -267,7 +267,9 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
     y_pred : ndarray or list of ndarray
         Per-step predictions (``predict``, ``predict_proba``...) of such an
         estimator: padded steps are NaN (None for non-numeric labels) in a
-        padded array, absent from a list.
+        padded array, absent from a list. Padding is trailing: a missing
+        step before a valid one, or a sequence with no valid step, is a
+        non-finite prediction and raises a ValueError.
     sample_weight : array-like of shape (n_sequences,), default=None
         Weight of every sequence, given to each of its valid steps.
 
@@ -311,20 +313,58 @@ def flatten_timesteps(y_true, y_pred, sample_weight=None):
                 f"an array of shape {pred.shape}; timestep scorers are for "
                 "estimators with target='timestep'."
             )
-        true = np.asarray(y_true)
-        if true.ndim < 2 or true.shape[0] != pred.shape[0]:
-            raise ValueError(
-                f"y_true of shape {true.shape} does not match the per-step "
-                f"predictions of shape {pred.shape}."
-            )
-        if true.shape[1] < pred.shape[1]:
-            raise ValueError(
-                f"y_true has {true.shape[1]} time steps but the predictions have "
-                f"{pred.shape[1]}."
-            )
         valid = ~_padded_steps(pred)
         lengths = valid.sum(axis=1)
-        true = true[:, : pred.shape[1]][valid]
+        # padding is trailing and every sequence has a valid step: any other
+        # missing step is a NaN prediction, not padding (never dropped)
+        gaps = valid[:, :-1] < valid[:, 1:]  # a missing step before a valid one
+        if (lengths == 0).any() or gaps.any():
+            i = int(np.flatnonzero((lengths == 0) | gaps.any(axis=1))[0])
+            t = int(np.argmin(valid[i])) if valid.shape[1] else 0
+            raise ValueError(
+                f"y_pred is missing (NaN or None) at time step {t} of sequence "
+                f"{i}, which is not padding (padded steps are trailing and every "
+                "sequence has a valid step): the predictions are not finite."
+            )
+        if isinstance(y_true, list | tuple) or (
+            isinstance(y_true, np.ndarray) and y_true.dtype == object
+        ):
+            # one target array per sequence (ragged, as ``fit`` takes them)
+            # beside padded predictions (a padded X): each one's valid steps
+            trues = [np.asarray(t) for t in y_true]
+            if len(trues) != pred.shape[0]:
+                raise ValueError(
+                    f"y_true has {len(trues)} sequences but the per-step "
+                    f"predictions have {pred.shape[0]} (shape {pred.shape})."
+                )
+            parts = []
+            for i, (t, v) in enumerate(zip(trues, valid, strict=True)):
+                steps = np.flatnonzero(v)
+                if t.ndim == 0:
+                    raise ValueError(
+                        f"y_true[{i}] must be the per-step targets of sequence "
+                        f"{i} (an array of shape (T_i[, k])), got {t!r:.60}."
+                    )
+                if len(steps) and steps[-1] >= len(t):
+                    raise ValueError(
+                        f"y_true[{i}] has {len(t)} time steps but the "
+                        f"predictions have {steps[-1] + 1}."
+                    )
+                parts.append(t[steps])
+            true = np.concatenate(parts)
+        else:
+            true = np.asarray(y_true)
+            if true.ndim < 2 or true.shape[0] != pred.shape[0]:
+                raise ValueError(
+                    f"y_true of shape {true.shape} does not match the per-step "
+                    f"predictions of shape {pred.shape}."
+                )
+            if true.shape[1] < pred.shape[1]:
+                raise ValueError(
+                    f"y_true has {true.shape[1]} time steps but the predictions "
+                    f"have {pred.shape[1]}."
+                )
+            true = true[:, : pred.shape[1]][valid]
         pred = pred[valid]
     weight = None
     if sample_weight is not None:
@@ -353,8 +393,18 @@ class _TimestepScorer(_Scorer):
         classes = getattr(estimator, "classes_", None)
         if name in ("predict_proba", "predict_log_proba") and classes is not None:
             if pred.ndim == 2 and pred.shape[1] == 2 and len(classes) == 2:
-                # binary: the positive class's column, as scikit-learn's scorers
-                pos_label = scoring_kwargs.get("pos_label", classes[-1])
+                # binary: the positive class's column, as scikit-learn's
+                # scorers: the scorer's pos_label, else the metric's default
+                # pos_label (1 for average_precision_score), else the
+                # greater class
+                pos_label = scoring_kwargs.get("pos_label", self._get_pos_label())
+                if pos_label is None:
+                    pos_label = classes[-1]
+                if pos_label not in list(classes):
+                    raise ValueError(
+                        f"pos_label={pos_label!r} is not a class of the estimator; "
+                        f"it should be one of {list(classes)!r}."
+                    )
                 pred = pred[:, list(classes).index(pos_label)]
         return self._sign * self._score_func(true, pred, **scoring_kwargs)
 
@@ -466,31 +516,35 @@ def _edit_distance(a, b) -> int:
     return previous[-1]
 
 
-def _as_label_sequence(item, i: int, input_name: str) -> tuple:
+def _as_label_sequence(item, name: str) -> tuple:
     if isinstance(item, str):
         return tuple(str(item))
     if isinstance(item, np.ndarray):
         if item.ndim != 1:
             raise ValueError(
-                f"{input_name}[{i}] must be a string or a 1-D sequence of labels, "
+                f"{name} must be a string or a 1-D sequence of labels, "
                 f"got an array of shape {item.shape}."
             )
         return tuple(item.tolist())
     if isinstance(item, list | tuple):
         return tuple(item)
     raise ValueError(
-        f"{input_name}[{i}] must be a string or a sequence of labels, got "
+        f"{name} must be a string or a sequence of labels, got "
         f"{item!r:.60} of type {type(item).__name__}."
     )
 
 
 def _label_sequences(y, input_name: str) -> list[tuple]:
+    if not isinstance(y, str | list | tuple | np.ndarray) and hasattr(y, "__array__"):
+        # array-likes such as a pandas Series of strings, as ``fit`` takes
+        # them (and cross-validation passes them on)
+        y = list(y) if np.ndim(y) == 1 else np.asarray(y)
     if isinstance(y, str) or not isinstance(y, list | tuple | np.ndarray):
         raise ValueError(
             f"{input_name} must be a list of label sequences (strings or lists of "
             f"labels), got {type(y).__name__}."
         )
-    return [_as_label_sequence(item, i, input_name) for i, item in enumerate(y)]
+    return [_as_label_sequence(item, f"{input_name}[{i}]") for i, item in enumerate(y)]
 
 
 def edit_distance(a, b) -> int:
@@ -520,7 +574,7 @@ def edit_distance(a, b) -> int:
     >>> edit_distance([1, 2, 3], [1, 3])
     1
     """
-    return _edit_distance(_as_label_sequence(a, 0, "a"), _as_label_sequence(b, 0, "b"))
+    return _edit_distance(_as_label_sequence(a, "a"), _as_label_sequence(b, "b"))
 
 
 def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
@@ -537,10 +591,10 @@ def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
 
     Parameters
     ----------
-    y_true : list or 1-D array of str or of sequences of labels
+    y_true : list, 1-D array or pandas Series of str or of sequences of labels
         Reference label sequences (a string is the sequence of its
         characters).
-    y_pred : list or 1-D array of str or of sequences of labels
+    y_pred : list, 1-D array or pandas Series of str or of sequences of labels
         Predicted label sequences.
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of every sequence (multiplies its edit distance and its
@@ -583,13 +637,18 @@ def label_error_rate(y_true, y_pred, *, sample_weight=None) -> float:
         weight = np.ones(len(true))
     else:
         weight = np.asarray(sample_weight, dtype=np.float64)
-        if weight.shape != (len(true),) or not np.all(np.isfinite(weight)):
+        if weight.shape != (len(true),):
             raise ValueError(
                 f"sample_weight must be a finite array of shape ({len(true)},), "
                 f"got shape {weight.shape}."
             )
-        if (weight < 0).any():
-            raise ValueError("sample_weight must be non-negative.")
+        bad = ~np.isfinite(weight) | (weight < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                "sample_weight must be finite and non-negative, got "
+                f"sample_weight[{i}] = {float(weight[i])!r}."
+            )
     total = float(np.dot(weight, lengths))
     if not total > 0:
         raise ValueError(

@@ -231,6 +231,8 @@ def _check_dtype_range(arr, dtype, input_name: str, where: str) -> None:
 def _trailing_padding_lengths(data: np.ndarray) -> np.ndarray:
     """Length of each sequence once trailing all-NaN steps are removed."""
     n, T, _ = data.shape
+    if T == 0:  # a list of sequences that are all empty
+        return np.zeros(n, dtype=np.int64)
     all_nan = np.isnan(data).all(axis=2)  # (n, T)
     # index of the last step that is not entirely NaN, +1
     not_pad = ~all_nan

@@ -160,6 +160,40 @@ def test_label_error_rate():
         label_error_rate(["a"], ["a", "b"])
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_label_error_rate_names_the_bad_weight(bad):
+    with pytest.raises(ValueError, match=rf"sample_weight\[1\] = {bad!r}"):
+        label_error_rate(["ab", "c"], ["a", "c"], sample_weight=[1.0, bad])
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
+        label_error_rate(["ab", "c"], ["a", "c"], sample_weight=[1.0, 1.0, 1.0])
+
+
+def test_label_metrics_take_a_pandas_series():
+    # fit and score take the transcriptions as a pandas Series, and
+    # cross-validation passes it on to the scorer
+    pd = pytest.importorskip("pandas")
+    assert label_error_rate(pd.Series(["ab", "c"]), pd.Series(["a", "c"])) == (
+        pytest.approx(1 / 3, abs=1e-12)
+    )
+    assert label_error_rate(pd.Series([[1, 2], [3]]), [[1, 2], [3, 3]]) == (
+        pytest.approx(1 / 3, abs=1e-12)
+    )
+    X, words = _pulses(n=12)
+    y = pd.Series(words)
+    clf = RNNClassifier(hidden_size=3, target="ctc", max_iter=2, random_state=0)
+    clf = _fit(clf, X, y)
+    assert label_accuracy_scorer(clf, X, y) == pytest.approx(
+        clf.score(X, y), abs=1e-12
+    )
+
+
+def test_edit_distance_names_the_bad_argument():
+    with pytest.raises(ValueError, match="^b must be a string or a sequence"):
+        edit_distance("ab", 5)
+    with pytest.raises(ValueError, match=r"^y_pred\[1\] must be a string"):
+        label_error_rate(["ab", "c"], ["a", 5])
+
+
 # ------------------------------------------------------------- estimators
 def _pulses(n=40, seed=0, length=2):
     """Words over {a, b}; a letter is a negative ('a') or positive ('b')

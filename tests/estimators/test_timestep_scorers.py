@@ -2,7 +2,14 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import accuracy_score, f1_score, log_loss, make_scorer, r2_score
+from sklearn.metrics import (
+    accuracy_score,
+    average_precision_score,
+    f1_score,
+    log_loss,
+    make_scorer,
+    r2_score,
+)
 from sklearn.model_selection import cross_val_score
 
 from sklmn.estimators import RNNClassifier, RNNRegressor
@@ -86,3 +93,88 @@ def test_scorer_argument_errors():
         get_timestep_scorer(len)
     wrapped = get_timestep_scorer(make_scorer(f1_score, average="micro"))
     assert get_timestep_scorer(wrapped) is wrapped
+
+
+def test_binary_proba_column_of_the_metrics_pos_label():
+    # classes {1, 2}: average_precision_score's pos_label defaults to 1, so
+    # scikit-learn's scorer scores the probability of class 1 (the first
+    # column), not that of the greater class
+    rng = np.random.RandomState(1)
+    X = [rng.randn(t, 1) for t in (4, 6, 5) * 6]
+    y = [np.where(x[:, 0] > 0, 1, 2) for x in X]
+    clf = RNNClassifier(hidden_size=3, target="timestep", max_iter=3, random_state=0)
+    clf.fit(X, y)
+    true = np.concatenate(y)
+    proba = np.concatenate(clf.predict_proba(X))
+    expected = average_precision_score(true, proba[:, 0], pos_label=1)
+    wrong = average_precision_score(true, proba[:, 1], pos_label=1)
+    assert abs(expected - wrong) > 1e-3  # the test can tell the columns apart
+    ap = get_timestep_scorer("average_precision")(clf, X, y)
+    assert ap == pytest.approx(expected, abs=1e-12)
+    ap2 = make_timestep_scorer(
+        average_precision_score, response_method="predict_proba", pos_label=2
+    )(clf, X, y)
+    assert ap2 == pytest.approx(
+        average_precision_score(true, proba[:, 1], pos_label=2), abs=1e-12
+    )
+    with pytest.raises(ValueError, match="pos_label=3 is not a class"):
+        make_timestep_scorer(
+            average_precision_score, response_method="predict_proba", pos_label=3
+        )(clf, X, y)
+
+
+def test_padded_X_with_a_list_of_per_sequence_targets():
+    # fit and score take a padded X with ragged per-sequence targets; the
+    # scorers must too (the predictions are padded, the targets are not)
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 6, 1)
+    X[::3, 4:] = np.nan
+    y = [(x[~np.isnan(x[:, 0]), 0] > 0).astype(int) for x in X]
+    clf = RNNClassifier(hidden_size=3, target="timestep", max_iter=3, random_state=0)
+    clf.fit(X, y)
+    scorer = get_timestep_scorer("accuracy")
+    assert scorer(clf, X, y) == pytest.approx(clf.score(X, y), abs=1e-12)
+    w = np.linspace(0.5, 2.0, len(X))
+    assert scorer(clf, X, y, sample_weight=w) == pytest.approx(
+        clf.score(X, y, sample_weight=w), abs=1e-12
+    )
+    with pytest.raises(ValueError, match=r"y_true\[0\] has 2 time steps"):
+        flatten_timesteps([t[:2] for t in y], clf.predict(X))
+    with pytest.raises(ValueError, match="y_true has 5 sequences"):
+        flatten_timesteps(y[:5], clf.predict(X))
+
+
+def test_nan_predictions_are_an_error_not_padding():
+    # a padded prediction array marks padding with trailing NaN steps; NaN
+    # elsewhere (a whole sequence, or a step before valid ones) is a
+    # non-finite prediction, which the scorers must not silently drop
+    y_true = np.zeros((3, 4))
+    ok = np.array([[1.0, 2.0, np.nan, np.nan], [1, 2, 3, 4], [1, 2, 3, 4]])
+    true, pred, _ = flatten_timesteps(y_true, ok)
+    assert len(true) == len(pred) == 10
+    gap = ok.copy()
+    gap[1, 1] = np.nan
+    with pytest.raises(ValueError, match="time step 1 of sequence 1"):
+        flatten_timesteps(y_true, gap)
+    whole = ok.copy()
+    whole[2] = np.nan
+    with pytest.raises(ValueError, match="time step 0 of sequence 2"):
+        flatten_timesteps(y_true, whole)
+    labels = np.array([[None, "a"], ["b", "c"]], dtype=object)
+    with pytest.raises(ValueError, match="not finite"):
+        flatten_timesteps(np.array([["a", "a"], ["b", "c"]]), labels)
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(10, 5, 1)
+    reg = RNNRegressor(hidden_size=3, target="timestep", max_iter=2, random_state=0)
+    reg.fit(X, X[..., 0])
+    predict = reg.predict
+
+    def diverged(X):
+        pred = predict(X).copy()
+        pred[0] = np.nan
+        return pred
+
+    reg.predict = diverged
+    with pytest.raises(ValueError, match="sequence 0"):
+        get_timestep_scorer("r2")(reg, X, X[..., 0])

@@ -119,6 +119,9 @@ def test_partial_nan_trailing_step_is_an_error(rng):
     [
         (np.full((2, 3, 1), np.nan), "Sequence 0 of X is empty"),
         ([np.zeros((0, 2)), np.zeros((2, 2))], "Sequence 0 of X is empty"),
+        # every sequence empty (no time step at all to pad to)
+        ([np.zeros((0, 2))], "Sequence 0 of X is empty"),
+        ([np.zeros(0), np.zeros(0)], "Sequence 0 of X is empty"),
         ([np.zeros((3, 2)), np.zeros((2, 3))], "Inconsistent numbers of features"),
         ([np.zeros(3), np.zeros((2, 1))], "mixes 1-D sequences"),
         (np.zeros((2, 3, 4, 5)), "Found array with dim 4"),
