@@ -1,7 +1,14 @@
 """scikit-learn's common estimator checks over every sklmn estimator."""
 
+import numpy as np
 import pytest
 import torch
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone, is_classifier
+from sklearn.datasets import make_blobs
+from sklearn.metrics import accuracy_score
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import shuffle
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklmn.estimators import (
@@ -68,7 +75,18 @@ ESTIMATORS = [
 
 # The checks that assume a 2-D X of tabular features (a 2-D X is a batch of
 # univariate sequences here) are listed, with the reasons, by the package's
-# helper for users running check_estimator.
+# helper for users running check_estimator. They fail whatever the machine,
+# so they are strict expected failures: a check that starts passing is an
+# error to look at. The sample-weight equivalence fails by float32 rounding,
+# by margins that depend on the CPU (one model misses rtol=1e-7 by a little):
+# it is an expected failure that may pass.
+_ROUNDING = "check_sample_weight_equivalence_on_dense_data"
+
+
+def _strict_expected_failed_checks(estimator):
+    checks = expected_failed_checks(estimator)
+    checks.pop(_ROUNDING, None)
+    return checks
 
 
 @pytest.fixture(autouse=True)
@@ -80,6 +98,52 @@ def _single_thread():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+@parametrize_with_checks(
+    ESTIMATORS,
+    expected_failed_checks=_strict_expected_failed_checks,
+    xfail_strict=True,
+)
 def test_sklearn_compatible_estimator(estimator, check):
+    reason = expected_failed_checks(estimator).get(_ROUNDING)
+    if getattr(check, "func", check).__name__ == _ROUNDING and reason is not None:
+        try:
+            check(estimator)
+        except AssertionError:
+            pytest.xfail(reason)
+        return
     check(estimator)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(
+    "classifier",
+    [e for e in ESTIMATORS if is_classifier(e)],
+    ids=lambda e: "".join(str(e).split()),
+)
+def test_classifiers_train_without_the_transposed_input(classifier):
+    """scikit-learn's check_classifiers_train stops at its first assertion
+    that does not apply (predict(X.T) must raise; an expected failure above)
+    on the binary problem; its other assertions, on the binary and the
+    three-class problem, hold."""
+    X_m, y_m = make_blobs(n_samples=300, random_state=0)
+    X_m, y_m = shuffle(X_m, y_m, random_state=7)
+    X_m = StandardScaler().fit_transform(X_m)
+    for X, y in [(X_m[y_m != 2], y_m[y_m != 2]), (X_m, y_m)]:
+        clf = clone(classifier).set_params(random_state=0)
+        with pytest.raises(ValueError):
+            clf.fit(X, y[:-1])
+        clf.fit(X, y)
+        clf.fit(X.tolist(), y.tolist())
+        assert_array_equal(clf.classes_, np.unique(y))
+        y_pred = clf.predict(X)
+        assert y_pred.shape == (len(y),)
+        assert accuracy_score(y, y_pred) > 0.83
+        y_prob = clf.predict_proba(X)
+        assert y_prob.shape == (len(y), len(np.unique(y)))
+        assert_array_equal(np.argmax(y_prob, axis=1), y_pred)
+        assert_allclose(y_prob.sum(axis=1), 1.0, rtol=0, atol=1e-6)
+        if hasattr(clf, "predict_log_proba"):
+            # the check's tolerance (rtol=8) and its ordering test
+            y_log_prob = clf.predict_log_proba(X)
+            assert_allclose(y_log_prob, np.log(y_prob), rtol=8, atol=1e-9)
+            assert_array_equal(np.argsort(y_log_prob), np.argsort(y_prob))

@@ -250,6 +250,8 @@ def test_clone_keeps_parameters():
 @parametrize_with_checks(
     [SequenceReshaper(), SequenceReshaper(n_timesteps=1), FlattenSequences()],
     expected_failed_checks=expected_failed_checks,
+    # the expected failures do not depend on the machine: a pass is an error
+    xfail_strict=True,
 )
 def test_sklearn_compatible_transformer(estimator, check):
     check(estimator)

@@ -16,16 +16,20 @@ from __future__ import annotations
 __all__ = ["expected_failed_checks"]
 
 _N_FEATURES_IN = (
-    "n_features_in_ is the number of features per time step (1 for a 2-D X of "
-    "univariate sequences), not X.shape[1]"
+    "asserts n_features_in_ == X.shape[1] (2) after fit on a 2-D X, but a 2-D "
+    "X is a batch of univariate sequences: n_features_in_ counts features per "
+    "time step (1)"
 )
 _N_FEATURES_IN_AFTER_FITTING = (
-    "a 2-D X with another number of columns holds longer or shorter univariate "
-    "sequences, which is valid input"
+    "asserts n_features_in_ == X.shape[1] (4) after fit on a 2-D X (it is 1, "
+    "the features per time step of univariate sequences), then that X[:, [1]] "
+    "is refused, but a 2-D X with another number of columns holds shorter or "
+    "longer univariate sequences, which is valid input"
 )
 _PARTIAL_FIT_N_FEATURES = (
-    "expects partial_fit(X[:, :-1]) to raise, but a 2-D X with one column less "
-    "holds univariate sequences one step shorter, which is valid input"
+    "asserts that partial_fit(X[:, :-1]) after partial_fit(X) raises, but a 2-D "
+    "X with one column less holds univariate sequences one step shorter, which "
+    "is valid input"
 )
 
 _ESTIMATOR_CHECKS = {
@@ -34,12 +38,17 @@ _ESTIMATOR_CHECKS = {
     "check_estimators_partial_fit_n_features": _PARTIAL_FIT_N_FEATURES,
     "check_classifiers_train": (
         "asserts that predict(X.T) raises, but X.T is a valid batch of longer "
-        "univariate sequences (the accuracy part of the check holds)"
+        "univariate sequences (the parts of the check before and after it are "
+        "run without the transposed input by sklmn's own tests)"
     ),
     "check_sample_weight_equivalence_on_dense_data": (
-        "training is stochastic (shuffled minibatches): fitting with integer "
-        "weights and on repeated samples gives different minibatches, hence "
-        "different models, although both minimize the same loss"
+        "asserts that fitting with integer sample weights and on the repeated "
+        "samples give predictions equal at rtol=1e-7; both fits are trained in "
+        "float32, where the weighted and the repeated losses sum in different "
+        "orders, and the epochs amplify the rounding differences (the "
+        "pretrained start of the LMN estimators also scores its choices by "
+        "cross-validation over the sequences, where a repeated sequence is "
+        "not a weighted one)"
     ),
 }
 
@@ -47,8 +56,8 @@ _TRANSFORMER_CHECKS = {
     "check_n_features_in": _N_FEATURES_IN,
     "check_n_features_in_after_fitting": _N_FEATURES_IN_AFTER_FITTING,
     "check_transformer_general": (
-        "transform(X[:, :-1]) must not raise: a 2-D X with one column less holds "
-        "univariate sequences one step shorter, which is valid input"
+        "asserts that transform(X[:, :-1]) raises, but a 2-D X with one column "
+        "less holds univariate sequences one step shorter, which is valid input"
     ),
 }
 
@@ -60,8 +69,9 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     :func:`sklearn.utils.estimator_checks.check_estimator` or
     :func:`~sklearn.utils.estimator_checks.parametrize_with_checks`: those
     checks are then reported as expected failures instead of errors. Every
-    one assumes a 2-D ``X`` of tabular features (or a deterministic fit),
-    which sklmn's input contract does not follow; see the module docstring.
+    one assumes a 2-D ``X`` of tabular features, which sklmn's input contract
+    does not follow (see the module docstring), or, for the sample-weight
+    equivalence, two float32 trainings equal to ``rtol=1e-7``.
 
     Parameters
     ----------

@@ -7,6 +7,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
+from sklmn import pretraining
 from sklmn.callbacks import DivergenceWarning
 from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNRegressor
 
@@ -102,7 +103,6 @@ def test_ctrl_c_before_first_epoch_of_first_fit_leaves_estimator_unfitted():
 
 
 def test_failed_fit_after_incremental_growth_leaves_model_intact():
-    pretraining = pytest.importorskip("sklmn.pretraining")
     rng = np.random.RandomState(0)
     X = rng.randn(20, 8, 1)
     y = X[:, 0, 0]

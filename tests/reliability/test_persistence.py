@@ -15,6 +15,7 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from skorch.callbacks import Callback
 
+from sklmn import pretraining
 from sklmn.estimators import (
     ENRNNClassifier,
     ENRNNRegressor,
@@ -363,7 +364,6 @@ def test_nested_class_names_are_checked_and_trusted_opt_in(tmp_path):
 
 
 def test_nested_pretrainer_round_trip(tmp_path):
-    pretraining = pytest.importorskip("sklmn.pretraining")
     est = LMNRegressor(
         hidden_size=3,
         memory_size=3,
@@ -471,7 +471,6 @@ def test_laes_partial_fit_continues_after_load(tmp_path):
 
 
 def test_incremental_and_unrolled_pretraining_round_trips(tmp_path):
-    pretraining = pytest.importorskip("sklmn.pretraining")
     rng = np.random.RandomState(0)
     X = rng.randn(30, 8, 1)
     y = X[:, 0, 0]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from sklmn import pretraining
 from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNRegressor
 from sklmn.laes import LAESTransformer
 from sklmn.persistence import ModelFileError, UntrustedTypeError, load, save
@@ -302,7 +303,6 @@ def _warm_start_after_load(est, X, y, tmp_path):
 
 
 def test_warm_start_after_load_with_nested_objects(tmp_path):
-    pretraining = pytest.importorskip("sklmn.pretraining")
     rng = np.random.RandomState(0)
     X = rng.randn(20, 6, 1)
     y = X[:, 0, 0]
