@@ -428,9 +428,9 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
             and callable(getattr(recurrent, "check_laes_init", None))
         ):
             raise ValueError(
-                "LAESInitializer initializes an LMN, a multi-scale LMN or an "
-                f"Elman RNN, got {type(recurrent).__name__} (a module without "
-                "init_from_laes_)"
+                "LAESInitializer initializes an LMN, a multi-scale LMN, an "
+                f"Elman RNN or a linear RNN, got {type(recurrent).__name__} (a "
+                "module without init_from_laes_)"
             )
         recurrent.check_laes_init("LAESInitializer")
 
