@@ -244,7 +244,7 @@ def test_unrolled_unsupported_options_are_named(options, match):
             "output='hidden' with memory_matrix 'free' or 'spectral'",
         ),
         (LMN(2, 4, 4, memory_matrix="orthogonal"), "memory_matrix='orthogonal'"),
-        (GRU(2, 4), "LMN or an Elman RNN, got GRU"),
+        (GRU(2, 4), "an Elman RNN or a linear RNN, got GRU"),
     ],
 )
 def test_laes_unsupported_networks_are_named(recurrent, match):

@@ -134,7 +134,7 @@ def test_regression_readout_is_least_squares(per_step):
 def test_errors_name_the_problem():
     seqs = check_sequences(np.random.RandomState(0).randn(10, 4, 2), dtype=np.float32)
     y = np.arange(10) % 2
-    with pytest.raises(ValueError, match="LMN or an Elman RNN, got GRU"):
+    with pytest.raises(ValueError, match="an Elman RNN or a linear RNN, got GRU"):
         LAESInitializer().initialize(SequenceNet(GRU(2, 4), 2), fit_context(seqs, y))
     with pytest.raises(ValueError, match="input_scale"):
         LAESInitializer(input_scale=0).initialize(
