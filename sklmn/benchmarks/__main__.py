@@ -17,6 +17,7 @@ import sys
 
 from ._bench import SCRIPTS, run_script
 from ._experiments import EXPERIMENTS, FULL_ONLY, default_seeds, run_benchmarks
+from ._runner import _seed_list as _papers_seed_list
 
 SUITES = ("papers", "timeseries")
 _TIMESERIES_OPTIONS = (
@@ -194,10 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     else:  # each experiment's own
         seeds = default_seeds(preset)
     jobs = 2 if args.jobs is None else args.jobs
-    if isinstance(seeds, list) and (not seeds or len(set(seeds)) != len(seeds)):
-        parser.error(f"the seeds must be distinct and at least one, got {seeds}")
-    if isinstance(seeds, list) and min(seeds) < 0:
-        parser.error(f"the seeds must be >= 0 (numpy seeds), got {seeds}")
+    if isinstance(seeds, list):
+        try:  # the runner's own check, as a usage error
+            _papers_seed_list(seeds)
+        except ValueError as exc:
+            parser.error(f"the {exc}")
     if jobs < 1:
         parser.error(f"--jobs must be >= 1, got {jobs}")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
