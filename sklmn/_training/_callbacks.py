@@ -392,17 +392,15 @@ class ConvergenceMonitor(SequenceCallback):
             return None
         seed = int(getattr(net, "shuffle_seed", 0))
         generator = torch.Generator().manual_seed(seed)
-        weight = getattr(dataset, "sample_weight", None)
-        if weight is not None:
-            weighted = weight.reshape(n, -1).sum(dim=1) > 0
-            if not bool(weighted.all()):
-                # sequences of zero weight measure nothing: a subsample of
-                # them only would measure a constant zero loss
-                candidates = torch.nonzero(weighted).flatten()
-                if size >= len(candidates):
-                    return candidates
-                order = torch.randperm(len(candidates), generator=generator)
-                return candidates[order[:size]]
+        weighted = dataset.weighted() if hasattr(dataset, "weighted") else None
+        if weighted is not None and not bool(weighted.all()):
+            # sequences of zero weight measure nothing: a subsample of them
+            # only would measure a constant zero loss
+            candidates = torch.nonzero(weighted).flatten()
+            if size >= len(candidates):
+                return candidates
+            order = torch.randperm(len(candidates), generator=generator)
+            return candidates[order[:size]]
         return torch.randperm(n, generator=generator)[:size]
 
     def _collate_train_subset(self, net, dataset):

@@ -65,6 +65,14 @@ class SequenceDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return int(self.X.shape[0])
 
+    def weighted(self) -> Tensor | None:
+        """Which sequences have a non-zero loss weight: a bool tensor of
+        shape ``(n,)``, or None without weights (every one counts)."""
+        weight = getattr(self, "sample_weight", None)  # absent in old pickles
+        if weight is None:
+            return None
+        return weight.reshape(len(self), -1).sum(dim=1) > 0
+
     def __getitems__(self, indices) -> tuple[dict, Tensor]:
         idx = torch.as_tensor(indices, dtype=torch.int64)
         lengths = self.lengths[idx]

@@ -259,10 +259,11 @@ class _FitPreparationMixin:
         n = len(dataset)
         indices = np.arange(n)
         train_idx, valid_idx = self._held_out(indices, y_encoded, seed)
-        if dataset.sample_weight is not None:
-            total = dataset.sample_weight.numpy().reshape(n, -1).sum(axis=1)
-            if not (total[train_idx].sum() > 0 and total[valid_idx].sum() > 0):
-                weighted = np.flatnonzero(total > 0)
+        has_weight = dataset.weighted()
+        if has_weight is not None:
+            has_weight = has_weight.numpy()
+            if not (has_weight[train_idx].any() and has_weight[valid_idx].any()):
+                weighted = np.flatnonzero(has_weight)
                 if len(weighted) < 2:
                     raise ValueError(
                         "early_stopping holds out validation_fraction="
@@ -310,30 +311,20 @@ class _FitPreparationMixin:
             if counts[counts > 0].min() >= 2:
                 stratify = y_encoded
 
-        def split(stratify):
-            return train_test_split(
-                indices,
-                test_size=(
-                    self.validation_fraction if test_size is None else test_size
-                ),
-                random_state=seed,
-                stratify=stratify,
-            )
-
-        try:
+        size = self.validation_fraction if test_size is None else test_size
+        # a stratified split fails with fewer validation (or training)
+        # sequences than classes: then a random one, as for a class of one
+        for labels in [None] if stratify is None else [stratify, None]:
             try:
-                return split(stratify)
-            except ValueError:
-                if stratify is None:
-                    raise
-                # fewer validation (or training) sequences than classes: a
-                # random split, as for a class of one sequence
-                return split(None)
-        except ValueError as exc:
-            raise ValueError(
-                f"early_stopping could not hold out validation_fraction="
-                f"{self.validation_fraction} of {len(indices)} sequences: {exc}"
-            ) from None
+                return train_test_split(
+                    indices, test_size=size, random_state=seed, stratify=labels
+                )
+            except ValueError as exc:
+                error = exc
+        raise ValueError(
+            f"early_stopping could not hold out validation_fraction="
+            f"{self.validation_fraction} of {len(indices)} sequences: {error}"
+        ) from None
 
     def _context(
         self,
