@@ -106,6 +106,10 @@ def test_mnist_bad_arguments(mnist, tmp_path_factory):
         load_mnist_sequences(folder, permuted="yes")
     with pytest.raises(ValueError, match="dtype must be"):
         load_mnist_sequences(folder, dtype=np.int32)
+    # None (numpy reads it as float64) and a name that is no dtype: named
+    for bad in (None, "foo"):
+        with pytest.raises(ValueError, match=f"dtype must be .*got {bad!r}"):
+            load_mnist_sequences(folder, n_valid=2, dtype=bad)
 
 
 SENTENCES = ["aer banknote <unk> co.", "the N years", "mr. <unk> 's"]
