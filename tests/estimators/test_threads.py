@@ -181,7 +181,7 @@ def test_blas_pools_follow_the_fit_threads_and_are_restored(monkeypatch):
 def test_blas_limits_limit_each_pool_to_the_count_never_raising_one():
     """Each BLAS pool above the fit's count is limited to the count; one at
     or below it is left alone (the smallest pool's setting was applied to
-    every pool: numpy's at 3 threads fell to 1 beside scipy's at 1)."""
+    every pool: a pool at 3 threads fell to 1, not 2, beside one at 1)."""
     blas = ThreadpoolController().select(user_api="blas")
     files = [info["filepath"] for info in blas.info()]
     if len(files) < 2:
