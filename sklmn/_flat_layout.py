@@ -56,7 +56,6 @@ class FlattenSequences(
     _SequenceInputTagsMixin,
     TransformerMixin,
     BaseEstimator,
-    auto_wrap_output_keys=None,
 ):
     """Turn sequences into the flat 2-D layout ``(n, n_timesteps * n_features)``.
 
@@ -76,6 +75,13 @@ class FlattenSequences(
     are padded with NaN after their end, so that reshaping back gives
     trailing all-NaN steps, which every sklmn estimator reads as padding.
 
+    The columns are named ``{feature}_t{step}`` by
+    :meth:`get_feature_names_out` (``x0_t0, x1_t0, ..., x0_t1, ...`` by
+    default), so the transformer works with
+    :meth:`~sklearn.pipeline.Pipeline.get_feature_names_out`,
+    :class:`~sklearn.compose.ColumnTransformer` and ``set_output`` (pandas
+    or polars output of :meth:`transform`).
+
     Parameters
     ----------
     n_timesteps : int or None, default=None
@@ -92,6 +98,9 @@ class FlattenSequences(
         Number of time steps of the flat layout.
     n_features_in_ : int
         Number of features per time step.
+    feature_names_in_ : ndarray of shape (n_columns,)
+        Column names, when fitted on a 2-D DataFrame (univariate sequences,
+        one column per time step) with string column names.
 
     See Also
     --------
@@ -106,9 +115,12 @@ class FlattenSequences(
     >>> import numpy as np
     >>> from sklmn.preprocessing import FlattenSequences
     >>> X = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0]])]
-    >>> FlattenSequences().fit_transform(X)
+    >>> flat = FlattenSequences().fit(X)
+    >>> flat.transform(X)
     array([[ 1.,  2.,  3.,  4.],
            [ 5.,  6., nan, nan]])
+    >>> flat.get_feature_names_out()
+    array(['x0_t0', 'x1_t0', 'x0_t1', 'x1_t1'], dtype=object)
     """
 
     _fitted_attributes: dict = {
@@ -184,6 +196,67 @@ class FlattenSequences(
         out = np.full((n, self.n_timesteps_, d), np.nan)
         out[:, :T][seqs.mask] = seqs.data[seqs.mask]
         return out.reshape(n, self.n_timesteps_ * d)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the flat columns: ``{feature}_t{step}``, time major.
+
+        Column ``t * n_features_in_ + j`` is named ``f"{name_j}_t{t}"``,
+        where ``name_j`` is the name of feature ``j`` of a time step.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            The names of the ``n_features_in_`` features of a time step;
+            None: ``x0``, ..., ``x{n_features_in_ - 1}``. The column names
+            seen in ``fit`` (``feature_names_in_``: the time-step columns
+            of a 2-D DataFrame, as :class:`~sklearn.compose.ColumnTransformer`
+            passes them) are also accepted, and only checked: the feature
+            of such univariate sequences is then named ``x0``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            ``n_timesteps_ * n_features_in_`` names.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklmn.preprocessing import FlattenSequences
+        >>> flat = FlattenSequences().fit(np.zeros((3, 2, 2)))
+        >>> flat.get_feature_names_out(["pitch", "volume"])
+        array(['pitch_t0', 'volume_t0', 'pitch_t1', 'volume_t1'], dtype=object)
+        """
+        check_is_fitted(self)
+        names = [f"x{j}" for j in range(self.n_features_in_)]
+        if input_features is not None:
+            given = np.asarray(input_features, dtype=object)
+            seen = getattr(self, "feature_names_in_", None)
+            if given.ndim != 1:
+                raise ValueError(
+                    "input_features must be a 1-D array-like of str, got shape "
+                    f"{given.shape}."
+                )
+            if seen is not None and np.array_equal(given, seen):
+                pass  # the time-step columns of a 2-D DataFrame: checked
+            elif len(given) == self.n_features_in_:
+                names = [str(name) for name in given]
+            elif seen is not None and len(given) == len(seen):
+                raise ValueError(
+                    "input_features is not equal to feature_names_in_ (the "
+                    "column names seen in fit)."
+                )
+            else:
+                expected = f"{self.n_features_in_} (n_features_in_)"
+                if seen is not None:
+                    expected += f" or the {len(seen)} column names seen in fit"
+                raise ValueError(
+                    f"input_features should have length {expected}, got "
+                    f"{len(given)}."
+                )
+        return np.asarray(
+            [f"{name}_t{t}" for t in range(self.n_timesteps_) for name in names],
+            dtype=object,
+        )
 
     def inverse_transform(self, X):
         """Reshape the flat layout back into NaN-padded sequences.

@@ -94,6 +94,44 @@ def test_flatten_sequences_keeps_the_fitted_width_and_refuses_longer():
     np.testing.assert_array_equal(back, X2[:, :, None])
 
 
+def test_flatten_feature_names_out_name_every_step_and_feature():
+    fl = FlattenSequences(n_timesteps=3).fit(np.zeros((4, 2, D)))
+    assert fl.get_feature_names_out().tolist() == [
+        f"x{j}_t{t}" for t in range(3) for j in range(D)
+    ]
+    assert fl.get_feature_names_out(["a", "b"]).tolist()[:3] == ["a_t0", "b_t0", "a_t1"]
+    with pytest.raises(ValueError, match="length 2 \\(n_features_in_\\), got 3"):
+        fl.get_feature_names_out(["a", "b", "c"])
+    # a pipeline names the columns of the steps after the flattening
+    pipe = make_pipeline(FlattenSequences(), StandardScaler()).fit(np.zeros((4, 2, D)))
+    assert len(pipe.get_feature_names_out()) == 2 * D
+
+
+def test_flatten_in_column_transformer_with_pandas_output():
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+
+    frame = pd.DataFrame(
+        np.arange(12.0).reshape(4, 3), columns=["a", "b", "c"], index=list("pqrs")
+    )
+    fl = FlattenSequences().fit(frame)  # univariate sequences, steps as columns
+    names = fl.get_feature_names_out(frame.columns)  # as ColumnTransformer asks
+    assert names.tolist() == ["x0_t0", "x0_t1", "x0_t2"]
+    names = fl.get_feature_names_out(["price"])  # the feature of a step
+    assert names.tolist() == ["price_t0", "price_t1", "price_t2"]
+    with pytest.raises(ValueError, match="not equal to feature_names_in_"):
+        fl.get_feature_names_out(["c", "b", "a"])
+    ct = ColumnTransformer([("flat", FlattenSequences(n_timesteps=4), ["a", "b", "c"])])
+    out = ct.set_output(transform="pandas").fit_transform(frame)
+    assert list(out.columns) == [f"flat__x0_t{t}" for t in range(4)]
+    assert out.index.equals(frame.index)
+    assert out["flat__x0_t3"].isna().all()  # the layout is wider than the frame
+    alone = FlattenSequences(n_timesteps=T).set_output(transform="pandas")
+    alone = alone.fit_transform(_ragged(n=3))
+    assert list(alone.columns)[:2] == ["x0_t0", "x1_t0"]
+    assert alone.shape == (3, T * D)
+
+
 @pytest.mark.parametrize("where", ["last", "first"])
 def test_static_columns_are_repeated_at_every_valid_step(where):
     X = _ragged(n=5)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
+import tempfile
+import zipfile
 import zlib
 from fractions import Fraction
 
@@ -137,9 +140,22 @@ def _convert_with_music21(frames_per_quarter: int, n: int):
 
 
 def _pack(rolls, names, path) -> None:
+    """Write the rolls to ``path`` all or nothing: into a temporary file of
+    the same folder, renamed to ``path`` once complete (an interrupted or
+    failed write leaves no partial cache behind)."""
     lengths = np.array([len(r) for r in rolls], dtype=np.int64)
     packed = np.packbits(np.concatenate(rolls, axis=0), axis=1)
-    np.savez_compressed(path, packed=packed, lengths=lengths, names=np.array(names))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            np.savez_compressed(
+                stream, packed=packed, lengths=lengths, names=np.array(names)
+            )
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _unpack(path):
@@ -261,7 +277,14 @@ def load_bach_chorales(
         full = home / f"bach_chorales_fpq{frames_per_quarter}_n{N_CHORALES}.npz"
         partial = home / f"bach_chorales_fpq{frames_per_quarter}_n{n}.npz"
         if full.exists() or partial.exists():
-            rolls, names = _unpack(full if full.exists() else partial)
+            cached = full if full.exists() else partial
+            try:
+                rolls, names = _unpack(cached)
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                raise ValueError(
+                    f"the cached conversion {str(cached)!r} cannot be read "
+                    f"({exc}); delete it to convert the chorales again."
+                ) from exc
             rolls, names = rolls[:n], names[:n]
         else:
             rolls, names = _convert_with_music21(frames_per_quarter, n)

@@ -204,7 +204,12 @@ def load_mnist_sequences(
         raise ValueError(
             f"split must be 'train', 'valid', 'test' or None, got {split!r}."
         )
-    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+    try:  # not a dtype at all ('foo'): refused below
+        chosen = np.dtype(dtype)
+    except TypeError:
+        chosen = None
+    # np.dtype(None) is float64 (and equals None): None is refused as well
+    if dtype is None or chosen is None or chosen.type not in (np.float32, np.float64):
         raise ValueError(
             f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}."
         )

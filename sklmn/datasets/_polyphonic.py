@@ -4,6 +4,7 @@ piano rolls, read from their pickles with a restricted unpickler."""
 from __future__ import annotations
 
 import io
+import math
 import pickle
 import pickletools
 
@@ -130,7 +131,7 @@ def _piece_to_roll(piece, where: str) -> np.ndarray:
             )
         for note in step:
             ok = isinstance(note, int | float) and not isinstance(note, bool)
-            if not ok or note != int(note):
+            if not ok or not math.isfinite(note) or note != int(note):
                 raise ValueError(
                     f"{where}, step {t} holds {note!r}, not a MIDI note number."
                 )

@@ -38,7 +38,8 @@ character files, the tokens of a line are its characters ('_' is read as a
 space); from the word files, the words of a line joined by single spaces
 (<unk> is spelled out, as in the character files). Both give the same
 stream. With ``line_end=True`` every line is followed by the character
-'\\n' (the end of the sentence). The vocabulary is the sorted set of the
+'\\n' (the end of the sentence); with ``line_end=False`` consecutive lines
+are separated by a space instead. The vocabulary is the sorted set of the
 training characters; a validation or test character outside it is an error.
 Score with bits per character: the cross-entropy in base 2.
 """
@@ -93,7 +94,8 @@ def load_ptb_characters(path, *, line_end=True):
         ``ptb.char.test.txt``, or with ``ptb.train.txt``, ``ptb.valid.txt``
         and ``ptb.test.txt`` (the character files win when both are there).
     line_end : bool, default=True
-        Follow every line (sentence) by the character ``'\\n'``.
+        Follow every line (sentence) by the character ``'\\n'``; False
+        separates consecutive lines by a space.
 
     Returns
     -------
@@ -142,7 +144,9 @@ def load_ptb_characters(path, *, line_end=True):
                 raise ValueError(f"{str(file)!r}, line {number}: {exc}") from None
             if line_end:
                 pieces.append("\n")
-        text = "".join(pieces)
+        # without line ends, a space keeps the last word of a sentence apart
+        # from the first word of the next
+        text = "".join(pieces) if line_end else " ".join(pieces)
         if not text:
             raise ValueError(f"{str(file)!r} holds no text. Expected layout: {_LAYOUT}")
         texts.append(text)

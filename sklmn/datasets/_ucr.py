@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from ._base import get_data_home
-from ._ts import load_ts_file
+from ._ts import _MISSING_OPTIONS, load_ts_file
 
 __all__ = ["load_timeseries_dataset"]
 
@@ -78,7 +78,8 @@ def load_timeseries_dataset(name, *, split="train", missing="raise", data_home=N
     Raises
     ------
     ValueError
-        For another name (the message lists the seven) or a bad ``split``.
+        For another name (the message lists the seven), a bad ``split`` or
+        a bad ``missing``.
     FileNotFoundError
         When neither an installed aeon/sktime nor a wheel in
         ``data_home/wheels`` holds the file; the message gives the command
@@ -131,6 +132,8 @@ def load_timeseries_dataset(name, *, split="train", missing="raise", data_home=N
         )
     if split not in _SPLITS:
         raise ValueError(f"split must be one of {_SPLITS}, got {split!r}.")
+    if missing not in _MISSING_OPTIONS:  # before the files are looked for
+        raise ValueError(f"missing must be one of {_MISSING_OPTIONS}, got {missing!r}.")
     if split == "both":
         X_train, y_train = _load_split(name, "train", missing, data_home)
         X_test, y_test = _load_split(name, "test", missing, data_home)

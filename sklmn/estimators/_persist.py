@@ -67,28 +67,32 @@ class PersistenceMixin:
             state.setdefault(key, value)
         super().__setstate__(state)
 
-    @contextlib.contextmanager
     def _fitted_model_parameters(self):
-        """The model parameters of the last fit (``_fitted_params``) set on
-        the estimator inside the block, checked against the parameter
-        constraints: the network a file holds was built from them, also when
-        ``set_params`` changed a model parameter after the fit."""
+        """The estimator with the model parameters of its last fit
+        (``_fitted_params``), checked against the parameter constraints:
+        the network a file holds was built from them, also when
+        ``set_params`` changed a model parameter after the fit.
+
+        A shallow copy that holds them when a fit recorded any (else the
+        estimator itself): the estimator is never changed, not even for a
+        moment, so that another thread may predict or read its parameters
+        while it is saved.
+        """
         fitted = getattr(self, "_fitted_params", None)
-        names = set(self.get_params(deep=False))
         if not isinstance(fitted, dict):
-            yield
-            return
+            return self
+        names = set(self.get_params(deep=False))
         fitted = {k: v for k, v in fitted.items() if k in names}
-        current = {k: getattr(self, k) for k in fitted}
-        try:
-            for key, value in fitted.items():
-                setattr(self, key, value)
-            if fitted and getattr(self, "_parameter_constraints", None) is not None:
-                self._validate_params()
-            yield
-        finally:
-            for key, value in current.items():
-                setattr(self, key, value)
+        if not fitted:
+            return self
+        # a shallow copy of the attributes (pickling hooks not involved):
+        # the network and the fitted attributes are shared, not copied
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.__dict__.update(fitted)
+        if getattr(twin, "_parameter_constraints", None) is not None:
+            twin._validate_params()
+        return twin
 
     def _sklmn_state_(self) -> dict:
         """What :func:`~sklmn.persistence.save` stores beyond the parameters
@@ -113,12 +117,12 @@ load` bounds before rebuilding the network.
             for name in self._model_parameter_names()
             if _int(getattr(self, name))
         }
-        with self._fitted_model_parameters():
-            sizes.update(
-                (f"fitted parameter {name}", getattr(self, name))
-                for name in self._model_parameter_names()
-                if _int(getattr(self, name))
-            )
+        fitted = self._fitted_model_parameters()
+        sizes.update(
+            (f"fitted parameter {name}", getattr(fitted, name))
+            for name in fitted._model_parameter_names()
+            if _int(getattr(fitted, name))
+        )
         for name in ("n_features_in_", "n_outputs_"):
             sizes[name] = getattr(self, name, None)
         state: dict = {"sizes": sizes}
@@ -164,17 +168,14 @@ load` bounds before rebuilding the network.
         guard = state.get("guard") or contextlib.nullcontext
         # built from the parameters it was trained with (set_params may have
         # changed a model parameter since the fit)
-        with (
-            self._fitted_model_parameters(),
-            torch.random.fork_rng(devices=[]),
-            guard(),
-        ):
+        fitted = self._fitted_model_parameters()
+        with torch.random.fork_rng(devices=[]), guard():
             torch.manual_seed(0)  # the values are overwritten by the state
-            recurrent = self._build_module(int(self.n_features_in_))
+            recurrent = fitted._build_module(int(self.n_features_in_))
             built = getattr(recurrent, "n_modules", None)
             if n_modules is not None and built is not None and n_modules > built:
                 recurrent.grow_(int(n_modules) - int(built))
-            module = self._sequence_net(recurrent)
+            module = fitted._sequence_net(recurrent)
             # a layout of the readout written by an earlier version
             module.match_saved_layout_(weights)
         expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}

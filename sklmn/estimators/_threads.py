@@ -52,9 +52,11 @@ def _blas_controller():
     return _BLAS_CONTROLLER[0]
 
 
+@contextlib.contextmanager
 def _blas_limits(count: int):
     """Limit the BLAS thread pools of numpy and scipy to ``count`` threads
-    inside the block (never raised above their current setting).
+    inside the block (each pool on its own: one already at or below
+    ``count`` is left as it is, never raised).
 
     The fit's numpy and scipy work (the LAES pretraining, the readout) then
     runs with the threads of its torch work: an idle OpenBLAS worker spins
@@ -62,10 +64,12 @@ def _blas_limits(count: int):
     fit's own thread on a busy machine.
     """
     blas = _blas_controller()
-    current = [info["num_threads"] for info in blas.info()]
-    if not current or max(current) <= count:
-        return contextlib.nullcontext()
-    return blas.limit(limits=min(count, *current))
+    with contextlib.ExitStack() as stack:
+        for info in blas.info():
+            if info["num_threads"] > count:
+                pool = blas.select(filepath=info["filepath"])
+                stack.enter_context(pool.limit(limits=count))
+        yield
 
 
 @contextlib.contextmanager

@@ -408,7 +408,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
             raise ValueError(
                 f"state must be a tensor of shape ({n}, {size}), got {shape}"
             )
-        return state.to(dtype=ref.dtype)
+        return state.to(device=ref.device, dtype=ref.dtype)
 
     def _run(
         self, x: Tensor, h: Tensor, valid: list[Tensor] | None, lengths
@@ -566,7 +566,7 @@ class ENRNN(PicklableParametrizationsMixin, RecurrentModule):
                     f"recurrent_matrix must be a tensor of shape ({n}, {n}), got {got}"
                 )
             else:
-                w = w.to(dtype=x_t.dtype)
+                w = w.to(device=x_t.device, dtype=x_t.dtype)
             inp = cell._activate(torch.addmm(cell._project(inp), h_k, w.mT))
             new.append(inp)
         return inp, (new[0] if len(new) == 1 else torch.cat(new, dim=1))

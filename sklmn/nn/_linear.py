@@ -232,7 +232,7 @@ class LinearRNN(PicklableParametrizationsMixin, RecurrentModule):
         if not isinstance(state, Tensor) or tuple(state.shape) != shape:
             got = tuple(state.shape) if isinstance(state, Tensor) else type(state)
             raise ValueError(f"state must be a tensor of shape {shape}, got {got}")
-        return state.to(dtype=like.dtype)
+        return state.to(device=like.device, dtype=like.dtype)
 
     def _layer(
         self,

@@ -295,7 +295,7 @@ class LMNLayer(
             raise ValueError(
                 f"initial memory must have shape {(n, self.memory_size)}, got {got}"
             )
-        return m0.to(like.dtype)
+        return m0.to(device=like.device, dtype=like.dtype)
 
     # -- protocol ---------------------------------------------------------- #
     def forward(
@@ -562,7 +562,7 @@ class LMN(LMNLAESMixin, RecurrentModule):
         if not isinstance(m0, Tensor) or tuple(m0.shape) != shape:
             got = tuple(m0.shape) if isinstance(m0, Tensor) else type(m0).__name__
             raise ValueError(f"initial memory must have shape {shape}, got {got}")
-        return m0.to(like.dtype)
+        return m0.to(device=like.device, dtype=like.dtype)
 
     def _penalty(
         self,

@@ -48,6 +48,11 @@ __all__ = ["LAESInitializer"]
 def _check_C_candidates(candidates) -> tuple[float, ...]:
     """``C_candidates`` as a tuple of positive finite floats."""
     values = np.asarray(candidates, dtype=object).ravel()
+    if not len(values):
+        raise ValueError(
+            f"C_candidates must hold at least one value, got {candidates!r}; "
+            "None tries C only."
+        )
     out = []
     for value in values:
         if (
@@ -181,7 +186,7 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         :class:`sklearn.linear_model.LogisticRegression` (the loss is summed
         over the rows).
     C_candidates : sequence of float or None, default=None
-        Other values of ``C`` for the ``'logistic'`` readout of a
+        Other values of ``C`` (at least one) for the ``'logistic'`` readout of a
         sequence-level target, tried in order after ``C`` (and after the
         choice of ``pooling='auto'``, made at ``C``): each is scored by the
         same cross-validation as ``readout_cv_score_`` and replaces the

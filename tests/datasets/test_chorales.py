@@ -1,5 +1,6 @@
 import zlib
 from fractions import Fraction
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -220,3 +221,48 @@ def test_bundled_rolls_need_no_music21(tmp_path, monkeypatch):
         ImportError, match=r"needs music21: pip install 'sklmn\[music\]'"
     ):
         load_bach_chorales(frames_per_quarter=2, max_chorales=1, data_home=tmp_path)
+
+
+def _fake_conversion(frames_per_quarter, n):
+    rolls = [np.eye(N, 88, dtype=np.uint8) for N in range(3, 3 + n)]
+    return rolls, [f"bwv{i}" for i in range(n)]
+
+
+def test_interrupted_cache_write_leaves_no_partial_cache(tmp_path, monkeypatch):
+    """A conversion whose cache write fails (disk full, Ctrl-C) leaves no
+    partial file: the next call converts again (a truncated cache was read
+    and failed with numpy's zip error at every later call)."""
+    monkeypatch.setattr(_chorales, "_convert_with_music21", _fake_conversion)
+    real = np.savez_compressed
+
+    def broken(file, **arrays):
+        partial = b"PK\x03\x04 a partial zip"
+        if hasattr(file, "write"):
+            file.write(partial)
+        else:
+            Path(file).write_bytes(partial)
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", broken)
+    with pytest.raises(OSError, match="No space left"):
+        load_bach_chorales(frames_per_quarter=2, max_chorales=2, data_home=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(np, "savez_compressed", real)
+    options = dict(frames_per_quarter=2, max_chorales=2, data_home=tmp_path)
+    data = load_bach_chorales(**options)
+    assert [len(r) for r in data.rolls] == [3, 4]
+    assert [p.name for p in tmp_path.iterdir()] == ["bach_chorales_fpq2_n2.npz"]
+
+    def fail(*args):
+        raise AssertionError("the cache was not used")
+
+    monkeypatch.setattr(_chorales, "_convert_with_music21", fail)
+    cached = load_bach_chorales(**options)
+    for a, b in zip(cached.rolls, data.rolls, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_unreadable_cache_names_the_file_to_delete(tmp_path):
+    (tmp_path / "bach_chorales_fpq2_n2.npz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match=r"bach_chorales_fpq2_n2.npz.*delete it"):
+        load_bach_chorales(frames_per_quarter=2, max_chorales=2, data_home=tmp_path)

@@ -106,6 +106,10 @@ def test_mnist_bad_arguments(mnist, tmp_path_factory):
         load_mnist_sequences(folder, permuted="yes")
     with pytest.raises(ValueError, match="dtype must be"):
         load_mnist_sequences(folder, dtype=np.int32)
+    # None (numpy reads it as float64) and a name that is no dtype: named
+    for bad in (None, "foo"):
+        with pytest.raises(ValueError, match=f"dtype must be .*got {bad!r}"):
+            load_mnist_sequences(folder, n_valid=2, dtype=bad)
 
 
 SENTENCES = ["aer banknote <unk> co.", "the N years", "mr. <unk> 's"]
@@ -139,8 +143,11 @@ def test_ptb_character_and_word_files_give_the_same_streams(tmp_path):
         assert char[part].dtype == np.int64
     text = "".join(char.vocabulary[i] for i in char.train)
     assert text == "".join(line + "\n" for line in SENTENCES)
-    flat = load_ptb_characters(tmp_path / "c", line_end=False)
-    assert "".join(flat.vocabulary[i] for i in flat.test) == SENTENCES[0]
+    for kind in ("c", "w"):
+        flat = load_ptb_characters(tmp_path / kind, line_end=False)
+        assert "".join(flat.vocabulary[i] for i in flat.test) == SENTENCES[0]
+        # sentences stay apart: the last word of one is not glued to the next
+        assert "".join(flat.vocabulary[i] for i in flat.train) == " ".join(SENTENCES)
 
 
 def test_ptb_errors(tmp_path):

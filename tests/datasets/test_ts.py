@@ -375,6 +375,14 @@ def test_missing_files_error_names_the_command(tmp_path, no_installed_packages):
         load_timeseries_dataset("OSULeaf", data_home=tmp_path)
 
 
+def test_bad_missing_is_named_before_the_files_are_looked_for(
+    tmp_path, no_installed_packages
+):
+    # without the files, it was reported as a FileNotFoundError
+    with pytest.raises(ValueError, match=r"missing must be one of .*got 'skip'"):
+        load_timeseries_dataset("OSULeaf", missing="skip", data_home=tmp_path)
+
+
 def _write_wheel(path, package, files):
     with zipfile.ZipFile(path, "w") as zf:
         for split, text in files.items():

@@ -513,3 +513,11 @@ def test_c_candidates_are_validated(bad):
         LMNClassifier(max_iter=1, pretrainer=LAESInitializer(C_candidates=bad)).fit(
             X, y
         )
+
+
+@pytest.mark.parametrize("empty", [[], (), np.array([])])
+def test_empty_c_candidates_are_refused_at_fit(empty):
+    X, y = _last_task(n=20)
+    start = LAESInitializer(C_candidates=empty)  # accepted until fit
+    with pytest.raises(ValueError, match=r"C_candidates must hold at least one"):
+        LMNClassifier(max_iter=1, pretrainer=start).fit(X, y)

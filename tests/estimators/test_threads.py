@@ -5,9 +5,10 @@ import threading
 
 import numpy as np
 import pytest
+import scipy.linalg  # noqa: F401  (loads scipy's BLAS beside numpy's)
 import torch
 from skorch.callbacks import Callback
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits
 
 from sklmn.estimators import LMNClassifier, RNNClassifier
 from sklmn.estimators import _auto, _threads
@@ -175,3 +176,29 @@ def test_blas_pools_follow_the_fit_threads_and_are_restored(monkeypatch):
     assert _blas_threads() == before
     clf.set_params(n_threads=None).fit(X, y)
     assert dict(clf.net_.callbacks_)["probe"].blas == before
+
+
+def test_blas_limits_limit_each_pool_to_the_count_never_raising_one():
+    """Each BLAS pool above the fit's count is limited to the count; one at
+    or below it is left alone (the smallest pool's setting was applied to
+    every pool: a pool at 3 threads fell to 1, not 2, beside one at 1)."""
+    blas = ThreadpoolController().select(user_api="blas")
+    files = [info["filepath"] for info in blas.info()]
+    if len(files) < 2:
+        pytest.skip("needs two BLAS libraries that threadpoolctl controls")
+
+    def threads():
+        now = {i["filepath"]: i["num_threads"] for i in blas.info()}
+        return [now[f] for f in files[:2]]
+
+    with (
+        blas.select(filepath=files[0]).limit(limits=1),
+        blas.select(filepath=files[1]).limit(limits=3),
+    ):
+        if threads() != [1, 3]:
+            pytest.skip("the BLAS libraries do not take these thread counts")
+        with _threads._blas_limits(2):
+            assert threads() == [1, 2]
+        assert threads() == [1, 3]
+        with _threads._blas_limits(3):
+            assert threads() == [1, 3]

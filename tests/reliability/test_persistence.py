@@ -508,3 +508,29 @@ def test_incremental_and_unrolled_pretraining_round_trips(tmp_path):
     loaded = load(tmp_path / "unrolled.sklmn")
     assert not hasattr(loaded.pretrainer_, "urnn_net_")
     np.testing.assert_array_equal(loaded.predict_proba(X), unrolled.predict_proba(X))
+
+
+def test_save_never_sets_the_fitted_parameters_on_the_estimator(tmp_path, monkeypatch):
+    """The network is described by the parameters of the last fit, read
+    from a copy: another thread that predicts or reads the parameters while
+    the model is saved sees the estimator as it is, never the fit's values."""
+    est, X, y = _fitted("lmn_free")
+    est.set_params(hidden_size=7)  # the next fit's; the network has 3 units
+    seen = []
+    cls = type(est)
+    names = cls._model_parameter_names
+
+    def spy(self):  # called while the sizes of the fitted network are read
+        seen.append(est.get_params(deep=False)["hidden_size"])
+        return names(self)
+
+    monkeypatch.setattr(cls, "_model_parameter_names", spy)
+    save(est, tmp_path / "m.sklmn")
+    assert seen and set(seen) == {7}
+    loaded = load(tmp_path / "m.sklmn")
+    assert set(seen) == {7}
+    assert loaded.hidden_size == 7
+    assert loaded.net_.module_.recurrent.hidden_size == 3
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), est.predict_proba(X), rtol=1e-6, atol=1e-7
+    )
