@@ -71,7 +71,7 @@ def test_lagged_inputs_hold_the_last_inputs_with_zeros_before_the_start():
     assert mask.tolist() == [[True] * 4, [True, True, False, False]]
 
 
-def test_recon_fits_the_least_squares_decoder_and_leaves_the_net_as_it_was():
+def test_recon_trains_and_leaves_the_net_as_it_was():
     import numpy as np
 
     from sklmn.benchmarks._bench.memory_hindsight import _Recon

@@ -255,7 +255,8 @@ def _variant_callbacks(args) -> list:
     if args.normalize_input:  # first: the other callbacks see its optimizer
         callbacks.append(("normalize", _NormalizeInput()))
     if getattr(args, "recon", 0):
-        callbacks.append(("recon", _Recon(args.recon, args.recon_lags, args.recon_decoder)))
+        recon = _Recon(args.recon, args.recon_lags, args.recon_decoder)
+        callbacks.append(("recon", recon))
     if args.warmup:
         callbacks.append(("warmup", _Warmup(args.warmup)))
     return callbacks
@@ -501,8 +502,15 @@ def main(argv=None) -> int:
     parser.add_argument("--normalize-input", action="store_true")
     parser.add_argument("--recon", type=float, default=0.0)
     parser.add_argument("--recon-lags", type=int, default=8)
-    parser.add_argument("--recon-decoder", choices=["fixed", "joint"], default="fixed")
+    parser.add_argument(
+        "--recon-decoder", choices=["fixed", "joint"], default="fixed"
+    )
     args = parser.parse_args(argv)
+    if args.recon < 0 or args.recon_lags < 1:
+        parser.error(
+            f"--recon must be >= 0 and --recon-lags >= 1, got {args.recon} and "
+            f"{args.recon_lags}"
+        )
     torch.set_num_threads(1)
     if args.what == "curves":
         print("| dataset | model | seed | start | best in hindsight | kept | last | spikes |")
