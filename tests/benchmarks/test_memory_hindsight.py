@@ -57,3 +57,81 @@ def test_ensemble_records_a_consistent_committee(tmp_path, monkeypatch, capsys):
     for key in ("start", "committee", "fold_starts"):
         assert 0.0 <= rec[key] <= 1.0
     assert "| toy | lmn | 0 |" in capsys.readouterr().out
+
+
+def test_lagged_inputs_hold_the_last_inputs_with_zeros_before_the_start():
+    from sklmn.benchmarks._bench.memory_hindsight import _lagged_inputs
+
+    X = torch.arange(1.0, 9.0).reshape(2, 4, 1)
+    targets, mask = _lagged_inputs(X, torch.tensor([4, 2]), 3)
+    assert targets.shape == (2, 4, 3)
+    torch.testing.assert_close(targets[0, 3], torch.tensor([4.0, 3.0, 2.0]))
+    torch.testing.assert_close(targets[0, 1], torch.tensor([2.0, 1.0, 0.0]))
+    torch.testing.assert_close(targets[1, 1], torch.tensor([6.0, 5.0, 0.0]))
+    assert mask.tolist() == [[True] * 4, [True, True, False, False]]
+
+
+def test_recon_trains_and_leaves_the_net_as_it_was():
+    import numpy as np
+
+    from sklmn.benchmarks._bench.memory_hindsight import _Recon
+    from sklmn.estimators import LMNClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 8)
+    X = [rng.normal(size=(int(rng.integers(5, 9)), 2)) + 0.5 * c for c in y]
+    est = LMNClassifier(
+        hidden_size=4, memory_size=6, max_iter=3, early_stopping=False,
+        n_iter_no_change=10**6, random_state=0,
+        callbacks=[("recon", _Recon(1.0, 2, "joint"))],
+    )
+    est.fit(X, y)
+    cb = dict(est.net_.callbacks_)["recon"]
+    assert len(cb.epochs_) == 3 and 0.0 <= cb.start_error_ <= 1.0
+    # the net's own loss and no hook after the fit; predictions work
+    assert "get_loss" not in vars(est.net_)
+    assert not est.net_.module_.recurrent._forward_hooks
+    assert est.predict(X).shape == (16,)
+
+
+def test_recon_decoder_is_least_squares_and_the_term_adds_in_training_only():
+    from types import SimpleNamespace
+
+    from sklmn.benchmarks._bench.memory_hindsight import _Recon
+    from sklmn.nn import LMN
+    from sklmn.training import SequenceDataset
+
+    torch.manual_seed(0)
+    recurrent = LMN(2, 5, 6).double()
+    data = SequenceDataset(torch.randn(10, 7, 2, dtype=torch.float64),
+                           torch.tensor([7, 7, 6, 5, 5, 4, 3, 7, 2, 6]))
+    net = SimpleNamespace(
+        module_=SimpleNamespace(recurrent=recurrent),
+        get_loss=lambda y_pred, y_true, X=None, training=False: y_pred.sum(),
+    )
+    cb = _Recon(2.0, 3)
+    cb.on_train_begin(net, X=data)
+    with torch.no_grad():
+        states, _ = recurrent(data.X, lengths=data.lengths)
+    assert 0.0 < cb.start_error_ < 1.0
+    D = cb.D_.clone()
+    for _ in range(5):  # no nearby decoder reconstructs the start better
+        cb.D_ = D + 1e-3 * torch.randn_like(D)
+        assert float(cb._error(states, data.X, data.lengths)) > cb.start_error_
+    cb.D_ = D
+    batch = {"X": data.X, "lengths": data.lengths}
+    y_pred = torch.ones(3, dtype=torch.float64)
+    recurrent.train()
+    recurrent(data.X, lengths=data.lengths)  # the hook keeps the states
+    loss = net.get_loss(y_pred, None, X=batch, training=True)
+    torch.testing.assert_close(
+        loss, torch.tensor(3.0 + 2.0 * cb.start_error_, dtype=torch.float64),
+        rtol=1e-9, atol=0.0,
+    )
+    recurrent(data.X, lengths=data.lengths)
+    torch.testing.assert_close(  # validation: the plain loss
+        net.get_loss(y_pred, None, X=batch, training=False),
+        torch.tensor(3.0, dtype=torch.float64), rtol=1e-12, atol=0.0,
+    )
+    cb.on_train_end(net)
+    assert "get_loss" not in vars(net) and not recurrent._forward_hooks

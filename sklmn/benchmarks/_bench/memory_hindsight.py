@@ -46,6 +46,22 @@ memory's input matrix as ``W_hm = diag(1 - |lambda|) V`` and trains ``V``
 unit's input in proportion to the gain ``1 / (1 - |lambda|)`` of its mode
 divided out (the input normalization of Orvieto et al. 2023, with the
 moduli of the current memory, not trained through).
+
+``--recon LAMBDA`` (0: off) keeps the memory an autoencoder of the recent
+input history during fine-tuning (the LAES objective kept alive, a
+semantic anchor where L2-SP anchors the parameters): the training loss
+adds ``LAMBDA`` times the mean squared error, divided per target by its
+variance, of a linear decoder ``D`` (with bias) that predicts the last
+``--recon-lags K`` network inputs ``x_t, ..., x_{t-K+1}`` (zeros before the
+start, padded steps left out) from the recurrent module's output sequence:
+the memory ``m_t`` of the last layer (all modules of a multi-scale LMN).
+``D`` is the least-squares decoder of the start's memory states on the
+training sequences, fitted when training begins; it stays fixed, or with
+``--recon-decoder joint`` trains with the network (its own Adam at the
+net's learning rate). The variance-normalized error is one minus the
+decoder's R^2, so ``LAMBDA`` means the same on every set. Validation and
+scoring read the classification loss only; the rule that keeps weights
+reads the training loss, with the term.
 """
 
 from __future__ import annotations
@@ -147,10 +163,100 @@ class _NormalizeInput(Callback):
         net.initialize_optimizer()
 
 
+def _lagged_inputs(X, lengths, lags):
+    """``(N, T, lags * d)``: ``x_t, x_{t-1}, ...`` per step, zeros before
+    the start; with the mask ``(N, T)`` of the valid steps."""
+    T = X.shape[1]
+    X = _zero_padded_inputs(X, lengths)
+    padded = torch.nn.functional.pad(X, (0, 0, lags - 1, 0))
+    targets = torch.cat(
+        [padded[:, lags - 1 - k : lags - 1 - k + T] for k in range(lags)], dim=-1
+    )
+    mask = torch.arange(T, device=X.device)[None, :] < lengths.to(X.device)[:, None]
+    return targets, mask
+
+
+def _zero_padded_inputs(X, lengths):
+    """``X`` with its padded steps set to zero."""
+    mask = torch.arange(X.shape[1], device=X.device)[None, :] < lengths[:, None]
+    return X * mask[..., None].to(X.dtype)
+
+
+class _Recon(Callback):
+    """Training loss plus ``lam`` times the variance-normalized error of a
+    linear decoder of the last ``lags`` inputs from the memory sequence."""
+
+    def __init__(self, lam, lags, decoder="fixed"):
+        self.lam, self.lags, self.decoder = lam, lags, decoder
+
+    def _error(self, states, X, lengths):
+        """Variance-normalized squared error per valid step and target, mean."""
+        targets, mask = _lagged_inputs(X, lengths, self.lags)
+        pred = states @ self.D_[:-1] + self.D_[-1]
+        err = (pred - targets.to(pred)) ** 2 / self.var_
+        return err[mask].mean()
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        recurrent = net.module_.recurrent
+        if getattr(recurrent, "output", "memory") != "memory":
+            raise ValueError("--recon needs output='memory'")
+        data, lengths = X.X, X.lengths
+        with torch.no_grad():
+            states, _ = recurrent(data, lengths=lengths)
+        targets, mask = _lagged_inputs(data, lengths, self.lags)
+        M = states[mask].double()
+        Y = targets[mask].double()
+        F = torch.cat([M, M.new_ones(len(M), 1)], dim=1)
+        D = torch.linalg.lstsq(F, Y, driver="gelsd").solution
+        var = Y.var(dim=0)
+        self.var_ = var.clamp_min(1e-8 * float(var.max().clamp_min(1e-30))).to(data)
+        self.D_ = D.to(data).requires_grad_(self.decoder == "joint")
+        if self.decoder == "joint":
+            self.opt_ = torch.optim.Adam([self.D_], lr=net.lr)
+        with torch.no_grad():
+            self.start_error_ = float(self._error(states, data, lengths))
+        self.epochs_, self.batches_ = [], []
+        self.handle_ = recurrent.register_forward_hook(self._hook)
+        self.get_loss_ = net.get_loss
+        net.get_loss = self._get_loss  # instance attribute: removed at the end
+        self.net_ = net
+
+    def _hook(self, module, args, output):
+        self.states_ = output[0] if module.training else None
+
+    def _get_loss(self, y_pred, y_true, X=None, training=False, **kwargs):
+        loss = self.get_loss_(y_pred, y_true, X=X, training=training, **kwargs)
+        if not training or self.states_ is None:
+            return loss
+        term = self._error(self.states_, X["X"], X["lengths"])
+        self.states_ = None
+        self.batches_.append((float(term.detach()), len(X["lengths"])))
+        return loss + self.lam * term
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and self.decoder == "joint":
+            self.opt_.step()
+            self.opt_.zero_grad()
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.batches_:
+            err, n = np.asarray(self.batches_).T
+            self.epochs_.append(float(np.sum(err * n) / np.sum(n)))
+        self.batches_ = []
+
+    def on_train_end(self, net, **kwargs):
+        self.handle_.remove()
+        del net.get_loss  # back to the class's method
+        self.states_ = self.net_ = None
+
+
 def _variant_callbacks(args) -> list:
     callbacks = []
     if args.normalize_input:  # first: the other callbacks see its optimizer
         callbacks.append(("normalize", _NormalizeInput()))
+    if getattr(args, "recon", 0):
+        recon = _Recon(args.recon, args.recon_lags, args.recon_decoder)
+        callbacks.append(("recon", recon))
     if args.warmup:
         callbacks.append(("warmup", _Warmup(args.warmup)))
     return callbacks
@@ -193,6 +299,7 @@ def _epoch_probas(spec, seed, info, args, X, y, evals):
         for out, X_eval in zip(probas, evals, strict=True):
             out.append(est.predict_proba(X_eval))
     est.net_.module_.load_state_dict(final)
+    args.recon_callback_ = dict(est.net_.callbacks_).get("recon")  # the fit's copy
     loss = [float(v) for v in est.loss_curve_]
     return [np.asarray(p) for p in probas], est, loss, seconds
 
@@ -218,6 +325,19 @@ def _epoch_scores(spec, seed, info, args, X, y, X_eval, y_eval):
     acc = [_accuracy(p, y_eval, est.classes_) for p in probas]
     logloss = [_logloss(p, y_eval, est.classes_) for p in probas]
     return acc, logloss, kept, loss, seconds
+
+
+def _recon_record(args) -> dict:
+    """The ``--recon`` settings and, when on, the last fit's decoder error
+    (the start's, then the mean over each epoch's training batches)."""
+    if not getattr(args, "recon", 0):
+        return {}
+    cb = args.recon_callback_
+    return {
+        "recon": args.recon, "recon_lags": args.recon_lags,
+        "recon_decoder": args.recon_decoder,
+        "recon_error": [cb.start_error_, *cb.epochs_],
+    }
 
 
 def _append(path, rec) -> None:
@@ -253,7 +373,7 @@ def _cv(args) -> None:
                     "warmup": args.warmup, "normalize_input": args.normalize_input,
                     "cv_logloss": [float(v) for v in mean], "chosen_epoch": chosen,
                     "accuracy": acc, "loss": loss, "kept": kept,
-                    "spikes": count_loss_spikes(loss),
+                    "spikes": count_loss_spikes(loss), **_recon_record(args),
                 }
                 _append(args.out, rec)
                 a = np.asarray(acc)
@@ -339,6 +459,7 @@ def _curves(args) -> None:
                     "loss": loss, "kept": kept, "spikes": count_loss_spikes(loss),
                     "fit_seconds": round(seconds, 2),
                     "warmup": args.warmup, "normalize_input": args.normalize_input,
+                    **_recon_record(args),
                 }
                 _append(args.out, rec)
                 a = np.asarray(acc)
@@ -379,7 +500,17 @@ def main(argv=None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=0)
     parser.add_argument("--normalize-input", action="store_true")
+    parser.add_argument("--recon", type=float, default=0.0)
+    parser.add_argument("--recon-lags", type=int, default=8)
+    parser.add_argument(
+        "--recon-decoder", choices=["fixed", "joint"], default="fixed"
+    )
     args = parser.parse_args(argv)
+    if args.recon < 0 or args.recon_lags < 1:
+        parser.error(
+            f"--recon must be >= 0 and --recon-lags >= 1, got {args.recon} and "
+            f"{args.recon_lags}"
+        )
     torch.set_num_threads(1)
     if args.what == "curves":
         print("| dataset | model | seed | start | best in hindsight | kept | last | spikes |")
