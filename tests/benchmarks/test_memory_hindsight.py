@@ -135,3 +135,66 @@ def test_recon_decoder_is_least_squares_and_the_term_adds_in_training_only():
     )
     cb.on_train_end(net)
     assert "get_loss" not in vars(net) and not recurrent._forward_hooks
+def test_sam_label_smoothing_and_state_noise_variants_record(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+
+    import numpy as np
+
+    from sklmn.benchmarks._bench import memory_hindsight as mh
+    from sklmn.benchmarks._timeseries.datasets import _dataset_info
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 6)
+    X = [rng.normal(size=(8, 1)) + 0.8 * label for label in y]
+    data = (X, X[::2], y, y[::2])
+    monkeypatch.setattr(
+        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
+    )
+    out = tmp_path / "curves.jsonl"
+    for variant in (
+        ["--sam", "1e-9"],
+        ["--sam", "0.5", "--sam-adaptive"],
+        ["--sam", "0.5", "--sam-lr-scaled"],
+        ["--label-smoothing", "0.3"],
+        ["--state-noise", "0.3"],
+    ):
+        mh.main(["curves", "--datasets", "toy", "--epochs", "3", "--out", str(out),
+                 *variant])
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r.get("sam", 0) for r in recs] == [1e-9, 0.5, 0.5, 0, 0]
+    assert recs[1]["sam_adaptive"] and recs[2]["sam_lr_scaled"]
+    assert recs[3]["label_smoothing"] == 0.3
+    assert recs[4]["state_noise"] == 0.3
+    for rec in recs:
+        assert len(rec["accuracy"]) == 4 and len(rec["loss"]) == 3
+        assert np.all(np.isfinite(rec["loss"]))
+    # the smoothed loss is bounded below by the smoothed targets' entropy
+    eps, k = 0.3, 3
+    p = np.array([1 - eps + eps / k] + [eps / k] * (k - 1))
+    assert min(recs[3]["loss"]) >= -np.sum(p * np.log(p)) - 1e-6
+    assert "| toy | lmn | 0 |" in capsys.readouterr().out
+
+
+def test_sam_step_with_a_vanishing_radius_is_the_plain_step():
+    import numpy as np
+
+    from sklmn import LMNClassifier
+    from sklmn.benchmarks._bench.memory_hindsight import _SAM
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 8)
+    X = [rng.normal(size=(6, 2)) + label for label in y]
+
+    def fit(callbacks):
+        est = LMNClassifier(
+            hidden_size=4, memory_size=3, max_iter=3, early_stopping=False,
+            n_iter_no_change=100, random_state=0, callbacks=callbacks,
+        )
+        return est.fit(X, y).loss_curve_
+
+    plain, tiny = fit([]), fit([("sam", _SAM(1e-9))])
+    np.testing.assert_allclose(tiny, plain, rtol=1e-4, atol=1e-6)
+    moved = fit([("sam", _SAM(1.0))])
+    assert not np.allclose(moved[1:], plain[1:], rtol=1e-4, atol=1e-6)

@@ -62,6 +62,27 @@ net's learning rate). The variance-normalized error is one minus the
 decoder's R^2, so ``LAMBDA`` means the same on every set. Validation and
 scoring read the classification loss only; the rule that keeps weights
 reads the training loss, with the term.
+
+Three regularizers aimed at generalization on small training sets:
+``--sam RHO`` (sharpness-aware minimization, Foret et al. 2021, "Sharpness-
+aware minimization for efficiently improving generalization"): each step
+computes the gradient ``g``, moves the trainable weights to
+``w + RHO g / ||g||`` (with ``--sam-adaptive``, ``w + RHO |w|^2 g / ||w g||``,
+the scale-invariant variant of Kwon et al. 2021, "ASAM: adaptive
+sharpness-aware minimization for scale-invariant learning of deep neural
+networks"; with
+``--sam-lr-scaled``, ``w + RHO s^2 g / ||s g||``, ``s`` each parameter
+group's learning rate over the largest, so that the memory's groups are
+perturbed as little as their learning rate scale), computes the
+gradient there, puts the weights back and lets the net clip and step with
+that second gradient (the loss recorded is the first one, at ``w``);
+``--label-smoothing EPS``: the cross-entropy against targets
+``(1 - EPS) onehot + EPS / n_classes``; ``--state-noise SIGMA``: while
+training, Gaussian noise of standard deviation ``SIGMA`` times each output
+unit's standard deviation on the first training batch (the start's) is
+added to the recurrent network's output sequence, the memory states the
+readout reads (not the states fed back: the recurrence runs in a fused
+kernel).
 """
 
 from __future__ import annotations
@@ -248,6 +269,114 @@ class _Recon(Callback):
         self.handle_.remove()
         del net.get_loss  # back to the class's method
         self.states_ = self.net_ = None
+class _SAM(Callback):
+    """Sharpness-aware steps: the net's ``train_step_single`` wrapped so
+    that the gradient it leaves is the one at the perturbed weights
+    ``w + rho T^2 g / ||T g||`` (``T``: 1, ``|w|`` when ``adaptive``, each
+    parameter group's learning rate over the largest when ``lr_scaled``)."""
+
+    def __init__(self, rho, adaptive=False, lr_scaled=False):
+        self.rho, self.adaptive, self.lr_scaled = rho, adaptive, lr_scaled
+
+    def _scales(self, net, params):
+        if self.adaptive:
+            return [p.abs() for p in params]
+        if not self.lr_scaled:
+            return [1.0 for _ in params]
+        groups = net.optimizer_.param_groups
+        top = max(g["lr"] for g in groups)
+        lr = {id(p): g["lr"] / top for g in groups for p in g["params"]}
+        return [lr.get(id(p), 1.0) for p in params]
+
+    def on_train_begin(self, net, **kwargs):
+        single = type(net).train_step_single.__get__(net)
+
+        def train_step_single(batch, **fit_params):
+            step = single(batch, **fit_params)
+            params = [p for p in net.module_.parameters() if p.grad is not None]
+            with torch.no_grad():
+                scales = self._scales(net, params)
+                norm = torch.linalg.vector_norm(torch.stack([
+                    torch.linalg.vector_norm(t * p.grad)
+                    for t, p in zip(scales, params, strict=True)
+                ]))
+                if not torch.isfinite(norm) or norm == 0:
+                    return step
+                moves = [
+                    self.rho * t * t * p.grad / norm
+                    for t, p in zip(scales, params, strict=True)
+                ]
+                for p, e in zip(params, moves, strict=True):
+                    p.add_(e)
+            net._zero_grad_optimizer()
+            try:
+                single(batch, **fit_params)
+            finally:
+                with torch.no_grad():
+                    for p, e in zip(params, moves, strict=True):
+                        p.sub_(e)
+            return step
+
+        net.train_step_single = train_step_single
+
+    def on_train_end(self, net, **kwargs):
+        net.__dict__.pop("train_step_single", None)
+
+
+class _LabelSmoothing(Callback):
+    """The net's multiclass cross-entropy with smoothed targets."""
+
+    def __init__(self, eps):
+        self.eps = eps
+
+    def on_train_begin(self, net, **kwargs):
+        criterion = net.criterion_
+        if criterion.problem != "multiclass" or criterion.per_step:
+            raise ValueError("--label-smoothing needs a sequence-level multiclass loss")
+
+        def forward(y_pred, y_true, lengths, sample_weight=None):
+            terms = torch.nn.functional.cross_entropy(
+                y_pred, y_true, reduction="none", label_smoothing=self.eps
+            )
+            if sample_weight is None:
+                return terms.mean()
+            weight = sample_weight.to(terms)
+            return (terms * weight).sum() / weight.sum().clamp_min(1e-30)
+
+        criterion.forward = forward
+
+    def on_train_end(self, net, **kwargs):
+        net.criterion_.__dict__.pop("forward", None)
+
+
+class _StateNoise(Callback):
+    """Training-only Gaussian noise on the recurrent output sequence."""
+
+    def __init__(self, sigma):
+        self.sigma = sigma
+
+    def _hook(self, module, args, kwargs, output):
+        if not module.training:
+            return None
+        seq = output[0]
+        lengths = kwargs.get("lengths", args[1] if len(args) > 1 else None)
+        valid = torch.ones(seq.shape[:2], dtype=torch.bool, device=seq.device)
+        if lengths is not None:
+            steps = torch.arange(seq.shape[1], device=seq.device)
+            valid = steps[None, :] < lengths.to(seq.device)[:, None]
+        if self.std_ is None:
+            self.std_ = seq.detach()[valid].std(dim=0)
+        noise = torch.randn_like(seq) * (self.sigma * self.std_)
+        return (seq + noise * valid[..., None], *output[1:])
+
+    def on_train_begin(self, net, **kwargs):
+        self.std_ = None
+        self.handle_ = net.module_.recurrent.register_forward_hook(
+            self._hook, with_kwargs=True
+        )
+
+    def on_train_end(self, net, **kwargs):
+        self.handle_.remove()
 
 
 def _variant_callbacks(args) -> list:
@@ -259,7 +388,28 @@ def _variant_callbacks(args) -> list:
         callbacks.append(("recon", recon))
     if args.warmup:
         callbacks.append(("warmup", _Warmup(args.warmup)))
+    if getattr(args, "sam", 0):
+        callbacks.append(
+            ("sam", _SAM(args.sam, args.sam_adaptive, args.sam_lr_scaled))
+        )
+    if getattr(args, "label_smoothing", 0):
+        callbacks.append(("smooth", _LabelSmoothing(args.label_smoothing)))
+    if getattr(args, "state_noise", 0):
+        callbacks.append(("noise", _StateNoise(args.state_noise)))
     return callbacks
+
+
+def _variant_fields(args) -> dict:
+    """The record fields of the variants (none when off), ``--recon``'s
+    included."""
+    fields = {
+        "sam": getattr(args, "sam", 0),
+        "sam_adaptive": getattr(args, "sam_adaptive", False),
+        "sam_lr_scaled": getattr(args, "sam_lr_scaled", False),
+        "label_smoothing": getattr(args, "label_smoothing", 0),
+        "state_noise": getattr(args, "state_noise", 0),
+    }
+    return {k: v for k, v in fields.items() if v} | _recon_record(args)
 
 
 def _estimator(spec, seed, info, epochs, callbacks):
@@ -373,7 +523,7 @@ def _cv(args) -> None:
                     "warmup": args.warmup, "normalize_input": args.normalize_input,
                     "cv_logloss": [float(v) for v in mean], "chosen_epoch": chosen,
                     "accuracy": acc, "loss": loss, "kept": kept,
-                    "spikes": count_loss_spikes(loss), **_recon_record(args),
+                    "spikes": count_loss_spikes(loss), **_variant_fields(args),
                 }
                 _append(args.out, rec)
                 a = np.asarray(acc)
@@ -459,7 +609,7 @@ def _curves(args) -> None:
                     "loss": loss, "kept": kept, "spikes": count_loss_spikes(loss),
                     "fit_seconds": round(seconds, 2),
                     "warmup": args.warmup, "normalize_input": args.normalize_input,
-                    **_recon_record(args),
+                    **_variant_fields(args),
                 }
                 _append(args.out, rec)
                 a = np.asarray(acc)
@@ -505,11 +655,21 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--recon-decoder", choices=["fixed", "joint"], default="fixed"
     )
+    parser.add_argument("--sam", type=float, default=0.0)
+    parser.add_argument("--sam-adaptive", action="store_true")
+    parser.add_argument("--sam-lr-scaled", action="store_true")
+    parser.add_argument("--label-smoothing", type=float, default=0.0)
+    parser.add_argument("--state-noise", type=float, default=0.0)
     args = parser.parse_args(argv)
     if args.recon < 0 or args.recon_lags < 1:
         parser.error(
             f"--recon must be >= 0 and --recon-lags >= 1, got {args.recon} and "
             f"{args.recon_lags}"
+        )
+    if args.sam < 0 or args.state_noise < 0 or not 0 <= args.label_smoothing < 1:
+        parser.error(
+            f"--sam and --state-noise must be >= 0 and --label-smoothing in "
+            f"[0, 1), got {args.sam}, {args.state_noise} and {args.label_smoothing}"
         )
     torch.set_num_threads(1)
     if args.what == "curves":
