@@ -272,8 +272,8 @@ def _main_timeseries(args, parser) -> int:
     seeds = args.seed_list if args.seed_list else args.seeds
     name = "timeseries"
     if args.tuning:
-        datasets = datasets or list(TUNING_DATASETS)
-        seeds = seeds or TUNING_SEEDS
+        datasets = list(TUNING_DATASETS) if datasets is None else datasets
+        seeds = TUNING_SEEDS if seeds is None else seeds
         name = "timeseries_tuning"
     from ._timeseries.runner import (
         _check_overrides,

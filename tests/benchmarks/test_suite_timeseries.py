@@ -221,9 +221,15 @@ def test_cli_timeseries(tmp_path, monkeypatch, capsys):
         (["--suite", "timeseries", "--jobs", "0"], "--jobs must be >= 1"),
         (["--suite", "timeseries", "--max-fit-seconds", "0"], "must be > 0"),
         (["--suite", "timeseries", "--models", "lmn:lr"], "expected param=value"),
+        # --tuning read --seeds 0 as "not given" and ran its 2 seeds
+        (["--suite", "timeseries", "--tuning", "--seeds", "0"], "seeds must be >= 1"),
     ],
 )
-def test_cli_usage_errors(argv, message, capsys):
+def test_cli_usage_errors(argv, message, capsys, monkeypatch):
+    import sklmn.benchmarks._timeseries as timeseries
+
+    # without the check, a run would start (the whole tuning subset)
+    monkeypatch.setattr(timeseries, "run_timeseries_suite", pytest.fail)
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
@@ -235,6 +241,16 @@ def test_cli_usage_errors(argv, message, capsys):
     [
         ("lmn:foo=1", "model 'lmn[foo=1]' (classification): Invalid parameter 'foo'"),
         ("laes_logreg:ridge__alpha=1", "Invalid parameter 'ridge'"),
+        # a value that the estimator's constraints refuse (every fit failed)
+        (
+            "lmn:hidden_size=-1",
+            "model 'lmn[hidden_size=-1]' (classification): The 'hidden_size' "
+            "parameter of LMNClassifier must be an int in the range [1, inf)",
+        ),
+        (
+            "laes_logreg:logisticregression__C=-1",
+            "The 'C' parameter of LogisticRegression must be a float",
+        ),
     ],
 )
 def test_cli_unknown_override_is_a_usage_error(spec, message, capsys, monkeypatch):
@@ -305,6 +321,29 @@ def test_parse_model_spec():
         parse_model_spec("lmn:=3")
 
 
+def test_parse_model_spec_keeps_commas_inside_brackets_and_quotes():
+    # a tuple's commas split the spec (memory_ring=(0.5,0.999,1.5) was refused
+    # with "expected param=value after ':', got '0.999'")
+    name, overrides, label = parse_model_spec(
+        "lmn:memory_ring=(0.5,0.999,1.5),tag='a,b',sizes=[1, 2],max_iter=3"
+    )
+    assert name == "lmn"
+    assert overrides == {
+        "memory_ring": (0.5, 0.999, 1.5),
+        "tag": "a,b",
+        "sizes": [1, 2],
+        "max_iter": 3,
+    }
+    assert label == "lmn[memory_ring=(0.5, 0.999, 1.5),tag=a,b,sizes=[1, 2],max_iter=3]"
+    with pytest.raises(ValueError, match=r"unbalanced brackets in 'memory_ring=\(0.5'"):
+        parse_model_spec("lmn:memory_ring=(0.5")
+    with pytest.raises(ValueError, match=r"unbalanced quote"):
+        parse_model_spec("lmn:tag='a,b")
+    # a parameter given twice was silently set to its last value
+    with pytest.raises(ValueError, match=r"parameter 'max_iter' is given twice"):
+        parse_model_spec("lmn:max_iter=3,max_iter=4")
+
+
 def test_real_registry_factories_build_default_estimators():
     info = DatasetInfo("d", "classification", 10, 5, 1, 24, 240, 2)
     for name, factories in MODELS.items():
@@ -361,3 +400,18 @@ def test_report_means_and_best():
         "0.800 (1/2 datasets) | 0.814 (1/2 datasets) |" in text
     )
     assert "| mean over the" not in text  # a single dataset with published values
+
+
+def test_cli_tuple_override_reaches_the_run(monkeypatch):
+    import sklmn.benchmarks._timeseries as timeseries
+
+    calls = []
+    monkeypatch.setattr(
+        timeseries, "run_timeseries_suite", lambda **kw: calls.append(kw) or []
+    )
+    spec = "lmn:memory_ring=(0.5,0.999,1.5)"
+    assert cli.main(["--suite", "timeseries", "--models", spec]) == 0
+    assert calls[0]["models"] == [spec]
+    est = MODELS["lmn"]["classification"](0, None)
+    est.set_params(**parse_model_spec(spec)[1])
+    assert est.memory_ring == (0.5, 0.999, 1.5)

@@ -489,11 +489,15 @@ def _select_models(models, registry) -> list[tuple[str, dict, str]]:
 
 
 def _check_overrides(specs, registry) -> None:
-    """Refuse parameter overrides that a model's estimators do not have.
+    """Refuse parameter overrides that a model's estimators do not have, or
+    values that their parameter constraints refuse.
 
     Each factory builds its estimator for a small stand-in dataset and the
-    overrides are set on it, as every fit does; a factory that cannot build
-    for the stand-in is not checked (its fits report the error).
+    overrides are set on it, as every fit does, then the parameters are
+    checked as ``fit`` checks them first (scikit-learn's parameter
+    constraints of the estimator and of each pipeline step); a factory that
+    cannot build for the stand-in is not checked (its fits report the
+    error).
     """
     for base, overrides, label in specs:
         if not overrides:
@@ -510,7 +514,11 @@ def _check_overrides(specs, registry) -> None:
             est = built[0] if isinstance(built, tuple) else built
             try:
                 est.set_params(**overrides)
-            except ValueError as exc:
+                steps = [s for _, s in est.steps] if isinstance(est, Pipeline) else []
+                for step in [est, *steps]:
+                    if hasattr(step, "_validate_params"):
+                        step._validate_params()
+            except ValueError as exc:  # InvalidParameterError included
                 raise ValueError(f"model {label!r} ({task}): {exc}") from None
 
 
