@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -232,6 +233,7 @@ def format_markdown(
     preset: str,
     events: list[PoolEvent] | None = None,
     full_only=(),
+    report_dir=None,
 ) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -247,6 +249,10 @@ def format_markdown(
     full_only : iterable of str, default=()
         Experiments of the full preset only: under another preset the claim
         items they test say so.
+    report_dir : str or Path, default=None
+        Folder the report is written to: the plots are linked by their path
+        relative to it (a plot of a later seed, kept when the first seed
+        failed, lies in its ``seed<k>/`` subfolder). None: by file name.
 
     Returns
     -------
@@ -348,7 +354,10 @@ def format_markdown(
         if any(len(res.seeds) > 1 for res in results):
             lines += ["Plots of the first seed of each experiment.", ""]
         for p in plots:
-            lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
+            link = p.name
+            if report_dir is not None:
+                link = Path(os.path.relpath(p, report_dir)).as_posix()
+            lines += [f"![{p.stem.replace('_', ' ')}]({link})", ""]
     lines += ["## Papers", ""]
     lines += [f"- {k}: {who}. *{title}*. {venue}." for k, who, title, venue in PAPERS]
     lines += ["", "## Environment", "", environment_line()]
@@ -614,14 +623,14 @@ def run_experiments(
             # rewrite the report after every experiment: partial results survive
             results = [merged[n] for n in names if n in merged]
             (output_dir / "results.md").write_text(
-                format_markdown(results, preset, events, full_only)
+                format_markdown(results, preset, events, full_only, output_dir)
             )
             _write_json(output_dir / "results.json", results, runs, preset)
     finally:
         bars.close()
     results = [merged[n] for n in names if n in merged]
     (output_dir / "results.md").write_text(
-        format_markdown(results, preset, events, full_only)
+        format_markdown(results, preset, events, full_only, output_dir)
     )
     _write_json(output_dir / "results.json", results, runs, preset)
     cpu = sum(r.cpu_seconds for r in results)
