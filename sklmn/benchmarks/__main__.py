@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--list",
         action="store_true",
-        help="list the experiments (papers) or the datasets, models and "
-        "variants (timeseries), then exit",
+        help="list the experiments (papers; those of the full preset only "
+        "marked) or the datasets, models and variants (timeseries), then exit",
     )
     papers = parser.add_argument_group("papers suite")
     papers.add_argument(
@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         for name, (_, description) in EXPERIMENTS.items():
-            print(f"{name:24s} {description}")
+            only = " [--preset full only]" if name in FULL_ONLY else ""
+            print(f"{name:24s} {description}{only}")
         return 0
     preset = args.preset or "quick"
     if args.seed_list:
