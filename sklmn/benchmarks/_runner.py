@@ -11,7 +11,8 @@ import inspect
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from numbers import Integral
 from pathlib import Path
 
 from ._claims import claim_items_table, claim_verdict
@@ -449,7 +450,14 @@ def _with_data_dir(fn, data_dir: Path):
 
 
 def _seed_list(seeds) -> list[int]:
-    """The seeds as a list of ints, checked distinct, non-empty and >= 0."""
+    """The seeds as a list of ints, checked integers, distinct, non-empty and
+    >= 0."""
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be a sequence of ints, got {seeds!r}.")
+    seeds = list(seeds)
+    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, Integral)]
+    if bad:  # int() truncated 0.5 and read '1' as 1
+        raise ValueError(f"seeds must be integers, got {bad[0]!r} in {seeds}.")
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")

@@ -371,6 +371,14 @@ def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
         run_experiments(exps, "quick", output_dir=tmp_path, seeds={"other": [0]})
     with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
         run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
+    # int() read 0.5 as seed 0 and '1' as seed 1; a count was not iterable
+    with pytest.raises(ValueError, match=r"seeds must be integers, got 0.5 in"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=[0.5, 1.5])
+    with pytest.raises(ValueError, match=r"seeds must be integers, got '1'"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=["1"])
+    with pytest.raises(TypeError, match=r"seeds must be a sequence of ints, got 3"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=3)
+    assert not list(tmp_path.iterdir())  # refused before anything ran
 
 
 def test_copy_task_reports_the_learning_curve_trend_and_the_controlled_run(tmp_path):

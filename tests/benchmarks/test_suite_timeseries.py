@@ -287,6 +287,20 @@ def test_argument_validation(tmp_path):
         run(tmp_path, seeds=[1.5])
     with pytest.raises(TypeError, match=r"seeds must be an int or a list of ints"):
         run(tmp_path, seeds=True)
+    with pytest.raises(TypeError, match=r"seeds must be an int or a list of ints"):
+        run(tmp_path, seeds=2.0)
+
+
+def test_numpy_integer_seeds(tmp_path):
+    # np.int64(2) failed with "'numpy.int64' object is not iterable", and a
+    # list of numpy integers was refused as "not a list of ints"
+    records, _ = run(tmp_path, datasets=["toy_reg"], models=["mean"], seeds=np.int64(2))
+    assert [r["seed"] for r in records] == [0, 1]
+    records, _ = run(
+        tmp_path, datasets=["toy_reg"], models=["mean"], seeds=np.array([1, 3])
+    )
+    assert [r["seed"] for r in records] == [1, 3]
+    assert all(type(r["seed"]) is int for r in records)
 
 
 def test_model_without_factory_for_the_task_is_noted(tmp_path):

@@ -10,8 +10,9 @@ import time
 import traceback
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -523,15 +524,20 @@ def _check_overrides(specs, registry) -> None:
 
 
 def _seed_list(seeds) -> list[int]:
-    if isinstance(seeds, bool):
+    if isinstance(seeds, bool | str | bytes) or not isinstance(
+        seeds, Integral | Iterable
+    ):
         raise TypeError(f"seeds must be an int or a list of ints, got {seeds!r}.")
-    if isinstance(seeds, int):
+    if isinstance(seeds, Integral):
         if seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {seeds}.")
-        return list(range(seeds))
+        return list(range(int(seeds)))
     out = list(dict.fromkeys(seeds))
-    if not out or not all(isinstance(s, int) and not isinstance(s, bool) for s in out):
+    if not out or not all(
+        isinstance(s, Integral) and not isinstance(s, bool) for s in out
+    ):
         raise ValueError(f"seeds must be a non-empty list of ints, got {seeds!r}.")
+    out = list(dict.fromkeys(int(s) for s in out))
     if min(out) < 0:
         raise ValueError(f"seeds must be >= 0 (numpy seeds), got {seeds!r}.")
     return out
