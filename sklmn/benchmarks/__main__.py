@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main_bench(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
-    given = {k for k, v in vars(args).items() if v not in (None, False)}
+    # "is": a value of 0 (== False) was taken for an option not given
+    given = {k for k, v in vars(args).items() if v is not None and v is not False}
     if args.suite == "papers":
         wrong = sorted(given & set(_TIMESERIES_OPTIONS))
     else:
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         parser.error(f"--output-dir {args.output_dir!r} is a file, not a folder")
     if args.suite == "timeseries":
+        if args.force and args.report_only:
+            parser.error("--force refits, --report-only fits nothing: give one")
         return _main_timeseries(args, parser)
 
     if args.list:

@@ -221,6 +221,12 @@ def test_cli_timeseries(tmp_path, monkeypatch, capsys):
         (["--suite", "timeseries", "--jobs", "0"], "--jobs must be >= 1"),
         (["--suite", "timeseries", "--max-fit-seconds", "0"], "must be > 0"),
         (["--suite", "timeseries", "--models", "lmn:lr"], "expected param=value"),
+        # an option of the other suite given the value 0 was ignored
+        (["--max-fit-seconds", "0"], "--max-fit-seconds: only with --suite timeseries"),
+        (
+            ["--suite", "timeseries", "--report-only", "--force"],
+            "--force refits, --report-only fits nothing",
+        ),
         # --tuning read --seeds 0 as "not given" and ran its 2 seeds
         (["--suite", "timeseries", "--tuning", "--seeds", "0"], "seeds must be >= 1"),
     ],
@@ -230,6 +236,7 @@ def test_cli_usage_errors(argv, message, capsys, monkeypatch):
 
     # without the check, a run would start (the whole tuning subset)
     monkeypatch.setattr(timeseries, "run_timeseries_suite", pytest.fail)
+    monkeypatch.setattr(cli, "run_benchmarks", pytest.fail)
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
