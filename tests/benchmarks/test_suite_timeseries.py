@@ -158,6 +158,8 @@ def test_overrides_errors_divergence_and_cap(tmp_path):
     assert "learning_rate_init=0.01" in lmn["estimator"]
     assert by["boom"]["status"] == "error"
     assert by["boom"]["error"] == "RuntimeError: boom"
+    # every record has the documented keys (a failed fit lacked 'recovered')
+    assert set(by["boom"]) == set(lmn) and by["boom"]["recovered"] is None
     assert by["diverge"]["status"] == "diverged"
     assert any("FAILED: RuntimeError: boom" in m for m in log)
     assert any("over the 1e-09 s cap" in m for m in log)

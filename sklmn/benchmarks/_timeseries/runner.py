@@ -116,6 +116,9 @@ def _fit_one(
         "final_loss": None,
         "start_score": None,
         "radii": None,
+        "recovered": None,
+        "n_train": None,
+        "n_test": None,
         "note": "",
         "warnings": [],
         "estimator": "",
@@ -348,8 +351,13 @@ def run_timeseries_suite(
         ``status`` (``'ok'``, ``'diverged'`` or ``'error'``), ``fit_seconds``
         (wall time of ``fit``, less the suite's own probes),
         ``predict_seconds``, ``n_iter``, ``n_spikes``, ``final_loss``,
-        ``note``, ``warnings``, ``estimator`` (its repr), ``error``,
-        ``finished``, ``n_train``, ``n_test``.
+        ``start_score`` (the test score of the network before its first
+        epoch), ``radii`` (per epoch, the start first: the largest spectral
+        radii of the memory map, see the report), ``recovered`` (training
+        stopped at a divergence, best weights kept), ``note``, ``warnings``,
+        ``estimator`` (its repr), ``error``, ``finished``, ``n_train``,
+        ``n_test``; a value that was not measured (a failed fit, a model
+        without a loss curve or memory) is None.
 
     Examples
     --------
