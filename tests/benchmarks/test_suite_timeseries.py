@@ -1,6 +1,7 @@
 """Machinery of the time-series suite on tiny in-memory data (no wheels needed)."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -49,6 +50,7 @@ class _Boom(ClassifierMixin, BaseEstimator):
 
 class _Diverge(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
+        warnings.warn("the loss grew at epoch 1", RuntimeWarning)
         raise FloatingPointError("non-finite loss at epoch 1")
 
 
@@ -161,6 +163,8 @@ def test_overrides_errors_divergence_and_cap(tmp_path):
     # every record has the documented keys (a failed fit lacked 'recovered')
     assert set(by["boom"]) == set(lmn) and by["boom"]["recovered"] is None
     assert by["diverge"]["status"] == "diverged"
+    # what the fit warned before it diverged (lost: the record had none)
+    assert by["diverge"]["warnings"] == ["RuntimeWarning: the loss grew at epoch 1"]
     assert any("FAILED: RuntimeError: boom" in m for m in log)
     assert any("over the 1e-09 s cap" in m for m in log)
     report = (tmp_path / "timeseries.md").read_text()

@@ -154,6 +154,7 @@ def _fit_one(
                 record["fit_seconds"] = _fit_seconds(est, t0, probes)
                 record["status"] = "diverged"
                 record["error"] = f"FloatingPointError: {exc}"
+                record["warnings"] = _warning_lines(caught)
                 return record
             record["fit_seconds"] = _fit_seconds(est, t0, probes)
             t0 = time.perf_counter()
@@ -172,10 +173,7 @@ def _fit_one(
             record["final_loss"] = float(curve[-1]) if len(curve) else None
         # fit recovered from a divergence (kept its best weights, warned)
         record["recovered"] = bool(getattr(final, "diverged_", False))
-        messages = dict.fromkeys(
-            f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
-        )
-        record["warnings"] = list(messages)[:5]
+        record["warnings"] = _warning_lines(caught)
         if probes:
             # the suite's own measurements: their failure is not the fit's
             try:
@@ -198,6 +196,14 @@ def _fit_one(
         torch.set_num_threads(previous)
         record["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     return record
+
+
+def _warning_lines(caught) -> list[str]:
+    """The first five distinct warnings of a fit, one line each."""
+    messages = dict.fromkeys(
+        f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
+    )
+    return list(messages)[:5]
 
 
 def _add_probes(final) -> bool:
