@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--list",
         action="store_true",
-        help="list the experiments (papers) or the datasets, models and "
-        "variants (timeseries), then exit",
+        help="list the experiments (papers; those of the full preset only "
+        "marked) or the datasets, models and variants (timeseries), then exit",
     )
     papers = parser.add_argument_group("papers suite")
     papers.add_argument(
@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main_bench(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
-    given = {k for k, v in vars(args).items() if v not in (None, False)}
+    # "is": a value of 0 (== False) was taken for an option not given
+    given = {k for k, v in vars(args).items() if v is not None and v is not False}
     if args.suite == "papers":
         wrong = sorted(given & set(_TIMESERIES_OPTIONS))
     else:
@@ -179,11 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         parser.error(f"--output-dir {args.output_dir!r} is a file, not a folder")
     if args.suite == "timeseries":
+        if args.force and args.report_only:
+            parser.error("--force refits, --report-only fits nothing: give one")
         return _main_timeseries(args, parser)
 
     if args.list:
         for name, (_, description) in EXPERIMENTS.items():
-            print(f"{name:24s} {description}")
+            only = " [--preset full only]" if name in FULL_ONLY else ""
+            print(f"{name:24s} {description}{only}")
         return 0
     preset = args.preset or "quick"
     if args.seed_list:
@@ -272,8 +276,8 @@ def _main_timeseries(args, parser) -> int:
     seeds = args.seed_list if args.seed_list else args.seeds
     name = "timeseries"
     if args.tuning:
-        datasets = datasets or list(TUNING_DATASETS)
-        seeds = seeds or TUNING_SEEDS
+        datasets = list(TUNING_DATASETS) if datasets is None else datasets
+        seeds = TUNING_SEEDS if seeds is None else seeds
         name = "timeseries_tuning"
     from ._timeseries.runner import (
         _check_overrides,

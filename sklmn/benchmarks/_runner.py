@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from numbers import Integral
 from pathlib import Path
 
 from ._claims import claim_items_table, claim_verdict
@@ -232,6 +234,7 @@ def format_markdown(
     preset: str,
     events: list[PoolEvent] | None = None,
     full_only=(),
+    report_dir=None,
 ) -> str:
     """Render results as the Markdown report written by the runner.
 
@@ -247,6 +250,10 @@ def format_markdown(
     full_only : iterable of str, default=()
         Experiments of the full preset only: under another preset the claim
         items they test say so.
+    report_dir : str or Path, default=None
+        Folder the report is written to: the plots are linked by their path
+        relative to it (a plot of a later seed, kept when the first seed
+        failed, lies in its ``seed<k>/`` subfolder). None: by file name.
 
     Returns
     -------
@@ -348,7 +355,10 @@ def format_markdown(
         if any(len(res.seeds) > 1 for res in results):
             lines += ["Plots of the first seed of each experiment.", ""]
         for p in plots:
-            lines += [f"![{p.stem.replace('_', ' ')}]({p.name})", ""]
+            link = p.name
+            if report_dir is not None:
+                link = Path(os.path.relpath(p, report_dir)).as_posix()
+            lines += [f"![{p.stem.replace('_', ' ')}]({link})", ""]
     lines += ["## Papers", ""]
     lines += [f"- {k}: {who}. *{title}*. {venue}." for k, who, title, venue in PAPERS]
     lines += ["", "## Environment", "", environment_line()]
@@ -440,7 +450,14 @@ def _with_data_dir(fn, data_dir: Path):
 
 
 def _seed_list(seeds) -> list[int]:
-    """The seeds as a list of ints, checked distinct, non-empty and >= 0."""
+    """The seeds as a list of ints, checked integers, distinct, non-empty and
+    >= 0."""
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be a sequence of ints, got {seeds!r}.")
+    seeds = list(seeds)
+    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, Integral)]
+    if bad:  # int() truncated 0.5 and read '1' as 1
+        raise ValueError(f"seeds must be integers, got {bad[0]!r} in {seeds}.")
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}.")
@@ -614,14 +631,14 @@ def run_experiments(
             # rewrite the report after every experiment: partial results survive
             results = [merged[n] for n in names if n in merged]
             (output_dir / "results.md").write_text(
-                format_markdown(results, preset, events, full_only)
+                format_markdown(results, preset, events, full_only, output_dir)
             )
             _write_json(output_dir / "results.json", results, runs, preset)
     finally:
         bars.close()
     results = [merged[n] for n in names if n in merged]
     (output_dir / "results.md").write_text(
-        format_markdown(results, preset, events, full_only)
+        format_markdown(results, preset, events, full_only, output_dir)
     )
     _write_json(output_dir / "results.json", results, runs, preset)
     cpu = sum(r.cpu_seconds for r in results)

@@ -249,3 +249,16 @@ def test_data_dir_help_names_every_folder_read():
         assert f"DIR/{top}" in text, path
     for filename in _SET_FILES.values():
         assert filename.removesuffix(".pickle") in text, filename
+
+
+def test_list_marks_the_experiments_of_the_full_preset_only(capsys):
+    # the quick preset (bash dev.sh demo) leaves them out, and --only refuses
+    # them without --preset full; the list did not say which they were
+    from sklmn.benchmarks import EXPERIMENTS
+    from sklmn.benchmarks._experiments import FULL_ONLY
+
+    assert main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(EXPERIMENTS)
+    marked = {line.split()[0] for line in lines if "[--preset full only]" in line}
+    assert marked == set(FULL_ONLY) and FULL_ONLY < set(EXPERIMENTS)

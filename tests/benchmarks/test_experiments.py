@@ -334,6 +334,31 @@ def test_each_experiment_runs_its_own_seeds(tmp_path, n_jobs):
     )
 
 
+def _plot_demo(preset, output_dir, log, *, seed=0):
+    if seed == 0:
+        raise RuntimeError("seed 0 fails")
+    plot = pathlib.Path(output_dir) / "demo_curve.png"
+    plot.write_bytes(b"png")
+    return ExperimentResult(
+        "plot-demo", rows=[Row("task", "LMN", "accuracy", 0.5)], plots=[plot]
+    )
+
+
+def test_a_later_seeds_plot_is_linked_in_its_folder(tmp_path):
+    # when the first seed failed, the report showed the next seed's plot by
+    # its file name alone: a missing image (or a stale one of an earlier run)
+    from sklmn.benchmarks._runner import run_experiments
+
+    (result,) = run_experiments(
+        {"plot-demo": (_plot_demo, "")}, "quick", output_dir=tmp_path,
+        log=lambda msg: None, seeds=[0, 1],
+    )  # fmt: skip
+    assert result.plots == [tmp_path / "seed1" / "demo_curve.png"]
+    report = (tmp_path / "results.md").read_text()
+    assert "![demo curve](seed1/demo_curve.png)" in report
+    assert (tmp_path / "seed1" / "demo_curve.png").exists()
+
+
 def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
     from sklmn.benchmarks._runner import run_experiments
 
@@ -346,6 +371,14 @@ def test_run_experiments_rejects_bad_seeds_and_jobs(tmp_path):
         run_experiments(exps, "quick", output_dir=tmp_path, seeds={"other": [0]})
     with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
         run_experiments(exps, "quick", output_dir=tmp_path, n_jobs=0)
+    # int() read 0.5 as seed 0 and '1' as seed 1; a count was not iterable
+    with pytest.raises(ValueError, match=r"seeds must be integers, got 0.5 in"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=[0.5, 1.5])
+    with pytest.raises(ValueError, match=r"seeds must be integers, got '1'"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=["1"])
+    with pytest.raises(TypeError, match=r"seeds must be a sequence of ints, got 3"):
+        run_experiments(exps, "quick", output_dir=tmp_path, seeds=3)
+    assert not list(tmp_path.iterdir())  # refused before anything ran
 
 
 def test_copy_task_reports_the_learning_curve_trend_and_the_controlled_run(tmp_path):

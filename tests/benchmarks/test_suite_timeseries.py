@@ -1,6 +1,7 @@
 """Machinery of the time-series suite on tiny in-memory data (no wheels needed)."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -49,6 +50,7 @@ class _Boom(ClassifierMixin, BaseEstimator):
 
 class _Diverge(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
+        warnings.warn("the loss grew at epoch 1", RuntimeWarning)
         raise FloatingPointError("non-finite loss at epoch 1")
 
 
@@ -158,7 +160,11 @@ def test_overrides_errors_divergence_and_cap(tmp_path):
     assert "learning_rate_init=0.01" in lmn["estimator"]
     assert by["boom"]["status"] == "error"
     assert by["boom"]["error"] == "RuntimeError: boom"
+    # every record has the documented keys (a failed fit lacked 'recovered')
+    assert set(by["boom"]) == set(lmn) and by["boom"]["recovered"] is None
     assert by["diverge"]["status"] == "diverged"
+    # what the fit warned before it diverged (lost: the record had none)
+    assert by["diverge"]["warnings"] == ["RuntimeWarning: the loss grew at epoch 1"]
     assert any("FAILED: RuntimeError: boom" in m for m in log)
     assert any("over the 1e-09 s cap" in m for m in log)
     report = (tmp_path / "timeseries.md").read_text()
@@ -221,9 +227,22 @@ def test_cli_timeseries(tmp_path, monkeypatch, capsys):
         (["--suite", "timeseries", "--jobs", "0"], "--jobs must be >= 1"),
         (["--suite", "timeseries", "--max-fit-seconds", "0"], "must be > 0"),
         (["--suite", "timeseries", "--models", "lmn:lr"], "expected param=value"),
+        # an option of the other suite given the value 0 was ignored
+        (["--max-fit-seconds", "0"], "--max-fit-seconds: only with --suite timeseries"),
+        (
+            ["--suite", "timeseries", "--report-only", "--force"],
+            "--force refits, --report-only fits nothing",
+        ),
+        # --tuning read --seeds 0 as "not given" and ran its 2 seeds
+        (["--suite", "timeseries", "--tuning", "--seeds", "0"], "seeds must be >= 1"),
     ],
 )
-def test_cli_usage_errors(argv, message, capsys):
+def test_cli_usage_errors(argv, message, capsys, monkeypatch):
+    import sklmn.benchmarks._timeseries as timeseries
+
+    # without the check, a run would start (the whole tuning subset)
+    monkeypatch.setattr(timeseries, "run_timeseries_suite", pytest.fail)
+    monkeypatch.setattr(cli, "run_benchmarks", pytest.fail)
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
@@ -235,6 +254,16 @@ def test_cli_usage_errors(argv, message, capsys):
     [
         ("lmn:foo=1", "model 'lmn[foo=1]' (classification): Invalid parameter 'foo'"),
         ("laes_logreg:ridge__alpha=1", "Invalid parameter 'ridge'"),
+        # a value that the estimator's constraints refuse (every fit failed)
+        (
+            "lmn:hidden_size=-1",
+            "model 'lmn[hidden_size=-1]' (classification): The 'hidden_size' "
+            "parameter of LMNClassifier must be an int in the range [1, inf)",
+        ),
+        (
+            "laes_logreg:logisticregression__C=-1",
+            "The 'C' parameter of LogisticRegression must be a float",
+        ),
     ],
 )
 def test_cli_unknown_override_is_a_usage_error(spec, message, capsys, monkeypatch):
@@ -271,6 +300,20 @@ def test_argument_validation(tmp_path):
         run(tmp_path, seeds=[1.5])
     with pytest.raises(TypeError, match=r"seeds must be an int or a list of ints"):
         run(tmp_path, seeds=True)
+    with pytest.raises(TypeError, match=r"seeds must be an int or a list of ints"):
+        run(tmp_path, seeds=2.0)
+
+
+def test_numpy_integer_seeds(tmp_path):
+    # np.int64(2) failed with "'numpy.int64' object is not iterable", and a
+    # list of numpy integers was refused as "not a list of ints"
+    records, _ = run(tmp_path, datasets=["toy_reg"], models=["mean"], seeds=np.int64(2))
+    assert [r["seed"] for r in records] == [0, 1]
+    records, _ = run(
+        tmp_path, datasets=["toy_reg"], models=["mean"], seeds=np.array([1, 3])
+    )
+    assert [r["seed"] for r in records] == [1, 3]
+    assert all(type(r["seed"]) is int for r in records)
 
 
 def test_model_without_factory_for_the_task_is_noted(tmp_path):
@@ -303,6 +346,29 @@ def test_parse_model_spec():
         parse_model_spec("")
     with pytest.raises(ValueError, match=r"expected param=value after ':', got '=3'"):
         parse_model_spec("lmn:=3")
+
+
+def test_parse_model_spec_keeps_commas_inside_brackets_and_quotes():
+    # a tuple's commas split the spec (memory_ring=(0.5,0.999,1.5) was refused
+    # with "expected param=value after ':', got '0.999'")
+    name, overrides, label = parse_model_spec(
+        "lmn:memory_ring=(0.5,0.999,1.5),tag='a,b',sizes=[1, 2],max_iter=3"
+    )
+    assert name == "lmn"
+    assert overrides == {
+        "memory_ring": (0.5, 0.999, 1.5),
+        "tag": "a,b",
+        "sizes": [1, 2],
+        "max_iter": 3,
+    }
+    assert label == "lmn[memory_ring=(0.5, 0.999, 1.5),tag=a,b,sizes=[1, 2],max_iter=3]"
+    with pytest.raises(ValueError, match=r"unbalanced brackets in 'memory_ring=\(0.5'"):
+        parse_model_spec("lmn:memory_ring=(0.5")
+    with pytest.raises(ValueError, match=r"unbalanced quote"):
+        parse_model_spec("lmn:tag='a,b")
+    # a parameter given twice was silently set to its last value
+    with pytest.raises(ValueError, match=r"parameter 'max_iter' is given twice"):
+        parse_model_spec("lmn:max_iter=3,max_iter=4")
 
 
 def test_real_registry_factories_build_default_estimators():
@@ -361,3 +427,18 @@ def test_report_means_and_best():
         "0.800 (1/2 datasets) | 0.814 (1/2 datasets) |" in text
     )
     assert "| mean over the" not in text  # a single dataset with published values
+
+
+def test_cli_tuple_override_reaches_the_run(monkeypatch):
+    import sklmn.benchmarks._timeseries as timeseries
+
+    calls = []
+    monkeypatch.setattr(
+        timeseries, "run_timeseries_suite", lambda **kw: calls.append(kw) or []
+    )
+    spec = "lmn:memory_ring=(0.5,0.999,1.5)"
+    assert cli.main(["--suite", "timeseries", "--models", spec]) == 0
+    assert calls[0]["models"] == [spec]
+    est = MODELS["lmn"]["classification"](0, None)
+    est.set_params(**parse_model_spec(spec)[1])
+    assert est.memory_ring == (0.5, 0.999, 1.5)

@@ -244,11 +244,36 @@ BASELINES = ("mean", "ridge")
 SPIKE_MODELS = ("lmn", "mslmn")
 
 
+def _split_items(text: str, spec: str) -> list[str]:
+    """Split ``text`` at the commas outside brackets and quotes."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if quote or depth:
+        raise ValueError(
+            f"model spec {spec!r}: unbalanced "
+            f"{'quote' if quote else 'brackets'} in {text!r}."
+        )
+    return [*items, text[start:]]
+
+
 def parse_model_spec(spec):
     """Split a ``--models`` entry ``name[:param=value,...]``.
 
     Values are Python literals (numbers, True/False/None, quoted strings,
-    tuples); anything else is kept as a string. For a pipeline, name the step
+    tuples, lists); anything else is kept as a string. Commas inside
+    brackets or quotes belong to the value. For a pipeline, name the step
     as scikit-learn does (``laes_logreg:logisticregression__C=0.1``).
 
     Parameters
@@ -271,6 +296,9 @@ def parse_model_spec(spec):
     >>> parse_model_spec("lmn:learning_rate_init=0.003,optimizer=adamw")
     ('lmn', {'learning_rate_init': 0.003, 'optimizer': 'adamw'}, \
 'lmn[learning_rate_init=0.003,optimizer=adamw]')
+    >>> parse_model_spec("lmn:memory_ring=(0.5,0.999,1.5),hidden_size=8")
+    ('lmn', {'memory_ring': (0.5, 0.999, 1.5), 'hidden_size': 8}, \
+'lmn[memory_ring=(0.5, 0.999, 1.5),hidden_size=8]')
     >>> parse_model_spec("lmn:0.003")
     Traceback (most recent call last):
     ...
@@ -280,11 +308,15 @@ def parse_model_spec(spec):
         raise ValueError(f"model spec must be a non-empty string, got {spec!r}.")
     name, _, rest = spec.strip().partition(":")
     overrides = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
+    for item in filter(None, (s.strip() for s in _split_items(rest, spec))):
         key, eq, raw = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(
                 f"model spec {spec!r}: expected param=value after ':', got {item!r}."
+            )
+        if key.strip() in overrides:
+            raise ValueError(
+                f"model spec {spec!r}: parameter {key.strip()!r} is given twice."
             )
         try:
             value = ast.literal_eval(raw.strip())

@@ -10,8 +10,9 @@ import time
 import traceback
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,9 @@ def _fit_one(
         "final_loss": None,
         "start_score": None,
         "radii": None,
+        "recovered": None,
+        "n_train": None,
+        "n_test": None,
         "note": "",
         "warnings": [],
         "estimator": "",
@@ -150,6 +154,7 @@ def _fit_one(
                 record["fit_seconds"] = _fit_seconds(est, t0, probes)
                 record["status"] = "diverged"
                 record["error"] = f"FloatingPointError: {exc}"
+                record["warnings"] = _warning_lines(caught)
                 return record
             record["fit_seconds"] = _fit_seconds(est, t0, probes)
             t0 = time.perf_counter()
@@ -168,10 +173,7 @@ def _fit_one(
             record["final_loss"] = float(curve[-1]) if len(curve) else None
         # fit recovered from a divergence (kept its best weights, warned)
         record["recovered"] = bool(getattr(final, "diverged_", False))
-        messages = dict.fromkeys(
-            f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
-        )
-        record["warnings"] = list(messages)[:5]
+        record["warnings"] = _warning_lines(caught)
         if probes:
             # the suite's own measurements: their failure is not the fit's
             try:
@@ -194,6 +196,14 @@ def _fit_one(
         torch.set_num_threads(previous)
         record["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     return record
+
+
+def _warning_lines(caught) -> list[str]:
+    """The first five distinct warnings of a fit, one line each."""
+    messages = dict.fromkeys(
+        f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught
+    )
+    return list(messages)[:5]
 
 
 def _add_probes(final) -> bool:
@@ -347,8 +357,13 @@ def run_timeseries_suite(
         ``status`` (``'ok'``, ``'diverged'`` or ``'error'``), ``fit_seconds``
         (wall time of ``fit``, less the suite's own probes),
         ``predict_seconds``, ``n_iter``, ``n_spikes``, ``final_loss``,
-        ``note``, ``warnings``, ``estimator`` (its repr), ``error``,
-        ``finished``, ``n_train``, ``n_test``.
+        ``start_score`` (the test score of the network before its first
+        epoch), ``radii`` (per epoch, the start first: the largest spectral
+        radii of the memory map, see the report), ``recovered`` (training
+        stopped at a divergence, best weights kept), ``note``, ``warnings``,
+        ``estimator`` (its repr), ``error``, ``finished``, ``n_train``,
+        ``n_test``; a value that was not measured (a failed fit, a model
+        without a loss curve or memory) is None.
 
     Examples
     --------
@@ -489,11 +504,15 @@ def _select_models(models, registry) -> list[tuple[str, dict, str]]:
 
 
 def _check_overrides(specs, registry) -> None:
-    """Refuse parameter overrides that a model's estimators do not have.
+    """Refuse parameter overrides that a model's estimators do not have, or
+    values that their parameter constraints refuse.
 
     Each factory builds its estimator for a small stand-in dataset and the
-    overrides are set on it, as every fit does; a factory that cannot build
-    for the stand-in is not checked (its fits report the error).
+    overrides are set on it, as every fit does, then the parameters are
+    checked as ``fit`` checks them first (scikit-learn's parameter
+    constraints of the estimator and of each pipeline step); a factory that
+    cannot build for the stand-in is not checked (its fits report the
+    error).
     """
     for base, overrides, label in specs:
         if not overrides:
@@ -510,20 +529,29 @@ def _check_overrides(specs, registry) -> None:
             est = built[0] if isinstance(built, tuple) else built
             try:
                 est.set_params(**overrides)
-            except ValueError as exc:
+                steps = [s for _, s in est.steps] if isinstance(est, Pipeline) else []
+                for step in [est, *steps]:
+                    if hasattr(step, "_validate_params"):
+                        step._validate_params()
+            except ValueError as exc:  # InvalidParameterError included
                 raise ValueError(f"model {label!r} ({task}): {exc}") from None
 
 
 def _seed_list(seeds) -> list[int]:
-    if isinstance(seeds, bool):
+    if isinstance(seeds, bool | str | bytes) or not isinstance(
+        seeds, Integral | Iterable
+    ):
         raise TypeError(f"seeds must be an int or a list of ints, got {seeds!r}.")
-    if isinstance(seeds, int):
+    if isinstance(seeds, Integral):
         if seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {seeds}.")
-        return list(range(seeds))
+        return list(range(int(seeds)))
     out = list(dict.fromkeys(seeds))
-    if not out or not all(isinstance(s, int) and not isinstance(s, bool) for s in out):
+    if not out or not all(
+        isinstance(s, Integral) and not isinstance(s, bool) for s in out
+    ):
         raise ValueError(f"seeds must be a non-empty list of ints, got {seeds!r}.")
+    out = list(dict.fromkeys(int(s) for s in out))
     if min(out) < 0:
         raise ValueError(f"seeds must be >= 0 (numpy seeds), got {seeds!r}.")
     return out
