@@ -152,6 +152,10 @@ def with_init_radius(base: type, radius: float | None) -> type:
 
 
 def _raw_init(task_cls: str, radius=None, **params):
+    # the free memory, whose random start the radius rescales (a Schur
+    # memory's ring start ignores it: the variants would equal the default)
+    params.setdefault("memory_matrix", "free")
+
     def factory(seed: int, info: DatasetInfo):
         from ... import estimators
 
