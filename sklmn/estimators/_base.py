@@ -536,6 +536,8 @@ class _BaseSequenceEstimator(
         if (
             not incremental
             and not net.converged_
+            # a divergence stopped training: its DivergenceWarning says so
+            and net.divergence_ is None
             and len(_completed(net.history, "train_loss")) == self.max_iter
         ):
             warnings.warn(
@@ -614,7 +616,12 @@ class _BaseSequenceEstimator(
         previous = list(self.loss_curve_) if warm else []
         self.loss_curve_ = previous + losses
         self.n_iter_ = len(self.loss_curve_)
-        self.best_epoch_ = int(monitor.best_epoch_) + len(previous)
+        if warm and int(monitor.best_epoch_) == 0:
+            # the weights this warm start began with were kept: those of the
+            # epoch the previous fit kept (not its last epoch)
+            self.best_epoch_ = int(getattr(self, "best_epoch_", len(previous)))
+        else:
+            self.best_epoch_ = int(monitor.best_epoch_) + len(previous)
         if monitor.monitor == "train_loss":
             self.validation_loss_curve_ = None
             self.validation_scores_ = None

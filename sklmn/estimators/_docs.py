@@ -214,16 +214,17 @@ FITTED_ATTRIBUTES_DOC = """\
         ``validation_metric='score'`` the validation loss of the kept epoch.
     best_epoch_ : int
         Epoch whose weights were kept (0: the weights before training, e.g.
-        a pretrained model that fine-tuning did not improve).
+        a pretrained model that fine-tuning did not improve; a warm start
+        that improved on no epoch keeps the epoch the previous fit kept).
     validation_loss_curve_ : list of float or None
         Validation loss of every epoch when early stopping is on.
     validation_scores_ : list of float or None
         Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
         Validation score of the kept weights when early stopping is on;
-        None also when the weights before training were kept
-        (``best_epoch_=0``) under ``validation_metric='loss'``: their score
-        is not measured.
+        None also when the weights before this fit were kept
+        (``best_epoch_=0``, or a warm start's starting weights) under
+        ``validation_metric='loss'``: their score is not measured.
     diverged_ : bool
         Whether the last ``fit`` diverged and recovered: a
         :class:`sklmn.callbacks.RestoreOnDivergence` (the one ``fit`` adds
