@@ -433,6 +433,7 @@ class SequenceNeuralNet(NeuralNet):
             or len(cached[0]) != len(tensors)
             or any(ref() is not t for ref, t in zip(cached[0], tensors, strict=True))
             or cached[1] != versions
+            or not _same_values(cached[2], tensors[1:])
         ):
             refs = [weakref.ref(t) for t in tensors]
             cached = (refs, versions, copy.deepcopy(module).to(torch.float64))
@@ -580,8 +581,9 @@ class SequenceNeuralNet(NeuralNet):
         its batch (float32 matrix products do, at the 1e-7 level), so
         predictions are invariant to batching and sample order. The copy is
         made once and kept until the module or any of its parameters and
-        buffers changes (training, ``load_state_dict``, an in-place edit) or a
-        forward hook is registered on or removed from one of its modules. On
+        buffers changes (training, ``load_state_dict``, an in-place edit,
+        also through ``.data``) or a forward hook is registered on or removed
+        from one of its modules. On
         a GPU the module's own dtype is used. Per-time-step outputs are
         zero-padded to the dataset's padded length.
         """
@@ -605,6 +607,24 @@ class SequenceNeuralNet(NeuralNet):
                     yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
                 chunks.append(yp.to(device="cpu", dtype=torch.float64))
         return torch.cat(chunks).numpy()
+
+
+def _same_values(copy64: torch.nn.Module, tensors: list) -> bool:
+    """Whether the parameters and buffers of the float64 copy ``copy64``
+    hold the values of ``tensors`` (the original's, in the same order).
+
+    An edit through ``.data`` (``p.data.zero_()``, ``p.data = ...``) leaves
+    a parameter's version counter as it was: only the values tell. The cast
+    of float32 values to float64 is exact, so the comparison is too.
+    """
+    copied = [*copy64.parameters(), *copy64.buffers()]
+    if len(copied) != len(tensors):
+        return False
+    with torch.no_grad():
+        return all(
+            c.shape == t.shape and torch.equal(c, t.to(c.dtype))
+            for c, t in zip(copied, tensors, strict=True)
+        )
 
 
 def make_sequence_net(
