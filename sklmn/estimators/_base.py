@@ -44,7 +44,12 @@ from .._training import (
     SequenceNet,
     SequenceNeuralNet,
 )
-from .._training._chain import OPTIMIZERS, callback_chain, make_estimator_net
+from .._training._chain import (
+    OPTIMIZERS,
+    callback_chain,
+    check_callbacks,
+    make_estimator_net,
+)
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
@@ -488,6 +493,7 @@ class _BaseSequenceEstimator(
         """``fit`` (``incremental=False``) or one ``partial_fit`` pass
         (``incremental=True``; the first call builds the model): prepare,
         build or copy the module, train, record."""
+        check_callbacks(self.callbacks)  # before the data and a pretrainer
         prepared = self._prepare_fit(X, y, incremental=incremental, **data)
         with _seeded_torch(prepared.torch_seed), contextlib.ExitStack() as stack:
             if prepared.warm:
