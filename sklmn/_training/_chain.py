@@ -255,13 +255,17 @@ def copy_callbacks(callbacks) -> list:
     Examples
     --------
     >>> import threading
+    >>> from skorch.callbacks import Callback, EpochTimer
     >>> from sklmn._training._chain import copy_callbacks
-    >>> copy_callbacks([("a", [1])])
-    [('a', [1])]
-    >>> copy_callbacks([("locked", threading.Lock())])
+    >>> [name for name, _ in copy_callbacks([["timer", EpochTimer()]])]
+    ['timer']
+    >>> class Locked(Callback):
+    ...     def __init__(self):
+    ...         self.lock = threading.Lock()
+    >>> copy_callbacks([("locked", Locked())])
     Traceback (most recent call last):
     ...
-    TypeError: The callback 'locked' (lock) cannot be deep-copied, ...
+    TypeError: The callback 'locked' (Locked) cannot be deep-copied, ...
     """
     check_callbacks(callbacks)
     copies = []
