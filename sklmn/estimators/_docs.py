@@ -204,7 +204,9 @@ FITTED_ATTRIBUTES_DOC = """\
         Number of epochs run (accumulated over warm starts).
     loss_curve_ : list of float
         Mean training loss (data loss + the module's penalty) of every epoch,
-        averaged over the epoch's minibatches while the weights changed.
+        averaged over the epoch's minibatches while the weights changed (a
+        weighted mean with ``sample_weight`` or ``class_weight``: the
+        minibatches count by their total weight).
     best_loss_ : float
         Monitored loss of the weights the estimator ends with, measured on
         those weights: the validation loss with early stopping, else the
@@ -217,7 +219,8 @@ FITTED_ATTRIBUTES_DOC = """\
         a pretrained model that fine-tuning did not improve; a warm start
         that improved on no epoch keeps the epoch the previous fit kept).
     validation_loss_curve_ : list of float or None
-        Validation loss of every epoch when early stopping is on.
+        Validation loss of every epoch when early stopping is on (weighted
+        like the training loss).
     validation_scores_ : list of float or None
         Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
