@@ -112,8 +112,10 @@ TRAINING_PARAMETERS_DOC = """\
     validation_fraction : float, default=0.1
         Fraction of the sequences held out for early stopping.
     n_iter_no_change : int, default=10 (classifiers) or 20 (regressors)
-        Epochs without improvement of the monitored quantity after which
-        training is considered converged. Regressors wait longer, as their
+        Patience: training stops (converged) when more than
+        ``n_iter_no_change`` consecutive epochs bring no improvement of the
+        monitored quantity larger than ``tol`` (the rule of scikit-learn's
+        MLP: with 10, after the 11th such epoch). Regressors wait longer, as their
         training often sits on a plateau before it learns (measurements:
         ``docs/training.md``, "Regression, patience").
     tol : float, default=1e-4
