@@ -22,7 +22,7 @@ from ._callbacks import (
 )
 from ._net import SequenceNeuralNet, make_sequence_net
 
-__all__ = ["OPTIMIZERS", "callback_chain", "make_estimator_net"]
+__all__ = ["OPTIMIZERS", "callback_chain", "check_callbacks", "make_estimator_net"]
 
 #: The ``optimizer`` choices of the estimators: torch class and settings
 OPTIMIZERS = {
@@ -193,31 +193,89 @@ def make_estimator_net(
     )
 
 
-def copy_callbacks(callbacks) -> list:
-    """Deep copies of the ``callbacks`` parameter (fit trains with copies,
-    so that the parameter stays as given and repeated fits start alike).
+def _is_callback(callback) -> bool:
+    """Whether skorch can set up ``callback``: a callback object or class
+    (``initialize`` and ``set_params``, as every skorch ``Callback`` has)."""
+    return all(
+        callable(getattr(callback, method, None))
+        for method in ("initialize", "set_params")
+    )
+
+
+def check_callbacks(callbacks) -> None:
+    """Refuse an entry of the ``callbacks`` parameter that skorch cannot use.
+
+    Every entry is a skorch callback (an instance, or a class skorch
+    instantiates) or a ``(name, callback)`` pair with a string name (the
+    callback may be None, which skorch skips).
 
     Raises
     ------
     TypeError
-        Naming the callback that cannot be deep-copied.
+        Naming the entry and its position.
+
+    Examples
+    --------
+    >>> from skorch.callbacks import EpochTimer
+    >>> from sklmn._training._chain import check_callbacks
+    >>> check_callbacks([EpochTimer(), ("timer", EpochTimer())])
+    >>> check_callbacks(["timer"])
+    Traceback (most recent call last):
+    ...
+    TypeError: callbacks[0] must be a skorch callback or a (name, callback) ...
+    """
+    for i, entry in enumerate(callbacks or []):
+        if isinstance(entry, tuple | list):
+            ok = (
+                len(entry) == 2
+                and isinstance(entry[0], str)
+                and (entry[1] is None or _is_callback(entry[1]))
+            )
+        else:
+            ok = _is_callback(entry)
+        if not ok:
+            raise TypeError(
+                f"callbacks[{i}] must be a skorch callback or a (name, callback) "
+                "pair with a string name (skorch.callbacks.Callback objects or "
+                f"classes), got {entry!r} ({type(entry).__name__})."
+            )
+
+
+def copy_callbacks(callbacks) -> list:
+    """Deep copies of the ``callbacks`` parameter (fit trains with copies,
+    so that the parameter stays as given and repeated fits start alike);
+    a ``[name, callback]`` list becomes a ``(name, callback)`` tuple.
+
+    Raises
+    ------
+    TypeError
+        Naming the callback that cannot be deep-copied, or an entry that is
+        no callback (:func:`check_callbacks`).
 
     Examples
     --------
     >>> import threading
+    >>> from skorch.callbacks import Callback, EpochTimer
     >>> from sklmn._training._chain import copy_callbacks
-    >>> copy_callbacks([("a", [1])])
-    [('a', [1])]
-    >>> copy_callbacks([("locked", threading.Lock())])
+    >>> [name for name, _ in copy_callbacks([["timer", EpochTimer()]])]
+    ['timer']
+    >>> class Locked(Callback):
+    ...     def __init__(self):
+    ...         self.lock = threading.Lock()
+    >>> copy_callbacks([("locked", Locked())])
     Traceback (most recent call last):
     ...
-    TypeError: The callback 'locked' (lock) cannot be deep-copied, ...
+    TypeError: The callback 'locked' (Locked) cannot be deep-copied, ...
     """
+    check_callbacks(callbacks)
     copies = []
     for i, entry in enumerate(callbacks or []):
-        name, callback = entry if isinstance(entry, tuple) else (None, entry)
+        pair = isinstance(entry, tuple | list)
+        name, callback = entry if pair else (None, entry)
         try:
-            copies.append(copy.deepcopy(entry))
+            # a [name, callback] list as the (name, callback) pair skorch
+            # reads it as, so that the chain sees its name and callback
+            copies.append(tuple(copy.deepcopy(entry)) if pair else copy.deepcopy(entry))
         except Exception as exc:  # noqa: BLE001 - whatever deepcopy raises
             shown = repr(name) if name is not None else f"at index {i}"
             raise TypeError(

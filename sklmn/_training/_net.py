@@ -75,6 +75,30 @@ class TrainingConverged(KeyboardInterrupt):
     """
 
 
+class _WeightedPassthroughScoring(PassthroughScoring):
+    """skorch's :class:`~skorch.callbacks.PassthroughScoring` (the epoch's
+    ``train_loss`` or ``valid_loss`` from its batches' losses), averaging
+    the batch losses by their total loss weight when the batches carry
+    sample weights (``<train|valid>_batch_weight`` in the batch history).
+
+    A batch's loss is then the weighted mean of its terms, so the average
+    weighted by batch totals is the weighted mean over the epoch, as
+    :func:`~sklmn._training._callbacks.dataset_loss` measures it; skorch
+    weights batches by their number of sequences.
+    """
+
+    def get_avg_score(self, history):
+        key = ("train" if self.on_train else "valid") + "_batch_weight"
+        rows = [row for row in history[-1, "batches"] if self.name in row]
+        if rows and all(key in row for row in rows):
+            weights = [row[key] for row in rows]
+            if sum(weights) > 0:
+                return float(
+                    np.average([row[self.name] for row in rows], weights=weights)
+                )
+        return super().get_avg_score(history)
+
+
 class SequenceNeuralNet(NeuralNet):
     """skorch net training a :class:`SequenceNet` on a :class:`SequenceDataset`.
 
@@ -181,8 +205,11 @@ class SequenceNeuralNet(NeuralNet):
     def _default_callbacks(self):
         return [
             ("epoch_timer", EpochTimer()),
-            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
-            ("valid_loss", PassthroughScoring(name="valid_loss")),
+            (
+                "train_loss",
+                _WeightedPassthroughScoring(name="train_loss", on_train=True),
+            ),
+            ("valid_loss", _WeightedPassthroughScoring(name="valid_loss")),
         ]
 
     def get_iterator(self, dataset, training=False):
@@ -254,7 +281,8 @@ class SequenceNeuralNet(NeuralNet):
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         """skorch's epoch over ``iterator``, reading the batch size of a
-        :class:`SequenceDataset` batch from its lengths."""
+        :class:`SequenceDataset` batch from its lengths (and recording the
+        total loss weight of a batch that carries sample weights)."""
         if iterator is None:
             return
         batch_count = 0
@@ -268,6 +296,12 @@ class SequenceNeuralNet(NeuralNet):
             else:
                 batch_size = get_len(Xi)
             self.history.record_batch(prefix + "_batch_size", batch_size)
+            if type(Xi) is dict and Xi.get("sample_weight") is not None:
+                # the batch's loss is a weighted mean: the epoch's loss
+                # averages the batches by their total weight
+                self.history.record_batch(
+                    prefix + "_batch_weight", float(Xi["sample_weight"].sum())
+                )
             self.notify("on_batch_end", batch=batch, training=training, **step)
             batch_count += 1
         self.history.record(prefix + "_batch_count", batch_count)
@@ -433,6 +467,7 @@ class SequenceNeuralNet(NeuralNet):
             or len(cached[0]) != len(tensors)
             or any(ref() is not t for ref, t in zip(cached[0], tensors, strict=True))
             or cached[1] != versions
+            or not _same_values(cached[2], tensors[1:])
         ):
             refs = [weakref.ref(t) for t in tensors]
             cached = (refs, versions, copy.deepcopy(module).to(torch.float64))
@@ -580,8 +615,9 @@ class SequenceNeuralNet(NeuralNet):
         its batch (float32 matrix products do, at the 1e-7 level), so
         predictions are invariant to batching and sample order. The copy is
         made once and kept until the module or any of its parameters and
-        buffers changes (training, ``load_state_dict``, an in-place edit) or a
-        forward hook is registered on or removed from one of its modules. On
+        buffers changes (training, ``load_state_dict``, an in-place edit,
+        also through ``.data``) or a forward hook is registered on or removed
+        from one of its modules. On
         a GPU the module's own dtype is used. Per-time-step outputs are
         zero-padded to the dataset's padded length.
         """
@@ -605,6 +641,24 @@ class SequenceNeuralNet(NeuralNet):
                     yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
                 chunks.append(yp.to(device="cpu", dtype=torch.float64))
         return torch.cat(chunks).numpy()
+
+
+def _same_values(copy64: torch.nn.Module, tensors: list) -> bool:
+    """Whether the parameters and buffers of the float64 copy ``copy64``
+    hold the values of ``tensors`` (the original's, in the same order).
+
+    An edit through ``.data`` (``p.data.zero_()``, ``p.data = ...``) leaves
+    a parameter's version counter as it was: only the values tell. The cast
+    of float32 values to float64 is exact, so the comparison is too.
+    """
+    copied = [*copy64.parameters(), *copy64.buffers()]
+    if len(copied) != len(tensors):
+        return False
+    with torch.no_grad():
+        return all(
+            c.shape == t.shape and torch.equal(c, t.to(c.dtype))
+            for c, t in zip(copied, tensors, strict=True)
+        )
 
 
 def make_sequence_net(

@@ -44,7 +44,12 @@ from .._training import (
     SequenceNet,
     SequenceNeuralNet,
 )
-from .._training._chain import OPTIMIZERS, callback_chain, make_estimator_net
+from .._training._chain import (
+    OPTIMIZERS,
+    callback_chain,
+    check_callbacks,
+    make_estimator_net,
+)
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ..utils._doc_link import _DocLinkMixin
@@ -488,6 +493,7 @@ class _BaseSequenceEstimator(
         """``fit`` (``incremental=False``) or one ``partial_fit`` pass
         (``incremental=True``; the first call builds the model): prepare,
         build or copy the module, train, record."""
+        check_callbacks(self.callbacks)  # before the data and a pretrainer
         prepared = self._prepare_fit(X, y, incremental=incremental, **data)
         with _seeded_torch(prepared.torch_seed), contextlib.ExitStack() as stack:
             if prepared.warm:
@@ -536,6 +542,8 @@ class _BaseSequenceEstimator(
         if (
             not incremental
             and not net.converged_
+            # a divergence stopped training: its DivergenceWarning says so
+            and net.divergence_ is None
             and len(_completed(net.history, "train_loss")) == self.max_iter
         ):
             warnings.warn(
@@ -614,7 +622,12 @@ class _BaseSequenceEstimator(
         previous = list(self.loss_curve_) if warm else []
         self.loss_curve_ = previous + losses
         self.n_iter_ = len(self.loss_curve_)
-        self.best_epoch_ = int(monitor.best_epoch_) + len(previous)
+        if warm and int(monitor.best_epoch_) == 0:
+            # the weights this warm start began with were kept: those of the
+            # epoch the previous fit kept (not its last epoch)
+            self.best_epoch_ = int(getattr(self, "best_epoch_", len(previous)))
+        else:
+            self.best_epoch_ = int(monitor.best_epoch_) + len(previous)
         if monitor.monitor == "train_loss":
             self.validation_loss_curve_ = None
             self.validation_scores_ = None

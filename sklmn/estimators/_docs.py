@@ -112,8 +112,10 @@ TRAINING_PARAMETERS_DOC = """\
     validation_fraction : float, default=0.1
         Fraction of the sequences held out for early stopping.
     n_iter_no_change : int, default=10 (classifiers) or 20 (regressors)
-        Epochs without improvement of the monitored quantity after which
-        training is considered converged. Regressors wait longer, as their
+        Patience: training stops (converged) when more than
+        ``n_iter_no_change`` consecutive epochs bring no improvement of the
+        monitored quantity larger than ``tol`` (the rule of scikit-learn's
+        MLP: with 10, after the 11th such epoch). Regressors wait longer, as their
         training often sits on a plateau before it learns (measurements:
         ``docs/training.md``, "Regression, patience").
     tol : float, default=1e-4
@@ -204,7 +206,9 @@ FITTED_ATTRIBUTES_DOC = """\
         Number of epochs run (accumulated over warm starts).
     loss_curve_ : list of float
         Mean training loss (data loss + the module's penalty) of every epoch,
-        averaged over the epoch's minibatches while the weights changed.
+        averaged over the epoch's minibatches while the weights changed (a
+        weighted mean with ``sample_weight`` or ``class_weight``: the
+        minibatches count by their total weight).
     best_loss_ : float
         Monitored loss of the weights the estimator ends with, measured on
         those weights: the validation loss with early stopping, else the
@@ -214,16 +218,18 @@ FITTED_ATTRIBUTES_DOC = """\
         ``validation_metric='score'`` the validation loss of the kept epoch.
     best_epoch_ : int
         Epoch whose weights were kept (0: the weights before training, e.g.
-        a pretrained model that fine-tuning did not improve).
+        a pretrained model that fine-tuning did not improve; a warm start
+        that improved on no epoch keeps the epoch the previous fit kept).
     validation_loss_curve_ : list of float or None
-        Validation loss of every epoch when early stopping is on.
+        Validation loss of every epoch when early stopping is on (weighted
+        like the training loss).
     validation_scores_ : list of float or None
         Validation score of every epoch when early stopping is on.
     best_validation_score_ : float or None
         Validation score of the kept weights when early stopping is on;
-        None also when the weights before training were kept
-        (``best_epoch_=0``) under ``validation_metric='loss'``: their score
-        is not measured.
+        None also when the weights before this fit were kept
+        (``best_epoch_=0``, or a warm start's starting weights) under
+        ``validation_metric='loss'``: their score is not measured.
     diverged_ : bool
         Whether the last ``fit`` diverged and recovered: a
         :class:`sklmn.callbacks.RestoreOnDivergence` (the one ``fit`` adds

@@ -20,6 +20,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
+from skorch.callbacks import Callback
 
 from sklmn.callbacks import DivergenceWarning
 from sklmn.estimators import (
@@ -355,3 +356,62 @@ def test_n_threads_is_set_for_the_call_and_restored():
         clf.predict_proba(X), free.predict_proba(X), rtol=1e-5, atol=1e-6
     )
     assert torch.get_num_threads() == before
+
+
+class _ZeroReadout(Callback):
+    """Zero the readout at the end of every epoch (its weights then predict
+    the mean, worse than trained ones)."""
+
+    def on_epoch_end(self, net, **kwargs):
+        with torch.no_grad():
+            for p in net.module_.readout.parameters():
+                p.zero_()
+
+
+def test_warm_start_that_keeps_its_start_reports_the_epoch_kept_before():
+    # the start of a warm start is the epoch the previous fit kept, not its
+    # last one: best_epoch_ named the last epoch of the previous fit
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 5, 2)
+    y = X[:, :, 0].sum(axis=1)
+    est = RNNRegressor(
+        hidden_size=4,
+        max_iter=30,
+        learning_rate_init=0.05,
+        early_stopping=True,
+        n_iter_no_change=3,
+        random_state=0,
+    ).fit(X, y)
+    kept, n_iter, before = est.best_epoch_, est.n_iter_, est.predict(X)
+    assert 0 < kept < n_iter  # stopped early: the last epochs were not kept
+    est.set_params(warm_start=True, max_iter=3, callbacks=[("ruin", _ZeroReadout())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    assert est.n_iter_ == n_iter + 3
+    assert est.best_epoch_ == kept
+    np.testing.assert_allclose(est.predict(X), before, rtol=1e-6, atol=1e-6)
+
+
+class _NaNAtEpoch(Callback):
+    """Make a parameter non-finite at the end of epoch ``epoch``."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.epoch:
+            with torch.no_grad():
+                next(net.module_.parameters()).fill_(float("nan"))
+
+
+def test_divergence_in_the_last_epoch_is_not_reported_as_max_iter_reached():
+    seqs = _ragged(n=20)
+    y = _sequence_targets(seqs, "binary")
+    est = _lmn_clf(max_iter=2, callbacks=[("nan", _NaNAtEpoch(2))])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(seqs, y)
+    kinds = [w.category for w in caught]
+    assert DivergenceWarning in kinds and est.diverged_ and est.n_iter_ == 2
+    assert ConvergenceWarning not in kinds

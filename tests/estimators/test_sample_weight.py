@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import cross_validate
 from sklearn.pipeline import Pipeline
 from sklearn.utils.class_weight import compute_sample_weight
+from skorch.callbacks import Callback
 
 from sklmn._training import SequenceLoss, score_valid_entries
 from sklmn.estimators import (
@@ -313,3 +314,50 @@ def test_convergence_warning_untouched_by_weights(data):
     X, y, w = data
     with pytest.warns(ConvergenceWarning):
         RNNClassifier(hidden_size=3, max_iter=1).fit(X, y, sample_weight=w)
+
+
+class _WeightedLosses(Callback):
+    """The weighted mean squared error of the training and validation sets
+    after every epoch, computed here in float64 from the module's outputs."""
+
+    @staticmethod
+    def _loss(net, dataset):
+        with torch.no_grad():
+            net.module_.eval()
+            out = net.module_(dataset.X, lengths=dataset.lengths)
+        out = out.double().numpy().reshape(len(dataset), -1)
+        y = dataset.y.double().numpy().reshape(len(dataset), -1)
+        w = dataset.sample_weight.double().numpy()
+        return float(np.sum(w[:, None] * (out - y) ** 2) / (w.sum() * y.shape[1]))
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.train, self.valid = X, net.get_split_datasets(X, y)[1]
+        self.losses = []
+
+    def on_epoch_end(self, net, **kwargs):
+        self.losses.append((self._loss(net, self.train), self._loss(net, self.valid)))
+
+
+def test_epoch_losses_are_weighted_means_over_batches_of_unequal_weight():
+    # skorch averaged the batches' weighted mean losses by their numbers of
+    # sequences: with batches of unequal total weight, neither the recorded
+    # training and validation losses nor the start (measured weighted) were
+    # the weighted mean loss
+    rng = np.random.RandomState(0)
+    X, Xv = rng.randn(64, 4, 2), rng.randn(600, 4, 2)
+    first = np.arange(600) < 300
+    y, yv = X[:, :, 0].sum(axis=1), Xv[:, :, 0].sum(axis=1) + 3.0 * first
+    w = np.where(np.arange(64) < 32, 10.0, 1.0)
+    wv = np.where(first, 10.0, 1.0)  # validation batches of 256 sequences
+    est = RNNRegressor(
+        hidden_size=4,
+        max_iter=2,
+        batch_size=16,
+        learning_rate_init=1e-9,  # the weights of an epoch stay its start's
+        n_iter_no_change=50,
+        random_state=0,
+        callbacks=[("losses", _WeightedLosses())],
+    ).fit(X, y, sample_weight=w, X_val=Xv, y_val=yv, sample_weight_val=wv)
+    expected = np.array(dict(est.net_.callbacks_)["losses"].losses)
+    np.testing.assert_allclose(est.loss_curve_, expected[:, 0], rtol=1e-5)
+    np.testing.assert_allclose(est.validation_loss_curve_, expected[:, 1], rtol=1e-5)

@@ -10,6 +10,7 @@ from sklmn._training import ConvergenceMonitor, SequenceDataset, SequenceNet
 from sklmn._training._chain import callback_chain, make_estimator_net
 from sklmn.callbacks import RestoreOnDivergence, SequenceCallback
 from sklmn.nn import LMN
+from tests._helpers import _lmn_clf, _ragged, _sequence_targets
 
 
 def _names(chain):
@@ -168,3 +169,41 @@ def test_user_divergence_guard_may_take_the_default_guards_name():
         stopping=ConvergenceMonitor(1e-4, 10),
     )
     assert _names(chain) == ["restore_on_divergence", "convergence"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["timer", 1, ("timer",), ("timer", 1), (1, Callback()), ("a", Callback(), 2)],
+)
+def test_an_entry_that_is_no_callback_is_refused_naming_it(entry):
+    # skorch failed with "'str' object has no attribute 'set_params'" (or an
+    # unpacking error)
+    seqs = _ragged(n=12)
+    est = _lmn_clf(max_iter=1, callbacks=[Callback(), entry])
+    with pytest.raises(TypeError, match=r"callbacks\[1\] must be a skorch callback"):
+        est.fit(seqs, _sequence_targets(seqs, "binary"))
+
+
+def test_a_name_callback_list_is_a_named_pair():
+    # skorch reads ['name', callback] as a pair: the chain did not, so the
+    # name check and the user's divergence guard were missed
+    guard = RestoreOnDivergence("last")
+    chain = callback_chain(
+        problem="multiclass",
+        per_step=False,
+        validation=False,
+        gradient_clipping=None,
+        user_callbacks=[["guard", guard], ["timer", Callback]],
+        stopping=ConvergenceMonitor(1e-4, 10),
+    )
+    assert _names(chain) == ["guard", "timer", "convergence"]
+    assert chain[0][1] is not guard and chain[0][1].restore == "last"
+    with pytest.raises(ValueError, match="the name 'convergence' is taken"):
+        callback_chain(
+            problem="multiclass",
+            per_step=False,
+            validation=False,
+            gradient_clipping=None,
+            user_callbacks=[["convergence", Callback()]],
+            stopping=ConvergenceMonitor(1e-4, 10),
+        )

@@ -109,6 +109,22 @@ def test_forward_hooks_added_after_a_prediction_see_the_next_one():
     assert sum(seen) == len(seqs)
 
 
+def test_weights_edited_through_data_after_a_prediction_are_seen():
+    # an edit through .data leaves the parameters' version counters alone:
+    # the cached float64 copy of the module went on predicting the old weights
+    seqs = _ragged(n=12)
+    est = _lmn_reg(max_iter=2).fit(seqs, _sequence_targets(seqs, "regression"))
+    est.predict(seqs)
+    readout = est.net_.module_.readout
+    readout.weight.data.zero_()
+    readout.bias.data = torch.zeros_like(readout.bias)
+    expected = np.full(len(seqs), float(est.target_mean_[0]))
+    assert_allclose(est.predict(seqs), expected, rtol=1e-12, atol=1e-12)
+    readout.bias.data.fill_(1.0)
+    expected += float(est.target_scale_[0])
+    assert_allclose(est.predict(seqs), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_predictions_do_not_depend_on_padding_or_batch():
     seqs = _ragged(n=25)
     y = _sequence_targets(seqs, "regression")
