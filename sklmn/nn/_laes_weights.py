@@ -60,6 +60,11 @@ def set_weight_(module: nn.Module, name: str, value: np.ndarray) -> None:
         setattr(module, name, tensor)
     else:
         like.copy_(tensor)
+        normalization = getattr(module, "memory_normalization", None)
+        if name == "weight_mm" and normalization is not None:
+            # the multi-scale LMN's 'spectral' memory: an assigned matrix
+            # restarts the latch rule, as the LMN's parametrization does
+            normalization.right_inverse(like)
 
 
 def _set_weights_(module: nn.Module, W_xh, b_h, W_mh, W_hm, W_mm) -> None:

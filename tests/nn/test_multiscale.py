@@ -445,3 +445,26 @@ def test_spectral_memory_matrix():
     # setting a LAES block restarts the latch rule
     net.set_module_(3, weight_mm=0.5 * torch.eye(2, dtype=torch.float64))
     assert not bool(net.memory_normalization.latched)
+
+
+@pytest.mark.parametrize("reset", ["init_from_laes_", "reset_parameters"])
+def test_spectral_latch_reopens_on_laes_start_and_reset(reset):
+    # A latched 'spectral' memory divided the LAES matrices of init_from_laes_
+    # (and the fresh draw of reset_parameters) by their spectral radius: the
+    # assigned memory matrix must be used as it is, as the LMN's is.
+    net = make_net(seed=21, memory_matrix="spectral", garbage=False)
+    with torch.no_grad():
+        net.weight_mm.mul_(3.0)
+    net.train()(torch.randn(1, 4, 3, dtype=torch.float64))
+    assert bool(net.memory_normalization.latched)
+    if reset == "init_from_laes_":
+        B = [0.5 * torch.eye(2, dtype=torch.float64)] * 3
+        net.init_from_laes_([torch.ones(2, 3, dtype=torch.float64)] * 3, B)
+        expected = torch.block_diag(*B)
+    else:
+        net.reset_parameters()
+        expected = net.weight_mm.detach() * net.memory_mask
+    assert not bool(net.memory_normalization.latched)
+    torch.testing.assert_close(
+        net.masked_weight_mm().detach(), expected, rtol=1e-12, atol=1e-12
+    )
