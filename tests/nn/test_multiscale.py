@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from sklmn.nn import MultiScaleLMN
+from sklmn.nn import ClockworkRNN, MultiScaleLMN
 
 
 def reference_mslmn(net, x, lengths=None, state=None):
@@ -468,3 +469,24 @@ def test_spectral_latch_reopens_on_laes_start_and_reset(reset):
     torch.testing.assert_close(
         net.masked_weight_mm().detach(), expected, rtol=1e-12, atol=1e-12
     )
+
+
+@pytest.mark.parametrize("module", ["multiscale", "clockwork"])
+def test_step_counter_types(module):
+    # a bool mask was read as steps 0/1, and a NumPy integer (what a
+    # computation over a NumPy array gives) was refused as "not an int"
+    torch.manual_seed(0)
+    if module == "multiscale":
+        net = MultiScaleLMN(2, 3, 2, 2)
+        state = (torch.zeros(2, 3), torch.randn(2, 4))
+    else:
+        net = ClockworkRNN(2, 2, 2)
+        state = (torch.randn(2, 4),)
+    x = torch.randn(2, 4, 2)
+    with pytest.raises(ValueError, match="step counter must be an int"):
+        net(x, state=(*state, torch.tensor([True, False])))
+    with pytest.raises(ValueError, match="step counter must be an int"):
+        net.step(x[:, 0], (*state, torch.tensor([1.0, 0.0])))
+    out_np = net(x, state=(*state, np.int64(3)))[0]
+    out_int = net(x, state=(*state, 3))[0]
+    torch.testing.assert_close(out_np, out_int, rtol=0, atol=0)
