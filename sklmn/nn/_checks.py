@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -268,11 +269,18 @@ def check_input(
     if lengths is None:
         return None, t
     if isinstance(lengths, Tensor):
-        if lengths.is_floating_point() or lengths.is_complex():
+        # a bool tensor is a mask (all True would read as lengths of 1)
+        if (
+            lengths.is_floating_point()
+            or lengths.is_complex()
+            or lengths.dtype == torch.bool
+        ):
             raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
         lengths = lengths.detach().to(device="cpu", dtype=torch.int64)
     else:
         values = list(lengths)
+        if any(isinstance(v, bool | np.bool_) for v in values):
+            raise ValueError(f"lengths must be integers, got booleans {values!r:.100}")
         lengths = torch.as_tensor(values, dtype=torch.int64)
         # the cast truncates: 2.5 would silently become 2
         if not torch.equal(

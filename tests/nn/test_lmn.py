@@ -573,3 +573,13 @@ def test_state_of_wrong_length_is_refused(module, call):
                 module.step(torch.zeros(2, 2), state)
     out, _ = module(torch.zeros(2, 4, 2), state=(None, m0))  # a pair is read
     assert out.shape[:2] == (2, 4)
+
+
+@pytest.mark.parametrize("module", [LMN(2, 3, 3), ElmanRNN(2, 3)])
+def test_boolean_lengths_are_refused(module):
+    # a mask of booleans was read as lengths of 1 (all True) or failed in
+    # torch with "'numpy.bool' object cannot be interpreted as an integer"
+    x = torch.randn(2, 5, 2)
+    for lengths in (torch.tensor([True, True]), [True, True], np.array([True, True])):
+        with pytest.raises(ValueError, match="lengths must be integers"):
+            module(x, lengths=lengths)
