@@ -206,9 +206,11 @@ def lmn_layer_from_laes_(
         if rho > radius:
             W_mm[p:, p:] *= radius / rho
             W_mh[r:, p:] *= radius / rho
-    _set_weights_(layer, W_xh, b_h, W_mh, W_hm, W_mm)
     if layer.bias_m is not None:
+        # before the weights: a 'schur' memory turns the coordinates (b_m
+        # too) when W_mm is set, after which units :p are no longer these
         layer.bias_m[:p] = 0.0
+    _set_weights_(layer, W_xh, b_h, W_mh, W_hm, W_mm)
     return r
 
 
