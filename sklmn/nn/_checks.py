@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -211,7 +212,11 @@ def check_bool(name: str, value: object) -> bool:
 # Input validation
 # --------------------------------------------------------------------------- #
 def check_input(
-    x: Tensor, lengths: Tensor | Sequence[int] | None, input_size: int | None = None
+    x: Tensor,
+    lengths: Tensor | Sequence[int] | None,
+    input_size: int | None = None,
+    *,
+    names: tuple[str, str] = ("x", "input_size"),
 ) -> tuple[Tensor | None, int]:
     """Validate a batch-first input and its lengths.
 
@@ -224,6 +229,8 @@ def check_input(
         every sequence has length ``T``.
     input_size : int, optional
         Expected size of the last dimension of ``x``.
+    names : tuple of str, default=("x", "input_size")
+        How the messages name ``x`` and ``input_size`` (the caller's names).
 
     Returns
     -------
@@ -248,31 +255,41 @@ def check_input(
     >>> check_input(x, [5, 5])
     (None, 5)
     """
+    x_name, size_name = names
     if not isinstance(x, Tensor):
-        raise ValueError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        raise ValueError(f"{x_name} must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3:
         raise ValueError(
-            f"x must have shape (N, T, input_size), got {tuple(x.shape)} "
+            f"{x_name} must have shape (N, T, {size_name}), got {tuple(x.shape)} "
             f"({x.dim()} dimensions)"
         )
     if not x.is_floating_point():
-        raise ValueError(f"x must be a floating point tensor, got dtype {x.dtype}")
+        raise ValueError(
+            f"{x_name} must be a floating point tensor, got dtype {x.dtype}"
+        )
     n, t = x.shape[0], x.shape[1]
     if input_size is not None and x.shape[2] != input_size:
         raise ValueError(
-            f"x has {x.shape[2]} features per time step, expected "
-            f"input_size={input_size}"
+            f"{x_name} has {x.shape[2]} features per time step, expected "
+            f"{size_name}={input_size}"
         )
     if t < 1:
-        raise ValueError(f"x must have at least one time step, got T={t}")
+        raise ValueError(f"{x_name} must have at least one time step, got T={t}")
     if lengths is None:
         return None, t
     if isinstance(lengths, Tensor):
-        if lengths.is_floating_point() or lengths.is_complex():
+        # a bool tensor is a mask (all True would read as lengths of 1)
+        if (
+            lengths.is_floating_point()
+            or lengths.is_complex()
+            or lengths.dtype == torch.bool
+        ):
             raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
         lengths = lengths.detach().to(device="cpu", dtype=torch.int64)
     else:
         values = list(lengths)
+        if any(isinstance(v, bool | np.bool_) for v in values):
+            raise ValueError(f"lengths must be integers, got booleans {values!r:.100}")
         lengths = torch.as_tensor(values, dtype=torch.int64)
         # the cast truncates: 2.5 would silently become 2
         if not torch.equal(

@@ -110,9 +110,15 @@ def check_step_counter(
     t: object, n: int, device: torch.device, name: str = "state"
 ) -> Tensor:
     """Validate the step counter of a clocked state (int64 ``(N,)``, >= 0)."""
-    if isinstance(t, int) and not isinstance(t, bool):
-        t = torch.full((n,), t, dtype=torch.int64)
-    if not isinstance(t, Tensor) or t.is_floating_point() or t.shape != (n,):
+    if isinstance(t, int | np.integer) and not isinstance(t, bool):
+        t = torch.full((n,), int(t), dtype=torch.int64)
+    if (
+        not isinstance(t, Tensor)
+        or t.is_floating_point()
+        or t.is_complex()
+        or t.dtype == torch.bool  # a mask, not a step index
+        or t.shape != (n,)
+    ):
         raise ValueError(
             f"{name} step counter must be an int or an int64 tensor of shape "
             f"({n},), got {t!r}"

@@ -60,6 +60,11 @@ def set_weight_(module: nn.Module, name: str, value: np.ndarray) -> None:
         setattr(module, name, tensor)
     else:
         like.copy_(tensor)
+        normalization = getattr(module, "memory_normalization", None)
+        if name == "weight_mm" and normalization is not None:
+            # the multi-scale LMN's 'spectral' memory: an assigned matrix
+            # restarts the latch rule, as the LMN's parametrization does
+            normalization.right_inverse(like)
 
 
 def _set_weights_(module: nn.Module, W_xh, b_h, W_mh, W_hm, W_mm) -> None:
@@ -201,9 +206,11 @@ def lmn_layer_from_laes_(
         if rho > radius:
             W_mm[p:, p:] *= radius / rho
             W_mh[r:, p:] *= radius / rho
-    _set_weights_(layer, W_xh, b_h, W_mh, W_hm, W_mm)
     if layer.bias_m is not None:
+        # before the weights: a 'schur' memory turns the coordinates (b_m
+        # too) when W_mm is set, after which units :p are no longer these
         layer.bias_m[:p] = 0.0
+    _set_weights_(layer, W_xh, b_h, W_mh, W_hm, W_mm)
     return r
 
 

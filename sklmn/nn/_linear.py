@@ -168,11 +168,10 @@ class LinearRNN(PicklableParametrizationsMixin, RecurrentModule):
         for i in range(self.num_layers):
             for sfx in self._suffixes(i):
                 nn.init.uniform_(getattr(self, "weight_ih" + sfx), -bound, bound)
-                w_hh = torch.empty(
-                    self.hidden_size,
-                    self.hidden_size,
-                    dtype=getattr(self, "weight_ih" + sfx).dtype,
-                )
+                like = getattr(self, "weight_ih" + sfx)
+                # drawn on the weights' device: a parametrized W_hh takes
+                # the storage of the value assigned to it
+                w_hh = like.new_empty(self.hidden_size, self.hidden_size)
                 nn.init.uniform_(w_hh, -bound, bound)
                 if self.recurrent_init == "orthogonal":
                     orthogonal_blocks_(w_hh, self.hidden_size)

@@ -287,7 +287,7 @@ class LMNLayer(
         return h, m
 
     def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor:
-        m0 = state[1] if isinstance(state, tuple | list) else state
+        m0 = _memory_of(state)
         if m0 is None:
             return like.new_zeros(n, self.memory_size)
         if not isinstance(m0, Tensor) or m0.shape != (n, self.memory_size):
@@ -555,7 +555,7 @@ class LMN(LMNLAESMixin, RecurrentModule):
         return f"{self.input_size}, {self.hidden_size}, {self.memory_size}"
 
     def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor | None:
-        m0 = state[1] if isinstance(state, tuple | list) else state
+        m0 = _memory_of(state)
         if m0 is None:
             return None
         shape = (self.num_layers * self.num_directions, n, self.memory_size)
@@ -723,6 +723,18 @@ class LMN(LMNLAESMixin, RecurrentModule):
     # -- weight setting ---------------------------------------------------- #
     # (from_elman, the LAES and unrolled starts:
     # :class:`~sklmn.nn._lmn_laes.LMNLAESMixin`)
+
+
+def _memory_of(state: object) -> object:
+    """``m0`` of a state given as a pair ``(h0, m0)`` or as ``m0`` itself."""
+    if not isinstance(state, tuple | list):
+        return state
+    if len(state) != 2:
+        raise ValueError(
+            "state must be a pair (h0, m0) or a tensor m0, got a "
+            f"{type(state).__name__} of {len(state)} items"
+        )
+    return state[1]
 
 
 def _reverse_tm(x_tm: Tensor, lengths: Tensor | None) -> Tensor:

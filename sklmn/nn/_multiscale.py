@@ -364,8 +364,10 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         spectral radius at most ``init_radius``. With ``'schur'`` the
         orthogonal draw only sets that factor of ``W_mh``; the memory
         matrix then starts on the ring (see ``docs/memory.md``) and the
-        rows of ``W_hm`` are scaled by ``sqrt(1 - |lambda|^2)``. Both
-        directions when bidirectional.
+        rows of ``W_hm`` are scaled by ``sqrt(1 - |lambda|^2)``. With
+        ``'spectral'`` the latch rule restarts (the normalization is off
+        again until a training forward finds a spectral radius above one).
+        Both directions when bidirectional.
         """
         with torch.no_grad():
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
@@ -383,6 +385,9 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
                 self._reset_schur_memory_()
             else:
                 self.weight_mm.copy_(q)
+            normalization = getattr(self, "memory_normalization", None)
+            if normalization is not None:  # 'spectral': the latch reopens
+                normalization.right_inverse(self.weight_mm)
         if getattr(self, "reverse", None) is not None:
             self.reverse.reset_parameters()
 

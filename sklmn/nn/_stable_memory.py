@@ -778,7 +778,7 @@ def feedback_gain(
     *,
     budget: float = 0.95,
 ) -> Tensor:
-    r"""Factor ``g`` in ``(0, 1]`` that bounds the feedback of the memory map.
+    r"""Factor ``g`` in ``[0, 1]`` that bounds the feedback of the memory map.
 
     For a diagonal scaling ``S`` (chosen among a few by :func:`_block_scaling`:
     each ``2 x 2`` block of ``T`` turned into a scaled rotation, the upper

@@ -361,7 +361,9 @@ class TapeReadout(nn.Module):
         -------
         y : Tensor of shape (N, T, out_features)
         """
-        lengths, _ = check_input(h, lengths, self.hidden_size)
+        lengths, _ = check_input(
+            h, lengths, self.hidden_size, names=("h", "hidden_size")
+        )
         k = self.tape_length
         h = zero_padded(h, lengths)  # padding never reaches the gradients
         # A causal convolution: conv1d computes sum_j w[..., j] hpad[t + j]

@@ -131,3 +131,26 @@ def test_lmn_init_from_unrolled_keeps_free_memory():
     assert bool((layer.weight_mh.detach()[:, 4:] == 0).all())
     with pytest.raises(ValueError, match="single-layer unidirectional"):
         LMN(2, 3, 6, num_layers=2).init_from_unrolled_(urnn, readout, A, B)
+
+
+@pytest.mark.parametrize("memory_matrix", ["free", "spectral", "schur"])
+def test_laes_units_of_a_layer_with_memory_bias_hold_the_laes(memory_matrix):
+    # A 'schur' memory turns its coordinates when W_mm is set: the memory
+    # bias of the LAES units was zeroed afterwards, in the turned
+    # coordinates, so a nonzero bias stayed on them (and was removed from
+    # other units).
+    dt = torch.float64
+    torch.manual_seed(0)
+    lmn = LMN(2, 4, 5, memory_matrix=memory_matrix, memory_bias=True).double()
+    with torch.no_grad():
+        lmn.layers[0].bias_m.fill_(1.0)
+    A, B, s = torch.randn(2, 2, dtype=dt), 0.5 * torch.eye(2, dtype=dt), 0.5
+    lmn.init_from_laes_(A, B, partial=True, input_scale=s)
+    x = torch.randn(1, 6, 2, dtype=dt)
+    out, _ = lmn(x)
+    basis = lmn.output_basis()
+    out = out[0] if basis is None else out[0] @ basis.T  # the LAES coordinates
+    m = torch.zeros(2, dtype=dt)
+    for t in range(6):
+        m = torch.tanh(s * A @ x[0, t]) / s + B @ m
+        torch.testing.assert_close(out[t, :2], m, rtol=1e-10, atol=1e-12)

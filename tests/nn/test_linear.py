@@ -262,3 +262,34 @@ def test_nan_padding_does_not_reach_gradients():
     _assert_nan_padding_inert(
         net, x, lengths, lambda out, final: out.sum() + final.pow(2).sum()
     )
+
+
+def test_orthogonal_reset_draws_on_the_weights_device():
+    # reset_parameters drew W_hh on the CPU and assigned it to the
+    # parametrized weight, whose original takes the storage of the assigned
+    # value: on an accelerator that failed ("Attempted to set the storage of a
+    # tensor on device cuda to a storage on different device cpu"). The
+    # meta device stands for the accelerator; torch's orthogonal map does not
+    # run there, so a stand-in right_inverse records what it is given.
+    rnn = LinearRNN(2, 3, bidirectional=True, recurrent_matrix="orthogonal")
+    rnn = rnn.to("meta")
+    seen = []
+
+    def right_inverse(value):
+        seen.append(value.device.type)
+        return torch.zeros_like(value)
+
+    for sfx in ("_l0", "_l0_reverse"):
+        rnn.parametrizations["weight_hh" + sfx][0].right_inverse = right_inverse
+    rnn.reset_parameters()
+    assert seen == ["meta", "meta"]
+    assert {p.device.type for p in rnn.parameters()} == {"meta"}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_orthogonal_reset_on_cuda():
+    rnn = LinearRNN(2, 3, recurrent_matrix="orthogonal").cuda()
+    rnn.reset_parameters()
+    assert {p.device.type for p in rnn.parameters()} == {"cuda"}
+    W = rnn.weight_hh_l0.detach()
+    torch.testing.assert_close(W.T @ W, torch.eye(3, device="cuda"), atol=1e-5, rtol=0)

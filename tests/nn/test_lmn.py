@@ -558,3 +558,28 @@ def test_input_validation():
         lmn(torch.zeros(2, 4, 2), state=torch.zeros(1, 2, 3))
     with pytest.raises(ValueError, match="x_t must have shape"):
         lmn.step(torch.zeros(2, 3))
+
+
+@pytest.mark.parametrize("module", [LMN(2, 3, 3), LMNLayer(2, 3, 3)])
+@pytest.mark.parametrize("call", ["forward", "step"])
+def test_state_of_wrong_length_is_refused(module, call):
+    # a 1-tuple (m0,) failed with "tuple index out of range"
+    m0 = torch.zeros(2, 3) if isinstance(module, LMNLayer) else torch.zeros(1, 2, 3)
+    for state in [(m0,), [m0], (None, m0, m0)]:
+        with pytest.raises(ValueError, match=rf"pair \(h0, m0\).* of {len(state)} "):
+            if call == "forward":
+                module(torch.zeros(2, 4, 2), state=state)
+            else:
+                module.step(torch.zeros(2, 2), state)
+    out, _ = module(torch.zeros(2, 4, 2), state=(None, m0))  # a pair is read
+    assert out.shape[:2] == (2, 4)
+
+
+@pytest.mark.parametrize("module", [LMN(2, 3, 3), ElmanRNN(2, 3)])
+def test_boolean_lengths_are_refused(module):
+    # a mask of booleans was read as lengths of 1 (all True) or failed in
+    # torch with "'numpy.bool' object cannot be interpreted as an integer"
+    x = torch.randn(2, 5, 2)
+    for lengths in (torch.tensor([True, True]), [True, True], np.array([True, True])):
+        with pytest.raises(ValueError, match="lengths must be integers"):
+            module(x, lengths=lengths)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from sklmn.nn import MultiScaleLMN
+from sklmn.nn import ClockworkRNN, MultiScaleLMN
 
 
 def reference_mslmn(net, x, lengths=None, state=None):
@@ -445,3 +446,47 @@ def test_spectral_memory_matrix():
     # setting a LAES block restarts the latch rule
     net.set_module_(3, weight_mm=0.5 * torch.eye(2, dtype=torch.float64))
     assert not bool(net.memory_normalization.latched)
+
+
+@pytest.mark.parametrize("reset", ["init_from_laes_", "reset_parameters"])
+def test_spectral_latch_reopens_on_laes_start_and_reset(reset):
+    # A latched 'spectral' memory divided the LAES matrices of init_from_laes_
+    # (and the fresh draw of reset_parameters) by their spectral radius: the
+    # assigned memory matrix must be used as it is, as the LMN's is.
+    net = make_net(seed=21, memory_matrix="spectral", garbage=False)
+    with torch.no_grad():
+        net.weight_mm.mul_(3.0)
+    net.train()(torch.randn(1, 4, 3, dtype=torch.float64))
+    assert bool(net.memory_normalization.latched)
+    if reset == "init_from_laes_":
+        B = [0.5 * torch.eye(2, dtype=torch.float64)] * 3
+        net.init_from_laes_([torch.ones(2, 3, dtype=torch.float64)] * 3, B)
+        expected = torch.block_diag(*B)
+    else:
+        net.reset_parameters()
+        expected = net.weight_mm.detach() * net.memory_mask
+    assert not bool(net.memory_normalization.latched)
+    torch.testing.assert_close(
+        net.masked_weight_mm().detach(), expected, rtol=1e-12, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("module", ["multiscale", "clockwork"])
+def test_step_counter_types(module):
+    # a bool mask was read as steps 0/1, and a NumPy integer (what a
+    # computation over a NumPy array gives) was refused as "not an int"
+    torch.manual_seed(0)
+    if module == "multiscale":
+        net = MultiScaleLMN(2, 3, 2, 2)
+        state = (torch.zeros(2, 3), torch.randn(2, 4))
+    else:
+        net = ClockworkRNN(2, 2, 2)
+        state = (torch.randn(2, 4),)
+    x = torch.randn(2, 4, 2)
+    with pytest.raises(ValueError, match="step counter must be an int"):
+        net(x, state=(*state, torch.tensor([True, False])))
+    with pytest.raises(ValueError, match="step counter must be an int"):
+        net.step(x[:, 0], (*state, torch.tensor([1.0, 0.0])))
+    out_np = net(x, state=(*state, np.int64(3)))[0]
+    out_int = net(x, state=(*state, 3))[0]
+    torch.testing.assert_close(out_np, out_int, rtol=0, atol=0)

@@ -233,7 +233,7 @@ def test_call_and_init_validation():
     urnn, readout = UnrolledRNN(2, 3, 2), TapeReadout(3, 1, 2)
     with pytest.raises(ValueError, match=r"state \(the tape\) must have shape"):
         urnn(torch.zeros(1, 4, 2), state=torch.zeros(1, 3, 3))
-    with pytest.raises(ValueError, match="expected input_size=3"):
+    with pytest.raises(ValueError, match="expected hidden_size=3"):
         readout(torch.zeros(1, 4, 2))
     A, B = torch.zeros(4, 3), torch.zeros(4, 4)
     with pytest.raises(ValueError, match="single-layer unidirectional LMN"):
@@ -278,3 +278,12 @@ def test_nan_padding_does_not_reach_outputs_or_gradients():
     for g0, g1 in zip(grads0, grads1, strict=True):
         assert torch.isfinite(g1).all()
         torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)
+
+
+def test_tape_readout_messages_name_its_argument():
+    # the messages named "x" and "input_size", which TapeReadout has not
+    readout = TapeReadout(4, out_features=2, tape_length=3)
+    with pytest.raises(ValueError, match=r"^h has 3 features .* hidden_size=4$"):
+        readout(torch.zeros(5, 7, 3))
+    with pytest.raises(ValueError, match=r"^h must have shape \(N, T, hidden_size\)"):
+        readout(torch.zeros(7, 4))
