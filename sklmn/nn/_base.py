@@ -269,6 +269,37 @@ def forward_with_penalty(module: nn.Module, *args, **kwargs) -> tuple[object, Te
 # --------------------------------------------------------------------------- #
 # Stable initialization of a linear memory
 # --------------------------------------------------------------------------- #
+def finite_eigvals(matrix: Tensor) -> Tensor:
+    """``torch.linalg.eigvals(matrix)``, refusing a matrix with a NaN or
+    infinite entry: LAPACK's balancing step crashes the whole process on a
+    float32 matrix with a NaN (an infinite entry gives NaN eigenvalues).
+
+    Raises
+    ------
+    torch.linalg.LinAlgError
+        If ``matrix`` has a NaN or infinite entry (during training, the
+        estimators report it as a divergence).
+
+    Examples
+    --------
+    >>> finite_eigvals(torch.diag(torch.tensor([0.5, -0.2]))).real
+    tensor([ 0.5000, -0.2000])
+    """
+    check_finite_matrix(matrix)
+    return torch.linalg.eigvals(matrix)
+
+
+def check_finite_matrix(matrix: Tensor) -> None:
+    """Raise :class:`torch.linalg.LinAlgError` if ``matrix`` has a NaN or
+    infinite entry (its eigenvalues are undefined); see
+    :func:`finite_eigvals`."""
+    if not bool(torch.isfinite(matrix).all()):
+        raise torch.linalg.LinAlgError(
+            "the matrix has a NaN or infinite entry: its eigenvalues are "
+            "undefined (the weights diverged)"
+        )
+
+
 def memory_map_radius(weight_mm: Tensor, weight_hm: Tensor, weight_mh: Tensor) -> float:
     """Spectral radius of the linearized memory map ``W_mm + W_hm W_mh``.
 
@@ -301,7 +332,7 @@ def memory_map_radius(weight_mm: Tensor, weight_hm: Tensor, weight_mh: Tensor) -
         J = weight_mm.detach().double() + weight_hm.detach().double() @ (
             weight_mh.detach().double()
         )
-        return round(float(torch.linalg.eigvals(J.cpu()).abs().max()), 12)
+        return round(float(finite_eigvals(J.cpu()).abs().max()), 12)
 
 
 def check_init_radius(value: object) -> float | None:

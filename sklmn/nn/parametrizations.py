@@ -28,7 +28,7 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.nn.utils import parametrize
 
-from ._base import drop_transient_attributes
+from ._base import check_finite_matrix, drop_transient_attributes, finite_eigvals
 from ._torch_compat import original_class, restore_parametrized_class
 
 __all__ = [
@@ -67,7 +67,8 @@ class _SpectralRadius(torch.autograd.Function):
     @staticmethod
     def forward(ctx, T: Tensor) -> Tensor:  # type: ignore[override]
         if not ctx.needs_input_grad[0]:
-            return torch.linalg.eigvals(T).abs().max()
+            return finite_eigvals(T).abs().max()
+        check_finite_matrix(T)
         eigvals, eigvecs = torch.linalg.eig(T)
         k = eigvals.abs().argmax()  # a tensor index: no device sync
         lam = eigvals[k]
@@ -193,7 +194,7 @@ class SpectralRadiusNormalization(nn.Module):
         if bool(self.latched):
             return self._normalize(T)
         with torch.no_grad():
-            rho = float(torch.linalg.eigvals(T).abs().max())
+            rho = float(finite_eigvals(T).abs().max())
         if rho > 1.0:
             if self.training:
                 self.latched.fill_(True)

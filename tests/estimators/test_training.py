@@ -17,7 +17,9 @@ from sklmn._training import (
     make_sequence_net,
 )
 from sklmn._training._callbacks import _train_eval_size
+from sklmn.callbacks import DivergenceWarning
 from sklmn.estimators import (
+    ENRNNClassifier,
     LMNClassifier,
     LMNRegressor,
     MultiScaleLMNClassifier,
@@ -781,3 +783,22 @@ def test_auto_batch_size_and_learning_rate_by_data_size(n, expected, lr):
     # an explicit rate is used whatever the data size
     reg.set_params(learning_rate_init=0.02).fit(X, X[:, :, 0].sum(axis=1))
     assert max(g["lr"] for g in reg.net_.optimizer_.param_groups) == pytest.approx(0.02)
+
+
+def test_enrnn_weights_turned_nan_are_a_divergence():
+    # the eigenvalue step of the ENRNN's normalization sees the NaN weights
+    # before any loss does: a divergence, the start restored, no crash
+    class Poison(Callback):
+        def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+            if training and len(net.history) == 2:
+                with torch.no_grad():
+                    for p in net.module_.parameters():
+                        p.fill_(float("nan"))
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 10, 2)
+    y = (X.sum(axis=(1, 2)) > 0).astype(int)
+    clf = ENRNNClassifier(max_iter=4, random_state=0, callbacks=[Poison()])
+    with pytest.warns(DivergenceWarning, match="NaN or infinite"):
+        clf.fit(X, y)
+    assert np.isfinite(clf.predict_proba(X)).all()

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from sklmn.nn._base import memory_map_radius
 from sklmn.nn.parametrizations import (
     PicklableParametrizationsMixin,
     SpectralRadiusNormalization,
@@ -446,3 +447,21 @@ def test_spectral_radius_defective_dominant_eigenvalue_has_zero_gradient(dtype):
     lin.weight.sum().backward()
     grad = lin.parametrizations.weight.original.grad
     torch.testing.assert_close(grad, torch.full((3, 3), 0.5, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_eigenvalues_of_a_non_finite_matrix_are_refused(dtype, bad):
+    # LAPACK's balancing step crashed the process on a float32 NaN matrix
+    # (torch.linalg.eigvals); an infinite entry gave NaN eigenvalues
+    T = torch.eye(3, dtype=dtype)
+    T[0, 1] = bad
+    for compute in (
+        lambda: spectral_radius(T),
+        lambda: spectral_radius(T.clone().requires_grad_()),
+        lambda: SpectralRadiusNormalization(1e-3, True)(T),
+        lambda: memory_map_radius(T, T, T),
+    ):
+        with pytest.raises(torch.linalg.LinAlgError, match="NaN or infinite"):
+            compute()
+
