@@ -431,6 +431,7 @@ class ConvergenceMonitor(SequenceCallback):
         """
         self.converged_ = False
         self.no_improvement_count_ = 0
+        self._best_state = None  # nothing to restore until the start is measured
         # start_loss_: the starting weights' loss when the score is monitored
         # (the estimators report the loss of whichever weights they keep)
         self.start_, self.start_loss_ = self._measure_start(net)
@@ -518,11 +519,14 @@ class ConvergenceMonitor(SequenceCallback):
 
         Returns
         -------
-        epoch : int
-            Epoch of the restored weights (0: the starting weights).
+        epoch : int or None
+            Epoch of the restored weights (0: the starting weights); None
+            when no weights were measured (the measurement of the start
+            itself failed), so there is nothing to restore.
         """
-        if getattr(self, "_best_state", None) is not None:
-            net.module_.load_state_dict(self._best_state)
+        if getattr(self, "_best_state", None) is None:
+            return None
+        net.module_.load_state_dict(self._best_state)
         return self.best_epoch_
 
     def hold(self, epoch: int | None = None) -> None:

@@ -271,13 +271,24 @@ class SequenceNeuralNet(NeuralNet):
     def notify(self, method_name, **cb_kwargs):
         """skorch's ``notify``: the net's hook, then every callback's, in
         order, except the callbacks' hooks that are skorch's inherited no-ops
-        (three events per training batch, most callbacks define none)."""
+        (three events per training batch, most callbacks define none).
+
+        A divergence while a callback measures the starting weights
+        (``on_train_begin``, before the loop that ends quietly on an
+        interruption) leaves nothing to recover: it raises
+        :class:`FloatingPointError`.
+        """
         getattr(self, method_name)(self, **cb_kwargs)
         noop = _NOOP_HOOKS.get(method_name)
-        for _, callback in self.callbacks_:
-            hook = getattr(callback, method_name)
-            if noop is None or getattr(hook, "__func__", None) is not noop:
-                hook(self, **cb_kwargs)
+        try:
+            for _, callback in self.callbacks_:
+                hook = getattr(callback, method_name)
+                if noop is None or getattr(hook, "__func__", None) is not noop:
+                    hook(self, **cb_kwargs)
+        except KeyboardInterrupt:
+            if method_name == "on_train_begin" and self.divergence_ is not None:
+                raise FloatingPointError(self.divergence_) from None
+            raise
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         """skorch's epoch over ``iterator``, reading the batch size of a

@@ -802,3 +802,29 @@ def test_enrnn_weights_turned_nan_are_a_divergence():
     with pytest.warns(DivergenceWarning, match="NaN or infinite"):
         clf.fit(X, y)
     assert np.isfinite(clf.predict_proba(X)).all()
+
+
+def test_starting_weights_that_cannot_be_evaluated_fail_the_fit_cleanly():
+    # the stopping rule's measurement of the start diverged before the
+    # training loop: it escaped as a KeyboardInterrupt (an AttributeError
+    # before that); now a FloatingPointError, the fitted estimator unchanged
+    class PoisonStart(Callback):
+        def on_train_begin(self, net, **kwargs):
+            with torch.no_grad():
+                for p in net.module_.parameters():
+                    p.fill_(float("nan"))
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 10, 2)
+    y = (X.sum(axis=(1, 2)) > 0).astype(int)
+    clf = ENRNNClassifier(max_iter=2, random_state=0).fit(X, y)
+    before = clf.predict_proba(X)
+    clf.set_params(callbacks=[("poison", PoisonStart())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DivergenceWarning)
+        try:
+            with pytest.raises(FloatingPointError, match="NaN or infinite"):
+                clf.fit(X, y)
+        except KeyboardInterrupt:
+            pytest.fail("the divergence escaped fit as a KeyboardInterrupt")
+    np.testing.assert_allclose(clf.predict_proba(X), before, rtol=0, atol=1e-12)
