@@ -175,7 +175,8 @@ load` bounds before rebuilding the network.
             built = getattr(recurrent, "n_modules", None)
             if n_modules is not None and built is not None and n_modules > built:
                 recurrent.grow_(int(n_modules) - int(built))
-            module = fitted._sequence_net(recurrent)
+            # float32, the training precision, whatever torch's default dtype
+            module = fitted._sequence_net(recurrent).to(torch.float32)
             # a layout of the readout written by an earlier version
             module.match_saved_layout_(weights)
         expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}

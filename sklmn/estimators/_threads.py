@@ -1,7 +1,7 @@
-"""Process-wide torch state of the estimators: threads and seeded RNG.
+"""Process-wide torch state of the estimators: threads, seeded RNG, dtype.
 
-torch's intra-op thread count, the thread pools of numpy's and scipy's BLAS
-and torch's global random generators belong to the process, not to an
+torch's intra-op thread count, the thread pools of numpy's and scipy's BLAS,
+torch's global random generators and its default dtype belong to the process, not to an
 estimator: fits that set them take turns through the locks here
 (``n_threads`` and ``random_state`` of the estimators).
 """
@@ -108,10 +108,21 @@ def _torch_threads(n_threads, *, wait: bool = True, blas: bool = False):
 
 @contextlib.contextmanager
 def _seeded_torch(seed: int):
-    """Seed torch's global RNGs inside the block and restore them afterwards."""
+    """Seed torch's global RNGs and set its default dtype to float32 (the
+    training precision) inside the block; restore both afterwards.
+
+    Under a float64 default the modules and draws of a fit were float64
+    while its data are float32: the fit failed, and a seed drew other
+    starting weights.
+    """
     devices = (
         list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
     )
     with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
-        yield
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float32)
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(default)
