@@ -221,6 +221,12 @@ def save(
     --------
     load : Read the archive back.
 
+    Notes
+    -----
+    The optimizer's state (Adam's running moments, for example) is not
+    saved: a ``partial_fit`` on the loaded model starts the optimizer
+    afresh, unlike one on the saved model (a pickle keeps that state).
+
     Examples
     --------
     >>> import os, tempfile
