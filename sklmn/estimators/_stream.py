@@ -275,6 +275,15 @@ class StreamLanguageModel(_DocLinkMixin, BaseEstimator):
     #: only by the tests, to show what the carried state brings)
     _carry_state = True
 
+    def __sklearn_tags__(self):
+        # one stream: a text or a 1-D array of integer codes (a 2-D array,
+        # the tag BaseEstimator declares, is refused)
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        return tags
+
     def __init__(
         self,
         cell="lstm",

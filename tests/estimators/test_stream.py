@@ -409,3 +409,14 @@ def test_auto_threads_weigh_the_tracks_of_each_pass(monkeypatch):
     assert seen == [4 * size]
     lm.bits_per_character(stream[:50])
     assert seen == [4 * size, size]
+
+
+def test_tags_declare_the_inputs_fit_accepts():
+    # the tags were BaseEstimator's: a 2-D array (refused), no 1-D or text
+    tags = StreamLanguageModel().__sklearn_tags__().input_tags
+    assert tags.one_d_array and tags.string and not tags.two_d_array
+    lm = StreamLanguageModel(hidden_size=4, max_iter=1, batch_size=2, bptt=3)
+    lm.fit(np.arange(20) % 4)
+    lm.fit("abcd" * 5)
+    with pytest.raises(ValueError, match=r"shape \(10, 2\)"):
+        lm.fit((np.arange(20) % 4).reshape(10, 2))
