@@ -633,6 +633,13 @@ class SequenceNeuralNet(NeuralNet):
         zero-padded to the dataset's padded length.
         """
         self.check_is_fitted()
+        # inside the caller's torch.inference_mode() too: a float64 copy made
+        # there would hold inference tensors, which the layout caches of the
+        # memory modules cannot read the version of
+        with torch.inference_mode(False), torch.no_grad():
+            return self._predict_outputs(dataset)
+
+    def _predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
         module = self.module_
         dtype = next(module.parameters()).dtype
         device = next(module.parameters()).device
@@ -642,15 +649,14 @@ class SequenceNeuralNet(NeuralNet):
         module.eval()
         T = int(dataset.X.shape[1])
         chunks = []
-        with torch.no_grad():
-            for Xb, _ in self.get_iterator(dataset, training=False):
-                yp = module(
-                    Xb["X"].to(device=device, dtype=dtype),
-                    lengths=Xb["lengths"],
-                )
-                if yp.dim() == 3 and yp.shape[1] < T:
-                    yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
-                chunks.append(yp.to(device="cpu", dtype=torch.float64))
+        for Xb, _ in self.get_iterator(dataset, training=False):
+            yp = module(
+                Xb["X"].to(device=device, dtype=dtype),
+                lengths=Xb["lengths"],
+            )
+            if yp.dim() == 3 and yp.shape[1] < T:
+                yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
+            chunks.append(yp.to(device="cpu", dtype=torch.float64))
         return torch.cat(chunks).numpy()
 
 

@@ -108,17 +108,25 @@ def _torch_threads(n_threads, *, wait: bool = True, blas: bool = False):
 
 @contextlib.contextmanager
 def _seeded_torch(seed: int):
-    """Seed torch's global RNGs and set its default dtype to float32 (the
-    training precision) inside the block; restore both afterwards.
+    """Seed torch's global RNGs, set its default dtype to float32 (the
+    training precision) and turn gradients on inside the block (a fit);
+    restore all three afterwards.
 
     Under a float64 default the modules and draws of a fit were float64
     while its data are float32: the fit failed, and a seed drew other
-    starting weights.
+    starting weights. Inside the caller's ``torch.no_grad()`` or
+    ``torch.inference_mode()`` the fit failed at its first backward pass.
     """
     devices = (
         list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
     )
-    with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=devices):
+    # grad and inference modes are per thread: no lock needed for them
+    with (
+        _TORCH_RNG_LOCK,
+        torch.random.fork_rng(devices=devices),
+        torch.inference_mode(False),
+        torch.enable_grad(),
+    ):
         torch.manual_seed(seed)
         default = torch.get_default_dtype()
         torch.set_default_dtype(torch.float32)

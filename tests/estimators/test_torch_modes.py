@@ -1,4 +1,5 @@
-"""The estimators train in float32 whatever torch's default dtype."""
+"""The estimators train and predict whatever torch's global modes: default
+dtype, grad mode, inference mode."""
 
 import numpy as np
 import pytest
@@ -88,3 +89,30 @@ def test_model_loaded_under_a_float64_default_trains_on(tmp_path, float64_defaul
     assert np.all(np.isfinite(loaded.predict(X)))
     loaded.set_params(warm_start=True).fit(X, y)
     assert np.all(np.isfinite(loaded.predict(X)))
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_fit_and_predict_inside_no_grad_or_inference_mode(mode):
+    X, y_class, y_reg = _data()
+    expected = [_outputs(m, k, X, y_class, y_reg) for m, k in _models()]
+    for (model, kind), want in zip(_models(), expected):
+        with mode():
+            # failed at the first backward pass ("element 0 of tensors does
+            # not require grad", "Inference tensors do not track version
+            # counter")
+            got = _outputs(model, kind, X, y_class, y_reg)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    fitted = LMNRegressor(hidden_size=3, max_iter=1, random_state=0).fit(X, y_reg)
+    with mode():
+        # a float64 copy made in inference mode held inference tensors
+        got = fitted.predict(X)
+    np.testing.assert_allclose(fitted.predict(X), got, rtol=0, atol=1e-12)
+
+
+def test_stream_model_fits_inside_no_grad():
+    text = "the cat sat on the mat. " * 5
+    kw = dict(hidden_size=4, embedding_dim=3, bptt=5, batch_size=2, max_iter=1)
+    want = StreamLanguageModel(random_state=0, **kw).fit(text).score(text)
+    with torch.no_grad():
+        got = StreamLanguageModel(random_state=0, **kw).fit(text).score(text)
+    assert got == pytest.approx(want, abs=1e-12)
