@@ -250,11 +250,20 @@ def check_input_layout(layout):
 def _from_channels_first_input(X, input_name: str):
     """``X`` read in the channels-first layout, as sklmn's batch-first one: a
     3-D array ``(n, d, T)`` or a list of 2-D ``(d, T_i)`` arrays is
-    transposed; 2-D arrays (univariate ``(n, T)``) and pandas input, which
-    have one reading, pass unchanged."""
-    if hasattr(X, "iloc") or hasattr(X, "columns"):
+    transposed; 2-D arrays (univariate ``(n, T)``) and DataFrames, which
+    have one reading, pass unchanged. A 1-D object array or a pandas Series
+    of ``(d, T_i)`` arrays is a list of sequences, as ``check_sequences``
+    reads it."""
+    if hasattr(X, "columns"):
         return X
-    if isinstance(X, (list, tuple)):
+    if hasattr(X, "iloc") and hasattr(X, "to_numpy"):
+        # a Series: of sequences (object), else one row of numbers, which
+        # check_sequences refuses as 1-D
+        values = X.to_numpy()
+        if not _is_sequence_list(values):
+            return X
+        X = values
+    if _is_sequence_list(X):
         items = [np.asarray(x) for x in X]
         if items and all(x.ndim == 2 for x in items):
             return from_channels_first(items)

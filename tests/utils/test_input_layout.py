@@ -17,6 +17,7 @@ from sklmn.utils.sequences import (
     layout_statistics,
     looks_channels_first,
     to_channels_first,
+    validate_sequences,
 )
 
 
@@ -143,3 +144,27 @@ def test_rule_statistics_do_not_overflow_on_huge_values():
         huge = layout_statistics(check_sequences(walk * 1e250))
     for key in ("time_corr", "feature_corr"):
         assert huge[key] == pytest.approx(expected[key], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("container", ["object_array", "series"])
+def test_channels_first_object_array_and_series_are_lists(container):
+    # a 1-D object array or a pandas Series of (d, T_i) arrays is a list of
+    # sequences: with input_layout='channels_first' each item is transposed
+    # (it was read batch-first: equal lengths silently as (d steps, T
+    # features), unequal ones refused with advice to pass the option given)
+    import pandas as pd
+
+    class Est:
+        input_layout = "channels_first"
+
+    rng = np.random.default_rng(0)
+    for lengths in ([5, 5], [3, 4]):
+        items = [rng.normal(size=(2, n)) for n in lengths]
+        X = np.empty(len(items), dtype=object)
+        X[:] = items
+        if container == "series":
+            X = pd.Series(list(items))
+        seqs = validate_sequences(Est(), X, reset=True)
+        assert seqs.n_features == 2 and seqs.lengths.tolist() == lengths
+        for i, item in enumerate(items):
+            np.testing.assert_array_equal(seqs.data[i, : lengths[i]], item.T)
