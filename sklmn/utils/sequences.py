@@ -707,7 +707,9 @@ def format_like_input(values: np.ndarray, seqs: Sequences, *, fill=np.nan):
         return [np.array(v) for v in unpad_sequences(values, seqs.lengths)]
     out = np.array(values, copy=True)
     if fill is not None:
-        if np.issubdtype(out.dtype, np.integer) and isinstance(fill, float):
+        # a float fill (NaN, numpy's or Python's) in integer or boolean
+        # values: float values, not a NaN cast to an integer or to True
+        if out.dtype.kind in "biu" and np.asarray(fill).dtype.kind not in "biu":
             out = out.astype(np.float64)
         out[~seqs.mask] = fill
     return out

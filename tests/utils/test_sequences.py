@@ -239,6 +239,25 @@ def test_format_like_input_array_and_list(rng):
         format_like_input(np.ones((3, 3, 2)), seqs)
 
 
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+@pytest.mark.parametrize("fill", [np.nan, np.float32(np.nan), np.float64(np.nan)])
+def test_format_like_input_nan_fill_of_integer_or_boolean_values(dtype, fill):
+    # a numpy NaN (not a Python float) was cast to the minimum int64, and any
+    # NaN to True in boolean values: padding read as valid steps
+    X = np.array([[1.0, 2.0], [3.0, np.nan]])
+    seqs = check_sequences(X)
+    values = np.ones((2, 2, 1), dtype=dtype)
+    out = format_like_input(values, seqs, fill=fill)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(
+        np.isnan(out[:, :, 0]), [[False, False], [False, True]]
+    )
+    np.testing.assert_array_equal(out[~np.isnan(out)], 1.0)
+    assert values.dtype == dtype and values.all()  # the input unchanged
+    # an integer fill keeps the dtype
+    assert format_like_input(values, seqs, fill=0).dtype == dtype
+
+
 def test_to_channels_first_lists_of_univariate_or_bad_items():
     # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
     # items were transposed whole
