@@ -649,13 +649,20 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
     Parameters
     ----------
     lengths : array-like of shape (n_samples,)
-        Valid length of each sequence.
+        Valid length of each sequence: non-negative integers.
     n_timesteps : int, default=None
-        Padded length; ``max(lengths)`` when None.
+        Padded length; ``max(lengths)`` when None. A length above it makes
+        its row all True (the first ``n_timesteps`` steps are valid).
 
     Returns
     -------
     mask : ndarray of shape (n_samples, n_timesteps), dtype bool
+
+    Raises
+    ------
+    ValueError
+        For lengths that are not a 1-D array of non-negative integers, or a
+        negative or non-integer ``n_timesteps``.
 
     Examples
     --------
@@ -663,9 +670,33 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
     >>> lengths_to_mask([2, 1], 3).astype(int).tolist()
     [[1, 1, 0], [1, 0, 0]]
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
+    given = np.asarray(lengths)
+    if given.ndim != 1 or (given.size and given.dtype.kind not in "biuf"):
+        raise ValueError(
+            f"lengths must be a 1-D array of non-negative integers, got an "
+            f"array of shape {given.shape} and dtype {given.dtype}."
+        )
+    with np.errstate(invalid="ignore"):
+        lengths = given.astype(np.int64)
+    # a fractional length was truncated, a negative one an empty row
+    bad = (lengths != given) | (lengths < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"lengths must be non-negative integers, got {given[i].item()!r} for "
+            f"sequence {i}."
+        )
     if n_timesteps is None:
         n_timesteps = int(lengths.max()) if lengths.size else 0
+    elif (
+        isinstance(n_timesteps, bool)
+        or not isinstance(n_timesteps, numbers.Integral)
+        or n_timesteps < 0
+    ):
+        raise ValueError(
+            f"n_timesteps must be a non-negative integer or None, got "
+            f"{n_timesteps!r}."
+        )
     return np.arange(n_timesteps)[None, :] < lengths[:, None]
 
 

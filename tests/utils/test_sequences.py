@@ -258,6 +258,32 @@ def test_format_like_input_nan_fill_of_integer_or_boolean_values(dtype, fill):
     assert format_like_input(values, seqs, fill=0).dtype == dtype
 
 
+@pytest.mark.parametrize(
+    "lengths, n_timesteps, match",
+    [
+        ([-1, 2], None, "got -1 for sequence 0"),  # was an all-False row
+        ([2, 1.5], 3, "got 1.5 for sequence 1"),  # was truncated to 1
+        ([np.nan], 2, "got nan for sequence 0"),  # was numpy's cast error
+        ([[1, 2]], None, r"shape \(1, 2\)"),  # was a 3-D mask
+        (3, None, r"shape \(\)"),  # was an IndexError
+        ([1], -1, "got -1"),  # was an empty mask
+        ([1], 2.5, "got 2.5"),  # was read as 2
+    ],
+)
+def test_lengths_to_mask_refuses_bad_lengths(lengths, n_timesteps, match):
+    with pytest.raises(ValueError, match=match):
+        lengths_to_mask(lengths, n_timesteps)
+
+
+def test_lengths_to_mask_accepts_integer_likes():
+    expected = [[True, False, False], [True, True, False]]
+    for lengths in ([1, 2], [1.0, 2.0], np.array([1, 2], dtype=np.uint8)):
+        np.testing.assert_array_equal(lengths_to_mask(lengths, np.int64(3)), expected)
+    assert lengths_to_mask([], 3).shape == (0, 3)
+    # a length above n_timesteps fills its row
+    np.testing.assert_array_equal(lengths_to_mask([5], 2), [[True, True]])
+
+
 def test_to_channels_first_lists_of_univariate_or_bad_items():
     # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
     # items were transposed whole
