@@ -573,6 +573,17 @@ def pad_sequences(
     padded : ndarray of shape (n_samples, max_i T_i, n_features)
     lengths : ndarray of shape (n_samples,), dtype int64
 
+    Raises
+    ------
+    ValueError
+        For no sequences, a sequence that is not 1-D or 2-D, inconsistent
+        feature counts, complex values (real ``dtype``), strings that are
+        not numbers, values too large for a floating ``dtype``, or a
+        ``value`` that an integer ``dtype`` cannot hold (NaN); the message
+        names the sequence.
+    TypeError
+        For objects that are not numbers (dicts, ...) in a sequence.
+
     Examples
     --------
     >>> from sklmn.utils.sequences import pad_sequences
@@ -580,7 +591,17 @@ def pad_sequences(
     >>> padded[:, :, 0].tolist(), lengths.tolist()
     ([[1.0, 2.0], [3.0, 0.0]], [2, 1])
     """
-    arrays = [np.asarray(s, dtype=dtype) for s in seqs]
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        # NaN (or 0.5) cast to an integer dtype is garbage, not padding
+        with np.errstate(invalid="ignore"):
+            exact = np.asarray(value).astype(dtype) == np.asarray(value)
+        if not exact:
+            raise ValueError(
+                f"value={value!r} cannot be stored in dtype {dtype}: pass an "
+                "integer fill value or a floating dtype."
+            )
+    arrays = [_padding_item(s, dtype, i) for i, s in enumerate(seqs)]
     if not arrays:
         raise ValueError("pad_sequences needs at least one sequence, got none.")
     arrays = [_as_sequence_item(a, f"seqs[{i}]") for i, a in enumerate(arrays)]
@@ -602,6 +623,27 @@ def pad_sequences(
     for i, a in enumerate(arrays):
         out[i, : a.shape[0]] = a
     return out, lengths
+
+
+def _padding_item(seq, dtype: np.dtype, i: int) -> np.ndarray:
+    """Sequence ``i`` of :func:`pad_sequences` in ``dtype``, with errors that
+    name it (and no value turned into an infinity by a narrower dtype)."""
+    name = f"seqs[{i}]"
+    try:
+        raw = np.asarray(seq)
+    except ValueError as exc:  # inhomogeneous nested lists
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if raw.dtype.kind == "c" and dtype.kind != "c":
+        raise ValueError(
+            f"Complex data not supported: {name} has dtype {raw.dtype}."
+        )
+    _check_dtype_range(raw, dtype, "seqs", f"[{i}]")
+    try:
+        return np.asarray(raw, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise type(exc)(
+            f"{name} could not be converted to dtype {dtype}: {exc}"
+        ) from None
 
 
 def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:

@@ -284,6 +284,32 @@ def test_lengths_to_mask_accepts_integer_likes():
     np.testing.assert_array_equal(lengths_to_mask([5], 2), [[True, True]])
 
 
+@pytest.mark.parametrize(
+    "seqs, kwargs, match",
+    [
+        # was inf in the result (float32 overflow)
+        ([[1.0], [2.0, 1e300]], {"dtype": np.float32}, r"seqs\[1\].*too large"),
+        # was the minimum int64 at the padded step
+        ([[1, 2], [3]], {"value": np.nan, "dtype": np.int64}, "value=nan"),
+        # the errors below named no sequence
+        ([[1.0], [1j]], {}, r"Complex data not supported: seqs\[1\]"),
+        ([[1.0], ["a"]], {}, r"seqs\[1\] could not be converted"),
+        ([[1.0], [[1.0, 2.0], [3.0]]], {}, r"seqs\[1\] could not be read"),
+    ],
+)
+def test_pad_sequences_refuses_values_it_cannot_store(seqs, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pad_sequences(seqs, **kwargs)
+
+
+def test_pad_sequences_integer_dtype_with_integer_fill():
+    padded, lengths = pad_sequences([[1, 2], [3]], value=-1, dtype=np.int64)
+    assert padded.dtype == np.int64
+    np.testing.assert_array_equal(padded[:, :, 0], [[1, 2], [3, -1]])
+    padded, _ = pad_sequences([[1, 2], [3]], dtype=np.int64)  # default 0.0
+    np.testing.assert_array_equal(padded[:, :, 0], [[1, 2], [3, 0]])
+
+
 def test_to_channels_first_lists_of_univariate_or_bad_items():
     # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
     # items were transposed whole
