@@ -170,6 +170,10 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             missing = None
     try:
         values = np.array(arr, dtype=np.float64, copy=True)
+    except OverflowError as exc:  # a Python integer beyond float64
+        raise ValueError(
+            f"{input_name}{where} contains a value too large for float64: {exc}."
+        ) from None
     except (TypeError, ValueError) as exc:
         raise type(exc)(
             f"{input_name}{where} contains non-numeric values: {exc}"
@@ -323,11 +327,13 @@ def check_sequences(
         lengths an estimator works with) is copied without a round trip
         through a list.
     dtype : numpy dtype, default=np.float64
-        Floating dtype of the returned data.
+        Floating dtype of the returned data (another dtype is refused: NaN
+        padding has no integer value).
     input_name : str, default="X"
         Name used in error messages.
     ensure_min_length : int, default=1
-        Minimum number of valid time steps of every sequence.
+        Minimum number of valid time steps of every sequence (an empty
+        sequence is refused whatever its value).
 
     Returns
     -------
@@ -338,8 +344,10 @@ def check_sequences(
     ------
     ValueError
         For NaN/inf inside a sequence, an empty sequence, inconsistent feature
-        counts, complex data, arrays with 1 or more than 3 dimensions, or no
-        samples.
+        counts, complex data, arrays with 1 or more than 3 dimensions, no
+        samples, values too large for ``dtype``, a ``dtype`` that is not
+        floating or an ``ensure_min_length`` that is not a non-negative
+        integer.
     TypeError
         For non-numeric data (strings, objects) or a scalar/unsupported input.
 
@@ -357,9 +365,20 @@ def check_sequences(
     ...
     ValueError: Input X contains infinity inside sequence 0 at time step 1 ...
     """
+    dtype = _check_float_dtype(dtype)
+    if (
+        isinstance(ensure_min_length, bool)
+        or not isinstance(ensure_min_length, numbers.Integral)
+        or ensure_min_length < 0
+    ):
+        raise ValueError(
+            f"ensure_min_length must be a non-negative integer, got "
+            f"{ensure_min_length!r}."
+        )
     if isinstance(X, Sequences):
         # validated already: a copy that owns its arrays (callers may modify
-        # the data in place), in the requested dtype
+        # the data in place), in the requested dtype, where its values fit
+        _check_dtype_range(X.data, dtype, input_name, "")
         if int(X.lengths.min()) < ensure_min_length:
             raise ValueError(
                 f"{input_name} needs at least {ensure_min_length} time steps per "
@@ -446,6 +465,20 @@ def check_sequences(
         ragged=ragged,
         univariate=univariate,
     )
+
+
+def _check_float_dtype(dtype) -> np.dtype:
+    """``dtype`` as a numpy floating dtype, else a ValueError naming it."""
+    try:
+        checked = np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked is None or checked.kind != "f":
+        raise ValueError(
+            f"dtype must be a floating dtype (np.float32, np.float64, ...), got "
+            f"{dtype!r}: padding is NaN, which no integer holds."
+        )
+    return checked
 
 
 def _looks_rectangular_list(X) -> bool:

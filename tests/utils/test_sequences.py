@@ -310,6 +310,38 @@ def test_pad_sequences_integer_dtype_with_integer_fill():
     np.testing.assert_array_equal(padded[:, :, 0], [[1, 2], [3, 0]])
 
 
+@pytest.mark.parametrize("dtype", [np.int64, bool, "foo"])
+def test_check_sequences_refuses_non_floating_dtype(dtype):
+    # int64 read NaN padding as the minimum int64: valid time steps
+    X = np.array([[1.0, 2.0], [3.0, np.nan]])
+    with pytest.raises(ValueError, match="dtype must be a floating dtype"):
+        check_sequences(X, dtype=dtype)
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, True, "2"])
+def test_check_sequences_refuses_bad_ensure_min_length(value):
+    with pytest.raises(ValueError, match=f"ensure_min_length.*got {value!r}"):
+        check_sequences(np.ones((2, 3)), ensure_min_length=value)
+
+
+def test_check_sequences_of_sequences_refuses_values_too_large_for_dtype():
+    # the copy of a validated float64 Sequences into float32 was infinity
+    seqs = check_sequences(np.array([[1.0, 1e300]]))
+    with pytest.raises(ValueError, match=r"1e\+300 at index \(0, 1, 0\)"):
+        check_sequences(seqs, dtype=np.float32)
+    np.testing.assert_allclose(
+        check_sequences(check_sequences([[1.0, 2.0]]), dtype=np.float32).data[0, :, 0],
+        [1.0, 2.0],
+    )
+
+
+def test_check_sequences_python_integer_too_large_names_the_item():
+    # was a bare OverflowError "int too large to convert to float"
+    X = [np.array([1, 10**400], dtype=object)]
+    with pytest.raises(ValueError, match=r"X\[0\] contains a value too large"):
+        check_sequences(X)
+
+
 def test_to_channels_first_lists_of_univariate_or_bad_items():
     # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
     # items were transposed whole
