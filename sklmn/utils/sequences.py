@@ -701,19 +701,26 @@ def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:
     >>> [s.shape for s in unpad_sequences(np.zeros((2, 3, 1)), [3, 1])]
     [(3, 1), (1, 1)]
     """
+    padded = np.asarray(padded)
+    if padded.ndim < 2:
+        raise ValueError(
+            f"padded must have at least 2 dimensions (n_samples, n_timesteps, "
+            f"...), got an array of shape {padded.shape}."
+        )
     given = np.asarray(lengths)
     if given.dtype.kind not in "biuf" or given.shape != (padded.shape[0],):
         raise ValueError(
             f"lengths has shape {given.shape}, expected ({padded.shape[0]},)."
         )
-    lengths = given.astype(np.int64)
+    with np.errstate(invalid="ignore"):  # NaN: refused below
+        lengths = given.astype(np.int64)
     # a negative length would slice from the end, a longer one be cut silently
     bad = (lengths != given) | (lengths < 0) | (lengths > padded.shape[1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"lengths must be integers in [0, {padded.shape[1]}] (the padded "
-            f"length), got {given[i]!r} for sequence {i}."
+            f"length), got {given[i].item()!r} for sequence {i}."
         )
     return [padded[i, : int(n)] for i, n in enumerate(lengths)]
 

@@ -216,6 +216,14 @@ def test_unpad_sequences_refuses_lengths_out_of_range(bad):
         unpad_sequences(np.zeros((2, 3, 1)), [2, bad])
 
 
+def test_unpad_sequences_reads_nested_lists_and_refuses_1d():
+    # a nested list was an AttributeError, a 1-D array an IndexError
+    out = unpad_sequences([[1.0, 2.0], [3.0, 4.0]], [2, 1])
+    assert [o.tolist() for o in out] == [[1.0, 2.0], [3.0]]
+    with pytest.raises(ValueError, match=r"at least 2 dimensions.*\(3,\)"):
+        unpad_sequences(np.zeros(3), [1, 1, 1])
+
+
 def test_lengths_to_mask():
     mask = lengths_to_mask([3, 1, 2])
     assert mask.shape == (3, 3)
