@@ -175,6 +175,16 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             f"{input_name}{where} contains a value too large for float64: {exc}."
         ) from None
     except (TypeError, ValueError) as exc:
+        if arr.dtype == object and any(np.ndim(v) > 0 for v in arr.flat):
+            # cells that are sequences: a nested DataFrame (sktime's
+            # 'nested_univ', one Series per channel) or a 2-D object array
+            raise ValueError(
+                f"{input_name}{where} has cells that are themselves sequences "
+                f"(an object array of shape {arr.shape}, e.g. a nested "
+                "DataFrame with one series per channel); sklmn reads a list "
+                "of (T_i, n_features) arrays: e.g. [np.column_stack(row) for "
+                "row in X.to_numpy()] for a nested DataFrame."
+            ) from None
         raise type(exc)(
             f"{input_name}{where} contains non-numeric values: {exc}"
         ) from None
