@@ -357,9 +357,12 @@ def check_sequences(
         counts, complex data, arrays with 1 or more than 3 dimensions, no
         samples, values too large for ``dtype``, a ``dtype`` that is not
         floating or an ``ensure_min_length`` that is not a non-negative
-        integer.
+        integer; for text in an object array (a DataFrame column of
+        strings) that is not a number (numeric text, ``'1.5'``, is read as
+        its number, as scikit-learn does).
     TypeError
-        For non-numeric data (strings, objects) or a scalar/unsupported input.
+        For arrays of strings, bytes or dates, objects that are not numbers
+        (dicts, ...), or a scalar/unsupported input.
 
     Examples
     --------
