@@ -149,6 +149,12 @@ def layout_statistics(seqs) -> dict:
     }
 
 
+def _wide_shape(T: int, d: int) -> bool:
+    """The shape part of the rule: one step and at least 10 features, or at
+    least 20 times more features than steps (for ``d > max(T, 2)``)."""
+    return d >= _CHANNELS_FIRST_RATIO * max(T, 1) or (T == 1 and d >= 10)
+
+
 def looks_channels_first(stats: dict) -> bool:
     """The rule of the channels-first warning (docs/user_guide/input.md).
 
@@ -178,7 +184,7 @@ def looks_channels_first(stats: dict) -> bool:
     T, d = stats["n_timesteps"], stats["n_features"]
     if d <= max(T, 2):
         return False
-    if d >= _CHANNELS_FIRST_RATIO * max(T, 1) or (T == 1 and d >= 10):
+    if _wide_shape(T, d):
         return True
     feature, time = stats["feature_corr"], stats["time_corr"]
     if not np.isfinite(feature):
@@ -199,11 +205,22 @@ def _warn_if_channels_first(seqs, name: str) -> None:
     if not looks_channels_first(stats):
         return
     T, d = seqs.n_timesteps, seqs.n_features
+    if _wide_shape(T, d):
+        # the shape rule fired, whatever the correlations
+        why = (
+            ", a single step of many features"
+            if T == 1
+            else f", at least {_CHANNELS_FIRST_RATIO} times more features than steps"
+        )
+    else:
+        why = (
+            f", and neighbouring features are more alike (correlation "
+            f"{stats['feature_corr']:.2f}) than neighbouring steps "
+            f"({stats['time_corr']:.2f})"
+        )
     warnings.warn(
         f"X passed to {name} has sequences of at most {T} time step(s) with {d} "
-        f"features per step, and neighbouring features are more alike "
-        f"(correlation {stats['feature_corr']:.2f}) than neighbouring steps "
-        f"({stats['time_corr']:.2f}): this looks like channels-first data "
+        f"features per step{why}: this looks like channels-first data "
         f"(n_samples, n_channels, n_timepoints) as sktime, aeon or pyts store "
         f"it, while sklmn reads (n_samples, n_timesteps, n_features) by "
         f"default. If so, pass input_layout='channels_first' to {name}, or "

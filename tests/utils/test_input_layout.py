@@ -168,3 +168,20 @@ def test_channels_first_object_array_and_series_are_lists(container):
         assert seqs.n_features == 2 and seqs.lengths.tolist() == lengths
         for i, item in enumerate(items):
             np.testing.assert_array_equal(seqs.data[i, : lengths[i]], item.T)
+
+
+@pytest.mark.parametrize(
+    "shape, reason",
+    [((50, 1, 12), "a single step"), ((50, 2, 45), "at least 20 times more")],
+)
+def test_shape_rule_warning_gives_the_shape_as_reason(shape, reason):
+    # the warning said that neighbouring features were more alike than
+    # neighbouring steps (e.g. -0.01 against 0.02) when the shape rule fired
+    class Est:
+        pass
+
+    X = np.random.default_rng(0).normal(size=shape)  # uncorrelated
+    with pytest.warns(UserWarning, match="looks like channels-first") as record:
+        validate_sequences(Est(), X, reset=True)
+    message = str(record[0].message)
+    assert reason in message and "more alike" not in message
