@@ -281,7 +281,7 @@ def _from_channels_first_input(X, input_name: str):
             return X
         X = values
     if _is_sequence_list(X):
-        items = [np.asarray(x) for x in X]
+        items = [_item_array(x, f"{input_name}[{i}]") for i, x in enumerate(X)]
         if items and all(x.ndim == 2 for x in items):
             return from_channels_first(items)
         return X
@@ -336,6 +336,15 @@ def _as_sequence_item(a: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
+def _item_array(x, name: str) -> np.ndarray:
+    """``np.asarray(x)`` for item ``name`` of a list of sequences, with an
+    error that names it when ``x`` is a ragged nested list."""
+    try:
+        return np.asarray(x)
+    except ValueError as exc:
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+
+
 def to_channels_first(X):
     """Convert sklmn's ``(n, T, d)`` layout to channels-first ``(n, d, T)``.
 
@@ -364,7 +373,9 @@ def to_channels_first(X):
     """
     if _is_sequence_list(X):
         return [
-            np.array(_as_sequence_item(np.asarray(x), f"X[{i}]").T, copy=True)
+            np.array(
+                _as_sequence_item(_item_array(x, f"X[{i}]"), f"X[{i}]").T, copy=True
+            )
             for i, x in enumerate(X)
         ]
     arr = np.asarray(X)
@@ -401,7 +412,7 @@ def from_channels_first(X):
     if _is_sequence_list(X):
         out = []
         for i, x in enumerate(X):
-            a = np.asarray(x)
+            a = _item_array(x, f"X[{i}]")
             if a.ndim != 2:
                 raise ValueError(
                     f"X[{i}] has shape {a.shape}; channels-first sequences must be "

@@ -185,3 +185,18 @@ def test_shape_rule_warning_gives_the_shape_as_reason(shape, reason):
         validate_sequences(Est(), X, reset=True)
     message = str(record[0].message)
     assert reason in message and "more alike" not in message
+
+
+def test_ragged_nested_item_errors_name_the_item():
+    # numpy's "inhomogeneous shape" error named no sequence
+    bad = [np.ones((2, 2)), [[1.0, 2.0], [3.0]]]
+    with pytest.raises(ValueError, match=r"X\[1\] could not be read"):
+        from_channels_first(bad)
+    with pytest.raises(ValueError, match=r"X\[1\] could not be read"):
+        to_channels_first(bad)
+
+    class Est:
+        input_layout = "channels_first"
+
+    with pytest.raises(ValueError, match=r"X_val\[1\] could not be read"):
+        validate_sequences(Est(), bad, reset=False, input_name="X_val")
