@@ -314,6 +314,12 @@ def _from_list(X, dtype, input_name: str) -> tuple[np.ndarray, bool]:
             "Pass input_layout='channels_first' to the estimator, or convert "
             "them with sklmn.utils.sequences.from_channels_first."
         )
+    if items[0].shape[1] == 0:
+        # every step "all NaN" over no feature: it read as an empty sequence
+        raise ValueError(
+            f"{input_name} has 0 features per time step ({input_name}[0] has "
+            f"shape {items[0].shape})."
+        )
     data, _ = pad_sequences(items, value=np.nan, dtype=dtype)
     return data, ndims == {1}
 

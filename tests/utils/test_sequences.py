@@ -350,6 +350,12 @@ def test_check_sequences_python_integer_too_large_names_the_item():
         check_sequences(X)
 
 
+def test_list_of_sequences_without_features_says_so():
+    # was "Sequence 0 of X is empty", though it has 3 steps
+    with pytest.raises(ValueError, match=r"0 features per time step.*\(3, 0\)"):
+        check_sequences([np.zeros((3, 0)), np.zeros((2, 0))])
+
+
 def test_to_channels_first_lists_of_univariate_or_bad_items():
     # 1-D items stayed 1-D (from_channels_first then refused them) and 3-D
     # items were transposed whole
