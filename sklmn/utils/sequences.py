@@ -812,7 +812,8 @@ def format_like_input(values: np.ndarray, seqs: Sequences, *, fill=np.nan):
         The validated input the values belong to.
     fill : scalar, default=np.nan
         Value written at padded steps when the input was a padded array
-        (NaN is read back as padding by :func:`check_sequences`).
+        (NaN is read back as padding by :func:`check_sequences`). Integer
+        or boolean values become float64 when ``fill`` is not an integer.
 
     Returns
     -------
