@@ -686,9 +686,7 @@ def _padding_item(seq, dtype: np.dtype, i: int) -> np.ndarray:
     except ValueError as exc:  # inhomogeneous nested lists
         raise ValueError(f"{name} could not be read as an array: {exc}") from None
     if raw.dtype.kind == "c" and dtype.kind != "c":
-        raise ValueError(
-            f"Complex data not supported: {name} has dtype {raw.dtype}."
-        )
+        raise ValueError(f"Complex data not supported: {name} has dtype {raw.dtype}.")
     _check_dtype_range(raw, dtype, "seqs", f"[{i}]")
     try:
         return np.asarray(raw, dtype=dtype)
@@ -795,8 +793,7 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
         or n_timesteps < 0
     ):
         raise ValueError(
-            f"n_timesteps must be a non-negative integer or None, got "
-            f"{n_timesteps!r}."
+            f"n_timesteps must be a non-negative integer or None, got {n_timesteps!r}."
         )
     return np.arange(n_timesteps)[None, :] < lengths[:, None]
 
