@@ -149,6 +149,12 @@ def layout_statistics(seqs) -> dict:
     }
 
 
+def _wide_shape(T: int, d: int) -> bool:
+    """The shape part of the rule: one step and at least 10 features, or at
+    least 20 times more features than steps (for ``d > max(T, 2)``)."""
+    return d >= _CHANNELS_FIRST_RATIO * max(T, 1) or (T == 1 and d >= 10)
+
+
 def looks_channels_first(stats: dict) -> bool:
     """The rule of the channels-first warning (docs/user_guide/input.md).
 
@@ -178,7 +184,7 @@ def looks_channels_first(stats: dict) -> bool:
     T, d = stats["n_timesteps"], stats["n_features"]
     if d <= max(T, 2):
         return False
-    if d >= _CHANNELS_FIRST_RATIO * max(T, 1) or (T == 1 and d >= 10):
+    if _wide_shape(T, d):
         return True
     feature, time = stats["feature_corr"], stats["time_corr"]
     if not np.isfinite(feature):
@@ -199,11 +205,22 @@ def _warn_if_channels_first(seqs, name: str) -> None:
     if not looks_channels_first(stats):
         return
     T, d = seqs.n_timesteps, seqs.n_features
+    if _wide_shape(T, d):
+        # the shape rule fired, whatever the correlations
+        why = (
+            ", a single step of many features"
+            if T == 1
+            else f", at least {_CHANNELS_FIRST_RATIO} times more features than steps"
+        )
+    else:
+        why = (
+            f", and neighbouring features are more alike (correlation "
+            f"{stats['feature_corr']:.2f}) than neighbouring steps "
+            f"({stats['time_corr']:.2f})"
+        )
     warnings.warn(
         f"X passed to {name} has sequences of at most {T} time step(s) with {d} "
-        f"features per step, and neighbouring features are more alike "
-        f"(correlation {stats['feature_corr']:.2f}) than neighbouring steps "
-        f"({stats['time_corr']:.2f}): this looks like channels-first data "
+        f"features per step{why}: this looks like channels-first data "
         f"(n_samples, n_channels, n_timepoints) as sktime, aeon or pyts store "
         f"it, while sklmn reads (n_samples, n_timesteps, n_features) by "
         f"default. If so, pass input_layout='channels_first' to {name}, or "
@@ -250,12 +267,21 @@ def check_input_layout(layout):
 def _from_channels_first_input(X, input_name: str):
     """``X`` read in the channels-first layout, as sklmn's batch-first one: a
     3-D array ``(n, d, T)`` or a list of 2-D ``(d, T_i)`` arrays is
-    transposed; 2-D arrays (univariate ``(n, T)``) and pandas input, which
-    have one reading, pass unchanged."""
-    if hasattr(X, "iloc") or hasattr(X, "columns"):
+    transposed; 2-D arrays (univariate ``(n, T)``) and DataFrames, which
+    have one reading, pass unchanged. A 1-D object array or a pandas Series
+    of ``(d, T_i)`` arrays is a list of sequences, as ``check_sequences``
+    reads it."""
+    if hasattr(X, "columns"):
         return X
-    if isinstance(X, (list, tuple)):
-        items = [np.asarray(x) for x in X]
+    if hasattr(X, "iloc") and hasattr(X, "to_numpy"):
+        # a Series: of sequences (object), else one row of numbers, which
+        # check_sequences refuses as 1-D
+        values = X.to_numpy()
+        if not _is_sequence_list(values):
+            return X
+        X = values
+    if _is_sequence_list(X):
+        items = [_item_array(x, f"{input_name}[{i}]") for i, x in enumerate(X)]
         if items and all(x.ndim == 2 for x in items):
             return from_channels_first(items)
         return X
@@ -310,6 +336,15 @@ def _as_sequence_item(a: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
+def _item_array(x, name: str) -> np.ndarray:
+    """``np.asarray(x)`` for item ``name`` of a list of sequences, with an
+    error that names it when ``x`` is a ragged nested list."""
+    try:
+        return np.asarray(x)
+    except ValueError as exc:
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+
+
 def to_channels_first(X):
     """Convert sklmn's ``(n, T, d)`` layout to channels-first ``(n, d, T)``.
 
@@ -338,7 +373,9 @@ def to_channels_first(X):
     """
     if _is_sequence_list(X):
         return [
-            np.array(_as_sequence_item(np.asarray(x), f"X[{i}]").T, copy=True)
+            np.array(
+                _as_sequence_item(_item_array(x, f"X[{i}]"), f"X[{i}]").T, copy=True
+            )
             for i, x in enumerate(X)
         ]
     arr = np.asarray(X)
@@ -375,7 +412,7 @@ def from_channels_first(X):
     if _is_sequence_list(X):
         out = []
         for i, x in enumerate(X):
-            a = np.asarray(x)
+            a = _item_array(x, f"X[{i}]")
             if a.ndim != 2:
                 raise ValueError(
                     f"X[{i}] has shape {a.shape}; channels-first sequences must be "

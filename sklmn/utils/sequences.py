@@ -170,7 +170,21 @@ def _as_float_array(x, dtype, input_name: str, where: str) -> np.ndarray:
             missing = None
     try:
         values = np.array(arr, dtype=np.float64, copy=True)
+    except OverflowError as exc:  # a Python integer beyond float64
+        raise ValueError(
+            f"{input_name}{where} contains a value too large for float64: {exc}."
+        ) from None
     except (TypeError, ValueError) as exc:
+        if arr.dtype == object and any(np.ndim(v) > 0 for v in arr.flat):
+            # cells that are sequences: a nested DataFrame (sktime's
+            # 'nested_univ', one Series per channel) or a 2-D object array
+            raise ValueError(
+                f"{input_name}{where} has cells that are themselves sequences "
+                f"(an object array of shape {arr.shape}, e.g. a nested "
+                "DataFrame with one series per channel); sklmn reads a list "
+                "of (T_i, n_features) arrays: e.g. [np.column_stack(row) for "
+                "row in X.to_numpy()] for a nested DataFrame."
+            ) from None
         raise type(exc)(
             f"{input_name}{where} contains non-numeric values: {exc}"
         ) from None
@@ -300,6 +314,12 @@ def _from_list(X, dtype, input_name: str) -> tuple[np.ndarray, bool]:
             "Pass input_layout='channels_first' to the estimator, or convert "
             "them with sklmn.utils.sequences.from_channels_first."
         )
+    if items[0].shape[1] == 0:
+        # every step "all NaN" over no feature: it read as an empty sequence
+        raise ValueError(
+            f"{input_name} has 0 features per time step ({input_name}[0] has "
+            f"shape {items[0].shape})."
+        )
     data, _ = pad_sequences(items, value=np.nan, dtype=dtype)
     return data, ndims == {1}
 
@@ -323,11 +343,13 @@ def check_sequences(
         lengths an estimator works with) is copied without a round trip
         through a list.
     dtype : numpy dtype, default=np.float64
-        Floating dtype of the returned data.
+        Floating dtype of the returned data (another dtype is refused: NaN
+        padding has no integer value).
     input_name : str, default="X"
         Name used in error messages.
     ensure_min_length : int, default=1
-        Minimum number of valid time steps of every sequence.
+        Minimum number of valid time steps of every sequence (an empty
+        sequence is refused whatever its value).
 
     Returns
     -------
@@ -338,10 +360,15 @@ def check_sequences(
     ------
     ValueError
         For NaN/inf inside a sequence, an empty sequence, inconsistent feature
-        counts, complex data, arrays with 1 or more than 3 dimensions, or no
-        samples.
+        counts, complex data, arrays with 1 or more than 3 dimensions, no
+        samples, values too large for ``dtype``, a ``dtype`` that is not
+        floating or an ``ensure_min_length`` that is not a non-negative
+        integer; for text in an object array (a DataFrame column of
+        strings) that is not a number (numeric text, ``'1.5'``, is read as
+        its number, as scikit-learn does).
     TypeError
-        For non-numeric data (strings, objects) or a scalar/unsupported input.
+        For arrays of strings, bytes or dates, objects that are not numbers
+        (dicts, ...), or a scalar/unsupported input.
 
     Examples
     --------
@@ -357,9 +384,20 @@ def check_sequences(
     ...
     ValueError: Input X contains infinity inside sequence 0 at time step 1 ...
     """
+    dtype = _check_float_dtype(dtype)
+    if (
+        isinstance(ensure_min_length, bool)
+        or not isinstance(ensure_min_length, numbers.Integral)
+        or ensure_min_length < 0
+    ):
+        raise ValueError(
+            f"ensure_min_length must be a non-negative integer, got "
+            f"{ensure_min_length!r}."
+        )
     if isinstance(X, Sequences):
         # validated already: a copy that owns its arrays (callers may modify
-        # the data in place), in the requested dtype
+        # the data in place), in the requested dtype, where its values fit
+        _check_dtype_range(X.data, dtype, input_name, "")
         if int(X.lengths.min()) < ensure_min_length:
             raise ValueError(
                 f"{input_name} needs at least {ensure_min_length} time steps per "
@@ -446,6 +484,20 @@ def check_sequences(
         ragged=ragged,
         univariate=univariate,
     )
+
+
+def _check_float_dtype(dtype) -> np.dtype:
+    """``dtype`` as a numpy floating dtype, else a ValueError naming it."""
+    try:
+        checked = np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked is None or checked.kind != "f":
+        raise ValueError(
+            f"dtype must be a floating dtype (np.float32, np.float64, ...), got "
+            f"{dtype!r}: padding is NaN, which no integer holds."
+        )
+    return checked
 
 
 def _looks_rectangular_list(X) -> bool:
@@ -573,6 +625,17 @@ def pad_sequences(
     padded : ndarray of shape (n_samples, max_i T_i, n_features)
     lengths : ndarray of shape (n_samples,), dtype int64
 
+    Raises
+    ------
+    ValueError
+        For no sequences, a sequence that is not 1-D or 2-D, inconsistent
+        feature counts, complex values (real ``dtype``), strings that are
+        not numbers, values too large for a floating ``dtype``, or a
+        ``value`` that an integer ``dtype`` cannot hold (NaN); the message
+        names the sequence.
+    TypeError
+        For objects that are not numbers (dicts, ...) in a sequence.
+
     Examples
     --------
     >>> from sklmn.utils.sequences import pad_sequences
@@ -580,7 +643,17 @@ def pad_sequences(
     >>> padded[:, :, 0].tolist(), lengths.tolist()
     ([[1.0, 2.0], [3.0, 0.0]], [2, 1])
     """
-    arrays = [np.asarray(s, dtype=dtype) for s in seqs]
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        # NaN (or 0.5) cast to an integer dtype is garbage, not padding
+        with np.errstate(invalid="ignore"):
+            exact = np.asarray(value).astype(dtype) == np.asarray(value)
+        if not exact:
+            raise ValueError(
+                f"value={value!r} cannot be stored in dtype {dtype}: pass an "
+                "integer fill value or a floating dtype."
+            )
+    arrays = [_padding_item(s, dtype, i) for i, s in enumerate(seqs)]
     if not arrays:
         raise ValueError("pad_sequences needs at least one sequence, got none.")
     arrays = [_as_sequence_item(a, f"seqs[{i}]") for i, a in enumerate(arrays)]
@@ -602,6 +675,25 @@ def pad_sequences(
     for i, a in enumerate(arrays):
         out[i, : a.shape[0]] = a
     return out, lengths
+
+
+def _padding_item(seq, dtype: np.dtype, i: int) -> np.ndarray:
+    """Sequence ``i`` of :func:`pad_sequences` in ``dtype``, with errors that
+    name it (and no value turned into an infinity by a narrower dtype)."""
+    name = f"seqs[{i}]"
+    try:
+        raw = np.asarray(seq)
+    except ValueError as exc:  # inhomogeneous nested lists
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if raw.dtype.kind == "c" and dtype.kind != "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {raw.dtype}.")
+    _check_dtype_range(raw, dtype, "seqs", f"[{i}]")
+    try:
+        return np.asarray(raw, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise type(exc)(
+            f"{name} could not be converted to dtype {dtype}: {exc}"
+        ) from None
 
 
 def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:
@@ -626,19 +718,26 @@ def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:
     >>> [s.shape for s in unpad_sequences(np.zeros((2, 3, 1)), [3, 1])]
     [(3, 1), (1, 1)]
     """
+    padded = np.asarray(padded)
+    if padded.ndim < 2:
+        raise ValueError(
+            f"padded must have at least 2 dimensions (n_samples, n_timesteps, "
+            f"...), got an array of shape {padded.shape}."
+        )
     given = np.asarray(lengths)
     if given.dtype.kind not in "biuf" or given.shape != (padded.shape[0],):
         raise ValueError(
             f"lengths has shape {given.shape}, expected ({padded.shape[0]},)."
         )
-    lengths = given.astype(np.int64)
+    with np.errstate(invalid="ignore"):  # NaN: refused below
+        lengths = given.astype(np.int64)
     # a negative length would slice from the end, a longer one be cut silently
     bad = (lengths != given) | (lengths < 0) | (lengths > padded.shape[1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"lengths must be integers in [0, {padded.shape[1]}] (the padded "
-            f"length), got {given[i]!r} for sequence {i}."
+            f"length), got {given[i].item()!r} for sequence {i}."
         )
     return [padded[i, : int(n)] for i, n in enumerate(lengths)]
 
@@ -649,13 +748,20 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
     Parameters
     ----------
     lengths : array-like of shape (n_samples,)
-        Valid length of each sequence.
+        Valid length of each sequence: non-negative integers.
     n_timesteps : int, default=None
-        Padded length; ``max(lengths)`` when None.
+        Padded length; ``max(lengths)`` when None. A length above it makes
+        its row all True (the first ``n_timesteps`` steps are valid).
 
     Returns
     -------
     mask : ndarray of shape (n_samples, n_timesteps), dtype bool
+
+    Raises
+    ------
+    ValueError
+        For lengths that are not a 1-D array of non-negative integers, or a
+        negative or non-integer ``n_timesteps``.
 
     Examples
     --------
@@ -663,9 +769,32 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
     >>> lengths_to_mask([2, 1], 3).astype(int).tolist()
     [[1, 1, 0], [1, 0, 0]]
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
+    given = np.asarray(lengths)
+    if given.ndim != 1 or (given.size and given.dtype.kind not in "biuf"):
+        raise ValueError(
+            f"lengths must be a 1-D array of non-negative integers, got an "
+            f"array of shape {given.shape} and dtype {given.dtype}."
+        )
+    with np.errstate(invalid="ignore"):
+        lengths = given.astype(np.int64)
+    # a fractional length was truncated, a negative one an empty row
+    bad = (lengths != given) | (lengths < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"lengths must be non-negative integers, got {given[i].item()!r} for "
+            f"sequence {i}."
+        )
     if n_timesteps is None:
         n_timesteps = int(lengths.max()) if lengths.size else 0
+    elif (
+        isinstance(n_timesteps, bool)
+        or not isinstance(n_timesteps, numbers.Integral)
+        or n_timesteps < 0
+    ):
+        raise ValueError(
+            f"n_timesteps must be a non-negative integer or None, got {n_timesteps!r}."
+        )
     return np.arange(n_timesteps)[None, :] < lengths[:, None]
 
 
@@ -680,7 +809,8 @@ def format_like_input(values: np.ndarray, seqs: Sequences, *, fill=np.nan):
         The validated input the values belong to.
     fill : scalar, default=np.nan
         Value written at padded steps when the input was a padded array
-        (NaN is read back as padding by :func:`check_sequences`).
+        (NaN is read back as padding by :func:`check_sequences`). Integer
+        or boolean values become float64 when ``fill`` is not an integer.
 
     Returns
     -------
@@ -707,7 +837,9 @@ def format_like_input(values: np.ndarray, seqs: Sequences, *, fill=np.nan):
         return [np.array(v) for v in unpad_sequences(values, seqs.lengths)]
     out = np.array(values, copy=True)
     if fill is not None:
-        if np.issubdtype(out.dtype, np.integer) and isinstance(fill, float):
+        # a float fill (NaN, numpy's or Python's) in integer or boolean
+        # values: float values, not a NaN cast to an integer or to True
+        if out.dtype.kind in "biu" and np.asarray(fill).dtype.kind not in "biu":
             out = out.astype(np.float64)
         out[~seqs.mask] = fill
     return out

@@ -17,6 +17,7 @@ from sklmn.utils.sequences import (
     layout_statistics,
     looks_channels_first,
     to_channels_first,
+    validate_sequences,
 )
 
 
@@ -143,3 +144,59 @@ def test_rule_statistics_do_not_overflow_on_huge_values():
         huge = layout_statistics(check_sequences(walk * 1e250))
     for key in ("time_corr", "feature_corr"):
         assert huge[key] == pytest.approx(expected[key], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("container", ["object_array", "series"])
+def test_channels_first_object_array_and_series_are_lists(container):
+    # a 1-D object array or a pandas Series of (d, T_i) arrays is a list of
+    # sequences: with input_layout='channels_first' each item is transposed
+    # (it was read batch-first: equal lengths silently as (d steps, T
+    # features), unequal ones refused with advice to pass the option given)
+    import pandas as pd
+
+    class Est:
+        input_layout = "channels_first"
+
+    rng = np.random.default_rng(0)
+    for lengths in ([5, 5], [3, 4]):
+        items = [rng.normal(size=(2, n)) for n in lengths]
+        X = np.empty(len(items), dtype=object)
+        X[:] = items
+        if container == "series":
+            X = pd.Series(list(items))
+        seqs = validate_sequences(Est(), X, reset=True)
+        assert seqs.n_features == 2 and seqs.lengths.tolist() == lengths
+        for i, item in enumerate(items):
+            np.testing.assert_array_equal(seqs.data[i, : lengths[i]], item.T)
+
+
+@pytest.mark.parametrize(
+    "shape, reason",
+    [((50, 1, 12), "a single step"), ((50, 2, 45), "at least 20 times more")],
+)
+def test_shape_rule_warning_gives_the_shape_as_reason(shape, reason):
+    # the warning said that neighbouring features were more alike than
+    # neighbouring steps (e.g. -0.01 against 0.02) when the shape rule fired
+    class Est:
+        pass
+
+    X = np.random.default_rng(0).normal(size=shape)  # uncorrelated
+    with pytest.warns(UserWarning, match="looks like channels-first") as record:
+        validate_sequences(Est(), X, reset=True)
+    message = str(record[0].message)
+    assert reason in message and "more alike" not in message
+
+
+def test_ragged_nested_item_errors_name_the_item():
+    # numpy's "inhomogeneous shape" error named no sequence
+    bad = [np.ones((2, 2)), [[1.0, 2.0], [3.0]]]
+    with pytest.raises(ValueError, match=r"X\[1\] could not be read"):
+        from_channels_first(bad)
+    with pytest.raises(ValueError, match=r"X\[1\] could not be read"):
+        to_channels_first(bad)
+
+    class Est:
+        input_layout = "channels_first"
+
+    with pytest.raises(ValueError, match=r"X_val\[1\] could not be read"):
+        validate_sequences(Est(), bad, reset=False, input_name="X_val")

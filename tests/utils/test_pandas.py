@@ -7,6 +7,7 @@ import pytest
 
 from sklmn.estimators import RNNClassifier
 from sklmn.laes import LAESTransformer
+from sklmn.utils.sequences import check_sequences
 
 pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -72,3 +73,20 @@ def test_pandas_output_of_3d_states_is_a_clear_error(frame):
         laes.fit_transform(frame)
     laes.set_output(transform="default")
     assert laes.fit_transform(frame).shape == (20, 8, 2)
+
+
+def test_nested_frame_error_says_how_to_convert():
+    # sktime's nested DataFrame (one Series per channel in each cell) failed
+    # with numpy's "setting an array element with a sequence"
+    X = pd.DataFrame(
+        {
+            "c0": [pd.Series([1.0, 2.0, 3.0]), pd.Series([1.0, 2.0])],
+            "c1": [pd.Series([4.0, 5.0, 6.0]), pd.Series([3.0, 4.0])],
+        }
+    )
+    with pytest.raises(ValueError, match="cells that are themselves sequences"):
+        check_sequences(X)
+    # the conversion the message gives
+    seqs = check_sequences([np.column_stack(row) for row in X.to_numpy()])
+    assert seqs.lengths.tolist() == [3, 2] and seqs.n_features == 2
+    np.testing.assert_array_equal(seqs.data[1, :2], [[1.0, 3.0], [2.0, 4.0]])

@@ -216,6 +216,14 @@ def test_unpad_sequences_refuses_lengths_out_of_range(bad):
         unpad_sequences(np.zeros((2, 3, 1)), [2, bad])
 
 
+def test_unpad_sequences_reads_nested_lists_and_refuses_1d():
+    # a nested list was an AttributeError, a 1-D array an IndexError
+    out = unpad_sequences([[1.0, 2.0], [3.0, 4.0]], [2, 1])
+    assert [o.tolist() for o in out] == [[1.0, 2.0], [3.0]]
+    with pytest.raises(ValueError, match=r"at least 2 dimensions.*\(3,\)"):
+        unpad_sequences(np.zeros(3), [1, 1, 1])
+
+
 def test_lengths_to_mask():
     mask = lengths_to_mask([3, 1, 2])
     assert mask.shape == (3, 3)
@@ -237,6 +245,115 @@ def test_format_like_input_array_and_list(rng):
     assert [o.shape for o in out] == [(3, 2), (1, 2)]
     with pytest.raises(ValueError, match="values has shape"):
         format_like_input(np.ones((3, 3, 2)), seqs)
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+@pytest.mark.parametrize("fill", [np.nan, np.float32(np.nan), np.float64(np.nan)])
+def test_format_like_input_nan_fill_of_integer_or_boolean_values(dtype, fill):
+    # a numpy NaN (not a Python float) was cast to the minimum int64, and any
+    # NaN to True in boolean values: padding read as valid steps
+    X = np.array([[1.0, 2.0], [3.0, np.nan]])
+    seqs = check_sequences(X)
+    values = np.ones((2, 2, 1), dtype=dtype)
+    out = format_like_input(values, seqs, fill=fill)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(
+        np.isnan(out[:, :, 0]), [[False, False], [False, True]]
+    )
+    np.testing.assert_array_equal(out[~np.isnan(out)], 1.0)
+    assert values.dtype == dtype and values.all()  # the input unchanged
+    # an integer fill keeps the dtype
+    assert format_like_input(values, seqs, fill=0).dtype == dtype
+
+
+@pytest.mark.parametrize(
+    "lengths, n_timesteps, match",
+    [
+        ([-1, 2], None, "got -1 for sequence 0"),  # was an all-False row
+        ([2, 1.5], 3, "got 1.5 for sequence 1"),  # was truncated to 1
+        ([np.nan], 2, "got nan for sequence 0"),  # was numpy's cast error
+        ([[1, 2]], None, r"shape \(1, 2\)"),  # was a 3-D mask
+        (3, None, r"shape \(\)"),  # was an IndexError
+        ([1], -1, "got -1"),  # was an empty mask
+        ([1], 2.5, "got 2.5"),  # was read as 2
+    ],
+)
+def test_lengths_to_mask_refuses_bad_lengths(lengths, n_timesteps, match):
+    with pytest.raises(ValueError, match=match):
+        lengths_to_mask(lengths, n_timesteps)
+
+
+def test_lengths_to_mask_accepts_integer_likes():
+    expected = [[True, False, False], [True, True, False]]
+    for lengths in ([1, 2], [1.0, 2.0], np.array([1, 2], dtype=np.uint8)):
+        np.testing.assert_array_equal(lengths_to_mask(lengths, np.int64(3)), expected)
+    assert lengths_to_mask([], 3).shape == (0, 3)
+    # a length above n_timesteps fills its row
+    np.testing.assert_array_equal(lengths_to_mask([5], 2), [[True, True]])
+
+
+@pytest.mark.parametrize(
+    "seqs, kwargs, match",
+    [
+        # was inf in the result (float32 overflow)
+        ([[1.0], [2.0, 1e300]], {"dtype": np.float32}, r"seqs\[1\].*too large"),
+        # was the minimum int64 at the padded step
+        ([[1, 2], [3]], {"value": np.nan, "dtype": np.int64}, "value=nan"),
+        # the errors below named no sequence
+        ([[1.0], [1j]], {}, r"Complex data not supported: seqs\[1\]"),
+        ([[1.0], ["a"]], {}, r"seqs\[1\] could not be converted"),
+        ([[1.0], [[1.0, 2.0], [3.0]]], {}, r"seqs\[1\] could not be read"),
+    ],
+)
+def test_pad_sequences_refuses_values_it_cannot_store(seqs, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pad_sequences(seqs, **kwargs)
+
+
+def test_pad_sequences_integer_dtype_with_integer_fill():
+    padded, lengths = pad_sequences([[1, 2], [3]], value=-1, dtype=np.int64)
+    assert padded.dtype == np.int64
+    np.testing.assert_array_equal(padded[:, :, 0], [[1, 2], [3, -1]])
+    padded, _ = pad_sequences([[1, 2], [3]], dtype=np.int64)  # default 0.0
+    np.testing.assert_array_equal(padded[:, :, 0], [[1, 2], [3, 0]])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, bool, "foo"])
+def test_check_sequences_refuses_non_floating_dtype(dtype):
+    # int64 read NaN padding as the minimum int64: valid time steps
+    X = np.array([[1.0, 2.0], [3.0, np.nan]])
+    with pytest.raises(ValueError, match="dtype must be a floating dtype"):
+        check_sequences(X, dtype=dtype)
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, True, "2"])
+def test_check_sequences_refuses_bad_ensure_min_length(value):
+    with pytest.raises(ValueError, match=f"ensure_min_length.*got {value!r}"):
+        check_sequences(np.ones((2, 3)), ensure_min_length=value)
+
+
+def test_check_sequences_of_sequences_refuses_values_too_large_for_dtype():
+    # the copy of a validated float64 Sequences into float32 was infinity
+    seqs = check_sequences(np.array([[1.0, 1e300]]))
+    with pytest.raises(ValueError, match=r"1e\+300 at index \(0, 1, 0\)"):
+        check_sequences(seqs, dtype=np.float32)
+    np.testing.assert_allclose(
+        check_sequences(check_sequences([[1.0, 2.0]]), dtype=np.float32).data[0, :, 0],
+        [1.0, 2.0],
+    )
+
+
+def test_check_sequences_python_integer_too_large_names_the_item():
+    # was a bare OverflowError "int too large to convert to float"
+    X = [np.array([1, 10**400], dtype=object)]
+    with pytest.raises(ValueError, match=r"X\[0\] contains a value too large"):
+        check_sequences(X)
+
+
+def test_list_of_sequences_without_features_says_so():
+    # was "Sequence 0 of X is empty", though it has 3 steps
+    with pytest.raises(ValueError, match=r"0 features per time step.*\(3, 0\)"):
+        check_sequences([np.zeros((3, 0)), np.zeros((2, 0))])
 
 
 def test_to_channels_first_lists_of_univariate_or_bad_items():
