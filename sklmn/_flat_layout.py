@@ -18,7 +18,7 @@ from .utils._atomic import atomic_fit
 from .utils._compat import Interval, StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
 from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
-from .utils._tags import _SequenceInputTagsMixin
+from .utils._tags import _SequenceInputTagsMixin, _SequenceOutputMixin
 from .utils.sequences import (
     INPUT_LAYOUTS,
     Sequences,
@@ -322,7 +322,11 @@ def flatten_sequences(X, *, n_timesteps=None):
 
 
 class SequenceReshaper(
-    _DocLinkMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
+    _SequenceOutputMixin,
+    _DocLinkMixin,
+    TransformerMixin,
+    BaseEstimator,
+    auto_wrap_output_keys=None,
 ):
     """Read the flat 2-D layout back as sequences, inside a pipeline.
 

@@ -40,7 +40,7 @@ from .utils._compat import StrOptions, _fit_context
 from .utils._doc_link import _DocLinkMixin
 from .utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from .utils._registry import register_safe_classes
-from .utils._tags import _SequenceInputTagsMixin
+from .utils._tags import _SequenceInputTagsMixin, _SequenceOutputMixin
 from .utils.sequences import (
     INPUT_LAYOUTS,
     Sequences,
@@ -209,6 +209,7 @@ def _format_output(values: np.ndarray, seqs: Sequences, original) -> object:
 
 @fill_input_layout_doc
 class SequenceStandardScaler(
+    _SequenceOutputMixin,
     _InputLayoutPicklesMixin,
     _DocLinkMixin,
     _SequenceInputTagsMixin,
@@ -278,8 +279,9 @@ class SequenceStandardScaler(
     that ``partial_fit`` over batches equals ``fit`` on their union up to
     rounding.
 
-    Outputs are sequences, not tables: ``set_output`` (pandas / polars
-    output) is not supported.
+    Outputs are sequences, not tables: ``set_output`` accepts the default
+    output only (pandas / polars output is refused), so that a pipeline's
+    ``set_output`` configures it.
 
     Examples
     --------

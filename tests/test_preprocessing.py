@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import sklmn
 from sklmn import LMNClassifier, SequenceStandardScaler
-from sklmn.preprocessing import _sequence_moments
+from sklmn.preprocessing import SequenceReshaper, _sequence_moments
 
 
 def _ragged(seed=0, n=7, d=3, loc=5.0, spread=3.0):
@@ -439,3 +439,16 @@ def test_sequence_moments_errors():
         _sequence_moments(np.zeros((2, 3, 1)), [4, 1])
     with pytest.raises(ValueError, match="no valid time step"):
         _sequence_moments(np.zeros((2, 3, 1)), [0, 0])
+
+
+@pytest.mark.parametrize("step", [SequenceStandardScaler(), SequenceReshaper(n_features=1)])
+def test_pipeline_set_output_configures_the_sequence_transformers(step):
+    # Pipeline.set_output configures every step: without set_output the
+    # sequence transformers made it fail even for the default output
+    pipe = make_pipeline(clone(step), LMNClassifier())
+    assert pipe.set_output(transform="default") is pipe
+    assert pipe.set_output(transform=None) is pipe
+    name = type(step).__name__
+    with pytest.raises(ValueError, match=f"{name} returns sequences.*'pandas'"):
+        pipe.set_output(transform="pandas")
+
