@@ -329,7 +329,8 @@ def test_clone_get_params_and_feature_names():
     with pytest.raises(ValueError, match="input_features"):
         scaler.get_feature_names_out(["a"])
     assert "SequenceStandardScaler" in sklmn.__all__
-    assert not hasattr(scaler, "set_output")  # outputs are sequences, not tables
+    with pytest.raises(ValueError, match="returns sequences, not a table"):
+        scaler.set_output(transform="pandas")  # outputs are sequences
 
 
 def test_inverse_transform_of_a_dataframe_round_trip_does_not_warn():
