@@ -385,15 +385,7 @@ def check_sequences(
     ValueError: Input X contains infinity inside sequence 0 at time step 1 ...
     """
     dtype = _check_float_dtype(dtype)
-    if (
-        isinstance(ensure_min_length, bool)
-        or not isinstance(ensure_min_length, numbers.Integral)
-        or ensure_min_length < 0
-    ):
-        raise ValueError(
-            f"ensure_min_length must be a non-negative integer, got "
-            f"{ensure_min_length!r}."
-        )
+    _check_count("ensure_min_length", ensure_min_length)
     if isinstance(X, Sequences):
         # validated already: a copy that owns its arrays (callers may modify
         # the data in place), in the requested dtype, where its values fit
@@ -484,6 +476,30 @@ def check_sequences(
         ragged=ragged,
         univariate=univariate,
     )
+
+
+def _check_count(name: str, value, suffix: str = "") -> None:
+    """Refuse ``value`` unless it is a non-negative integer (not a bool)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or value < 0
+    ):
+        raise ValueError(
+            f"{name} must be a non-negative integer{suffix}, got {value!r}."
+        )
+
+
+def _integer_lengths(given: np.ndarray, message: str) -> np.ndarray:
+    """``given`` (numeric lengths) as int64, refusing a fractional, NaN or
+    negative entry with ``message`` and the first bad value."""
+    with np.errstate(invalid="ignore"):  # NaN: refused below
+        lengths = given.astype(np.int64)
+    bad = (lengths != given) | (lengths < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{message}, got {given[i].item()!r} for sequence {i}.")
+    return lengths
 
 
 def _check_float_dtype(dtype) -> np.dtype:
@@ -729,16 +745,15 @@ def unpad_sequences(padded: np.ndarray, lengths) -> list[np.ndarray]:
         raise ValueError(
             f"lengths has shape {given.shape}, expected ({padded.shape[0]},)."
         )
-    with np.errstate(invalid="ignore"):  # NaN: refused below
-        lengths = given.astype(np.int64)
     # a negative length would slice from the end, a longer one be cut silently
-    bad = (lengths != given) | (lengths < 0) | (lengths > padded.shape[1])
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"lengths must be integers in [0, {padded.shape[1]}] (the padded "
-            f"length), got {given[i].item()!r} for sequence {i}."
-        )
+    message = (
+        f"lengths must be integers in [0, {padded.shape[1]}] (the padded length)"
+    )
+    lengths = _integer_lengths(given, message)
+    too_long = np.flatnonzero(lengths > padded.shape[1])
+    if too_long.size:
+        i = int(too_long[0])
+        raise ValueError(f"{message}, got {given[i].item()!r} for sequence {i}.")
     return [padded[i, : int(n)] for i, n in enumerate(lengths)]
 
 
@@ -775,26 +790,12 @@ def lengths_to_mask(lengths, n_timesteps: int | None = None) -> np.ndarray:
             f"lengths must be a 1-D array of non-negative integers, got an "
             f"array of shape {given.shape} and dtype {given.dtype}."
         )
-    with np.errstate(invalid="ignore"):
-        lengths = given.astype(np.int64)
     # a fractional length was truncated, a negative one an empty row
-    bad = (lengths != given) | (lengths < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"lengths must be non-negative integers, got {given[i].item()!r} for "
-            f"sequence {i}."
-        )
+    lengths = _integer_lengths(given, "lengths must be non-negative integers")
     if n_timesteps is None:
         n_timesteps = int(lengths.max()) if lengths.size else 0
-    elif (
-        isinstance(n_timesteps, bool)
-        or not isinstance(n_timesteps, numbers.Integral)
-        or n_timesteps < 0
-    ):
-        raise ValueError(
-            f"n_timesteps must be a non-negative integer or None, got {n_timesteps!r}."
-        )
+    else:
+        _check_count("n_timesteps", n_timesteps, " or None")
     return np.arange(n_timesteps)[None, :] < lengths[:, None]
 
 
