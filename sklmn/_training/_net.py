@@ -20,7 +20,6 @@ from torch import Tensor
 
 from ..callbacks import SequenceCallback
 from ..nn._base import forward_with_penalty
-from ..utils._compat import tensor_version
 from ._data import (
     LengthBucketBatchSampler,
     SeededShuffleBatches,
@@ -462,26 +461,24 @@ class SequenceNeuralNet(NeuralNet):
         """The cached float64 copy of ``module_`` (rebuilt when stale)."""
         module = self.module_
         tensors = [module, *module.parameters(), *module.buffers()]
-        versions = [tensor_version(t) for t in tensors[1:]]
         # the copy carries the forward hooks the module had when copied: a
         # hook added or removed since (feature extraction, debugging) makes
-        # it stale too
-        versions.append(
-            tuple(
-                (tuple(m._forward_pre_hooks), tuple(m._forward_hooks))
-                for m in module.modules()
-            )
+        # it stale, as do replaced tensors and changed values (compared
+        # directly: an edit through .data leaves no version bump)
+        hooks = tuple(
+            (tuple(m._forward_pre_hooks), tuple(m._forward_hooks))
+            for m in module.modules()
         )
         cached = self.__dict__.get("_float64_cache")
         if (
             cached is None
             or len(cached[0]) != len(tensors)
             or any(ref() is not t for ref, t in zip(cached[0], tensors, strict=True))
-            or cached[1] != versions
+            or cached[1] != hooks
             or not _same_values(cached[2], tensors[1:])
         ):
             refs = [weakref.ref(t) for t in tensors]
-            cached = (refs, versions, copy.deepcopy(module).to(torch.float64))
+            cached = (refs, hooks, copy.deepcopy(module).to(torch.float64))
             self._float64_cache = cached
         return cached[2]
 

@@ -40,14 +40,7 @@ __all__ = [
     "_check_sample_weight",
     "_fit_context",
     "_get_output_config",
-    "tensor_version",
     "tree_flatten",
     "validate_params",
 ]
 
-
-def tensor_version(tensor) -> int:
-    """Counter of in-place modifications of a torch tensor (torch's private
-    ``_version``): a cache of values derived from the tensor is stale when it
-    changed."""
-    return int(tensor._version)
