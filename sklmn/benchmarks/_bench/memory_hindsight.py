@@ -99,6 +99,7 @@ from sklearn.model_selection import StratifiedKFold
 from skorch.callbacks import Callback
 from torch.nn.utils import parametrize
 
+from ...nn._padding import mask_from_lengths, zero_padded
 from .._timeseries.datasets import DATASETS, _dataset_info
 from .._timeseries.models import model_registry_for, parse_model_spec
 from .._timeseries.runner import count_loss_spikes
@@ -188,19 +189,11 @@ def _lagged_inputs(X, lengths, lags):
     """``(N, T, lags * d)``: ``x_t, x_{t-1}, ...`` per step, zeros before
     the start; with the mask ``(N, T)`` of the valid steps."""
     T = X.shape[1]
-    X = _zero_padded_inputs(X, lengths)
-    padded = torch.nn.functional.pad(X, (0, 0, lags - 1, 0))
+    padded = torch.nn.functional.pad(zero_padded(X, lengths), (0, 0, lags - 1, 0))
     targets = torch.cat(
         [padded[:, lags - 1 - k : lags - 1 - k + T] for k in range(lags)], dim=-1
     )
-    mask = torch.arange(T, device=X.device)[None, :] < lengths.to(X.device)[:, None]
-    return targets, mask
-
-
-def _zero_padded_inputs(X, lengths):
-    """``X`` with its padded steps set to zero."""
-    mask = torch.arange(X.shape[1], device=X.device)[None, :] < lengths[:, None]
-    return X * mask[..., None].to(X.dtype)
+    return targets, mask_from_lengths(lengths, T, device=X.device)
 
 
 class _Recon(Callback):
@@ -269,6 +262,8 @@ class _Recon(Callback):
         self.handle_.remove()
         del net.get_loss  # back to the class's method
         self.states_ = self.net_ = None
+
+
 class _SAM(Callback):
     """Sharpness-aware steps: the net's ``train_step_single`` wrapped so
     that the gradient it leaves is the one at the perturbed weights
@@ -360,10 +355,10 @@ class _StateNoise(Callback):
             return None
         seq = output[0]
         lengths = kwargs.get("lengths", args[1] if len(args) > 1 else None)
-        valid = torch.ones(seq.shape[:2], dtype=torch.bool, device=seq.device)
-        if lengths is not None:
-            steps = torch.arange(seq.shape[1], device=seq.device)
-            valid = steps[None, :] < lengths.to(seq.device)[:, None]
+        if lengths is None:
+            valid = torch.ones(seq.shape[:2], dtype=torch.bool, device=seq.device)
+        else:
+            valid = mask_from_lengths(lengths, seq.shape[1], device=seq.device)
         if self.std_ is None:
             self.std_ = seq.detach()[valid].std(dim=0)
         noise = torch.randn_like(seq) * (self.sigma * self.std_)
