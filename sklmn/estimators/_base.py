@@ -326,6 +326,18 @@ class _BaseSequenceEstimator(
     def _record_fit(self, net) -> None:
         """Set model-specific fitted attributes after training (hook)."""
 
+    def _end_training(self, net) -> None:
+        """Undo what the model's callbacks changed in the module for
+        training only (hook; the LMN estimators' input normalization), after
+        training ended or failed."""
+
+    def _guard_fraction(self, n_samples: int, context: FitContext) -> float | None:
+        """The fraction of the ``n_samples`` sequences that
+        ``early_stopping='auto'`` holds out to judge the fine-tuning of a
+        start fitted on all of them (``context``: all the sequences), or
+        None (hook; the LMN estimators' smooth fine-tuning)."""
+        return None
+
     #: The parameters that are settings of training or prediction, not of the
     #: model (a warm start may change them; subclasses add theirs)
     _training_parameters = frozenset(_parameter_constraints)
@@ -529,7 +541,10 @@ class _BaseSequenceEstimator(
             net.initialize()
             if incremental and prepared.warm:
                 self._resume_optimizer(net)
-            net.partial_fit(prepared.dataset, epochs=1 if incremental else None)
+            try:
+                net.partial_fit(prepared.dataset, epochs=1 if incremental else None)
+            finally:
+                self._end_training(net)
         if incremental:
             self._record_pass(net, prepared.warm)
         else:

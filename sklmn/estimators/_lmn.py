@@ -12,6 +12,11 @@ from .._training._module import POOLINGS
 from ..nn import LMN, _lmn_schur
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..nn._lmn_schur import check_ring
+from .._training._smooth import (
+    LinearWarmup,
+    ModeInputNormalization,
+    remove_input_normalization,
+)
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
@@ -62,27 +67,40 @@ _LMN_CONSTRAINTS = {
     "dropout": [Interval(Real, 0, 1, closed="left")],
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-    "fine_tuning": [StrOptions({"full", "residual"})],
+    "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
 }
 
 #: docstring entry of ``fine_tuning`` (LMN and multi-scale LMN)
 FINE_TUNING_DOC = """\
-    fine_tuning : {'full', 'residual'}, default='full'
+    fine_tuning : {'auto', 'full', 'smooth', 'residual'}, default='auto'
         What training does with a pretrained start. ``'full'``: every
-        parameter of the pretrained network trains (the papers'
-        fine-tuning). ``'residual'``: the pretrained network is kept frozen
+        parameter of the pretrained network trains at the learning rate
+        (the papers' fine-tuning). ``'smooth'``: every parameter trains,
+        with the memory made to move slowly: a ``'schur'`` memory for
+        ``memory_matrix='auto'``, the memory and the feedback at 1/100 of
+        the learning rate for ``memory_lr_scale='auto'``, the learning rate
+        raised linearly over the first 10 epochs, the input of each Schur
+        mode trained in units of the mode's gain (``W_hm = diag(1 -
+        |lambda|) V``, ``V`` trained), and, for ``early_stopping='auto'``,
+        a quarter of the training sequences held out to judge the
+        fine-tuning, the start being fitted on all of them (the start is
+        the first candidate of the best weights, so fine-tuning is kept
+        only where it predicts the held-out quarter better).
+        ``'residual'``: the pretrained network is kept frozen
         and a second network of the same architecture, trained from the
         random start (as with ``pretrainer=None``: the ``'schur'`` memory on
         its ring for ``memory_matrix='auto'``, the memory learning-rate
         fraction and the batch size of training from scratch), adds its
         outputs to the start's. Its readout starts at zero, so training
         begins exactly at the start and learns what the start leaves
-        unexplained, and no step can push the start's memory past a stable
-        map. Without a start (``pretrainer=None``, or ``'auto'`` above 1000
-        sequences) and with ``incremental`` training one network trains, as
-        with ``'full'``; the choice made is ``fine_tuning_``. An option, not
-        the default: see ``docs/memory.md``, "Residual fine-tuning", for
-        where it adds to the start and where it does not.
+        unexplained. ``'auto'``: ``'smooth'`` for a classifier of one label
+        per sequence with a pretrained start (and a ``'schur'`` or
+        ``'auto'`` memory, no ``incremental`` growth), ``'full'``
+        otherwise. Without a start (``pretrainer=None``, or ``'auto'``
+        above 1000 sequences) and with ``incremental`` training one network
+        trains from its start, as with ``'full'``; the choice made is
+        ``fine_tuning_``. See ``docs/memory.md``, "Smooth fine-tuning as
+        the default" and "Residual fine-tuning".
 """
 
 
@@ -93,7 +111,8 @@ MEMORY_LR_SCALE_DOC = """\
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
-        without a pretrained start, 1.0 otherwise; the value used is
+        without a pretrained start, 0.01 for the ``'smooth'`` fine-tuning of
+        a start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
     memory_ring : 'auto', tuple (r_min, r_max, max_angle) or None, default='auto'
@@ -127,13 +146,23 @@ _SCRATCH_BATCH_SIZE = 16
 _SCRATCH_MEMORY_LR_SCALE = 0.1
 
 
+#: ``memory_lr_scale='auto'`` of the ``'smooth'`` fine-tuning of a start,
+#: ``LinearWarmup`` epochs and the fraction of the training sequences that
+#: ``early_stopping='auto'`` holds out to judge it (docs/memory.md, "Smooth
+#: fine-tuning as the default")
+_SMOOTH_MEMORY_LR_SCALE = 0.01
+_SMOOTH_WARMUP_EPOCHS = 10
+_SMOOTH_GUARD_FRACTION = 0.25
+
+
 def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     """The memory parametrization of an LMN estimator's next fit: its
     ``memory_matrix``, with ``'auto'`` resolved: ``'schur'`` for
-    ``pretrainer=None`` or a ``'residual'`` ``fine_tuning`` (the fit's,
-    resolved: its second network trains from the random start), ``'free'``
-    otherwise (the LAES start keeps its dense memory, and so do the fits
-    that ``pretrainer='auto'`` starts without one, such as those above 1000
+    ``pretrainer=None``, a ``'residual'`` ``fine_tuning`` (the fit's,
+    resolved: its second network trains from the random start) or a
+    ``'smooth'`` one, ``'free'`` otherwise (the ``'full'`` fine-tuning of a
+    LAES start keeps its dense memory, and so do the fits that
+    ``pretrainer='auto'`` starts without one, such as those above 1000
     training sequences).
 
     Examples
@@ -141,64 +170,99 @@ def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     >>> from sklmn.estimators import LMNClassifier
     >>> resolve_memory_matrix(LMNClassifier(pretrainer=None))
     'schur'
-    >>> resolve_memory_matrix(LMNClassifier())
+    >>> resolve_memory_matrix(LMNClassifier(), fine_tuning="full")
     'free'
-    >>> resolve_memory_matrix(LMNClassifier(), fine_tuning="residual")
+    >>> resolve_memory_matrix(LMNClassifier(), fine_tuning="smooth")
     'schur'
     """
     if estimator.memory_matrix != "auto":
         return estimator.memory_matrix
     # a residual fit trains its second network from the random start
     scratch = estimator.pretrainer is None or fine_tuning == "residual"
-    return "schur" if scratch else "free"
+    # the hidden-output LAES start needs a free memory
+    smooth = fine_tuning == "smooth" and _reads_memory(estimator)
+    return "schur" if scratch or smooth else "free"
 
 
-def resolve_memory_lr_scale(estimator, memory_matrix: str, start) -> float:
+def _reads_memory(estimator) -> bool:
+    """Whether the network's output is its memory (``output='memory'``)."""
+    return getattr(estimator, "output", "memory") == "memory"
+
+
+def resolve_memory_lr_scale(
+    estimator, memory_matrix: str, start, fine_tuning: str = "full"
+) -> float:
     """The memory learning-rate fraction of a fit whose memory is
-    ``memory_matrix`` and whose kept pretrainer is ``start`` (None without
-    one): ``memory_lr_scale``, with ``'auto'`` resolved to 0.1 for a Schur
-    memory trained without a start and 1.0 otherwise.
+    ``memory_matrix``, whose kept pretrainer is ``start`` (None without
+    one) and whose fine-tuning is ``fine_tuning``: ``memory_lr_scale``, with
+    ``'auto'`` resolved to 0.1 for a Schur memory trained without a start,
+    0.01 for the ``'smooth'`` fine-tuning of a start and 1.0 otherwise.
 
     Examples
     --------
     >>> from sklmn.estimators import LMNClassifier
     >>> resolve_memory_lr_scale(LMNClassifier(), "schur", None)
     0.1
+    >>> resolve_memory_lr_scale(LMNClassifier(), "schur", "a start", "smooth")
+    0.01
     >>> resolve_memory_lr_scale(LMNClassifier(memory_lr_scale=0.5), "schur", None)
     0.5
     """
     scale = estimator.memory_lr_scale
     if not isinstance(scale, str):
         return float(scale)
+    if start is not None and fine_tuning == "smooth":
+        return _SMOOTH_MEMORY_LR_SCALE
     scratch = memory_matrix == "schur" and start is None
     return _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
 
 
 def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     """The fine-tuning of an LMN estimator's next fit on ``n_samples``
-    training sequences (and, when given, the training data of ``context``):
-    ``'residual'`` when ``fine_tuning='residual'``, the ``pretrainer`` gives
-    a start (``'auto'``'s LAES start, or an object) and no ``incremental``
-    growth is asked for; ``'full'`` otherwise (one network trains).
+    training sequences (and, when given, the training data of ``context``).
+
+    ``'residual'`` and ``'smooth'`` when asked for, the ``pretrainer``
+    gives a start (``'auto'``'s LAES start, or an object) and no
+    ``incremental`` growth is asked for; ``'auto'``: ``'smooth'`` under
+    the same conditions for a classifier of one label per sequence whose
+    ``memory_matrix`` is ``'auto'`` or ``'schur'`` and whose output is its
+    memory; ``'full'`` otherwise
+    (one network trains from its start at the learning rate).
 
     Examples
     --------
-    >>> from sklmn.estimators import LMNClassifier
+    >>> from sklmn.estimators import LMNClassifier, LMNRegressor
     >>> resolve_fine_tuning(LMNClassifier(fine_tuning="residual"), 100)
     'residual'
     >>> resolve_fine_tuning(LMNClassifier(fine_tuning="residual"), 5000)
     'full'
     >>> resolve_fine_tuning(LMNClassifier(), 100)
+    'smooth'
+    >>> resolve_fine_tuning(LMNClassifier(memory_matrix="free"), 100)
+    'full'
+    >>> resolve_fine_tuning(LMNRegressor(), 100)
     'full'
     """
-    if estimator.fine_tuning != "residual":
+    choice = estimator.fine_tuning
+    if choice == "full":
         return "full"
     if getattr(estimator, "incremental", None) is not None:
         return "full"
-    start = resolve_pretrainer(
-        estimator, n_samples, context, memory_matrix=start_memory_matrix(estimator)
-    )
-    return "residual" if start is not None else "full"
+    if choice == "auto":
+        if not (
+            is_classifier(estimator)
+            and estimator.target == "sequence"
+            and estimator.memory_matrix in ("auto", "schur")
+            and _reads_memory(estimator)
+        ):
+            return "full"
+        choice = "smooth"
+    if choice == "residual":
+        matrix = start_memory_matrix(estimator)
+    else:  # smooth: the memory the fit builds
+        matrix = resolve_memory_matrix(estimator, "smooth")
+    start = resolve_pretrainer(estimator, n_samples, context, memory_matrix=matrix)
+    return choice if start is not None else "full"
 
 
 def start_memory_matrix(estimator) -> str:
@@ -319,7 +383,8 @@ LMN_PARAMETERS_DOC = """\
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
-        without a pretrained start, 1.0 otherwise; the value used is
+        without a pretrained start, 0.01 for the ``'smooth'`` fine-tuning of
+        a start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
     orthogonality_penalty : float, default=0.0
@@ -543,8 +608,39 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         # after the start policy: 'auto' follows the start this fit kept (a
         # start that predicts nothing is dropped)
         self.memory_lr_scale_ = resolve_memory_lr_scale(
-            self, self._memory_matrix(), start
+            self, self._memory_matrix(), start, fitted_fine_tuning(self)
         )
+
+    def _smooth_start(self) -> bool:
+        """Whether this fit fine-tunes a kept start smoothly."""
+        return (
+            fitted_fine_tuning(self) == "smooth"
+            and getattr(self, "pretrainer_", None) is not None
+        )
+
+    def _start_callbacks(self, context) -> list:
+        """The smooth fine-tuning's input normalization (first: the other
+        callbacks see its parameters) and warm-up, before the anchor."""
+        callbacks = []
+        if self._smooth_start() and not context.warm_start:
+            if self._memory_matrix() == "schur":
+                callbacks.append(("input_normalization", ModeInputNormalization()))
+            callbacks.append(("warmup", LinearWarmup(_SMOOTH_WARMUP_EPOCHS)))
+        return callbacks + super()._start_callbacks(context)
+
+    def _end_training(self, net) -> None:
+        """Write the input of a smoothly fine-tuned memory back as a plain
+        parameter (the optimizer rebuilt over it)."""
+        if remove_input_normalization(net.module_):
+            net.initialize_optimizer()
+
+    def _guard_fraction(self, n_samples: int, context) -> float | None:
+        """``early_stopping='auto'`` of a smooth fine-tuning: the fraction
+        of the sequences held out to judge it (the start is fitted on all)."""
+        if self.early_stopping != "auto":
+            return None
+        fine_tuning = resolve_fine_tuning(self, n_samples, context)
+        return _SMOOTH_GUARD_FRACTION if fine_tuning == "smooth" else None
 
     def _initialize_residual(self, module, context, n_samples: int) -> None:
         """Pretrain the frozen start of a residual fit; the trained network
@@ -728,7 +824,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
-        fine_tuning="full",
+        fine_tuning="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -871,7 +967,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         callbacks=None,
         pretrainer="auto",
         pretrained_alpha="auto",
-        fine_tuning="full",
+        fine_tuning="auto",
     ):
         super().__init__(
             target=target,

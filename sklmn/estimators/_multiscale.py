@@ -177,7 +177,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             Interval(Real, 0, None, closed="left"),
             StrOptions({"auto"}),
         ],
-        "fine_tuning": [StrOptions({"full", "residual"})],
+        "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
     }
 
     def _build_module(
@@ -390,7 +390,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         incremental=None,
         pretrainer="auto",
         pretrained_alpha=10.0,
-        fine_tuning="full",
+        fine_tuning="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -538,7 +538,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         incremental=None,
         pretrainer="auto",
         pretrained_alpha=10.0,
-        fine_tuning="full",
+        fine_tuning="auto",
     ):
         super().__init__(
             target=target,

@@ -148,19 +148,30 @@ class _FitPreparationMixin:
                 val_seqs, self._standardized_target(val_y, val_seqs), val_weights
             )
         train_seqs, train_y, train_weights = seqs, y_model, weights
-        if (
+        guard = None
+        if not incremental and not warm and X_val is None:
+            # a start fitted on all the sequences, its fine-tuning judged on
+            # a held-out part (the LMN estimators' smooth fine-tuning)
+            guard = self._guard_fraction(
+                seqs.n_samples,
+                self._context(
+                    seqs, y_model, warm=warm, validation=True, sample_weight=weights
+                ),
+            )
+        if guard is not None or (
             not incremental
             and X_val is None
             and self._split_validation(seqs.n_samples)
         ):
             dataset, valid_dataset, train_idx = self._split(
-                dataset, y_encoded, split_seed
+                dataset, y_encoded, split_seed, fraction=guard
             )
-            # the plug-ins (pretrainer, growth schedule) see the training part
-            # only: the held-out sequences judge the start too
-            train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
-            if weights is not None:
-                train_weights = _mean_one(weights[train_idx], train_seqs)
+            if guard is None:
+                # the plug-ins (pretrainer, growth schedule) see the training
+                # part only: the held-out sequences judge the start too
+                train_seqs, train_y = _take_sequences(seqs, y_model, train_idx)
+                if weights is not None:
+                    train_weights = _mean_one(weights[train_idx], train_seqs)
         if valid_dataset is not None:
             self._check_validation_size(valid_dataset)
         batch_size, lr = self._step_settings(seqs.n_samples)
@@ -247,8 +258,11 @@ class _FitPreparationMixin:
             return auto_early_stopping(self._problem, n_samples)
         return bool(self.early_stopping)
 
-    def _split(self, dataset: SequenceDataset, y_encoded, seed: int):
-        """Seeded train/validation split of the sequences (early stopping).
+    def _split(
+        self, dataset: SequenceDataset, y_encoded, seed: int, fraction=None
+    ):
+        """Seeded train/validation split of the sequences (early stopping;
+        ``fraction`` of them held out, default ``validation_fraction``).
 
         With loss weights, a split that leaves the training or the
         validation part without weight (a validation loss of zero at every
@@ -258,7 +272,9 @@ class _FitPreparationMixin:
         """
         n = len(dataset)
         indices = np.arange(n)
-        train_idx, valid_idx = self._held_out(indices, y_encoded, seed)
+        train_idx, valid_idx = self._held_out(
+            indices, y_encoded, seed, test_size=fraction
+        )
         has_weight = dataset.weighted()
         if has_weight is not None:
             has_weight = has_weight.numpy()
@@ -276,7 +292,7 @@ class _FitPreparationMixin:
                 # two weighted validation sequences where there are four or
                 # more: the validation R^2 of one is not defined
                 n_valid = max(
-                    int(np.ceil(self.validation_fraction * len(weighted))),
+                    int(np.ceil((fraction or self.validation_fraction) * len(weighted))),
                     min(2, len(weighted) // 2),
                 )
                 _, valid_idx = self._held_out(

@@ -83,8 +83,8 @@ def test_attach_start_refuses_bad_starts():
     [LMNClassifier, MultiScaleLMNClassifier, LMNRegressor, MultiScaleLMNRegressor],
 )
 def test_residual_needs_a_start(cls):
-    assert cls().fine_tuning == "full"
-    assert resolve_fine_tuning(cls(), 100) == "full"
+    assert cls().fine_tuning == "auto"
+    assert resolve_fine_tuning(cls(fine_tuning="full"), 100) == "full"
     assert resolve_fine_tuning(cls(fine_tuning="residual"), 100) == "residual"
     # no start above 1000 sequences, nor without a pretrainer
     assert resolve_fine_tuning(cls(fine_tuning="residual"), 5000) == "full"
@@ -151,7 +151,7 @@ def test_residual_fit_starts_at_the_start_and_keeps_it_frozen(cls):
 @pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
 def test_full_fine_tuning_trains_one_network(cls):
     X, y = _data()
-    clf = _small(cls).fit(X, y)  # the default
+    clf = _small(cls, fine_tuning="full").fit(X, y)
     assert clf.fine_tuning_ == "full"
     assert clf.memory_matrix_ == "free"
     assert clf.memory_lr_scale_ == pytest.approx(1.0)

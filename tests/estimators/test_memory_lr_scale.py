@@ -54,7 +54,7 @@ def test_memory_parameters_train_at_the_scaled_rate(cls, memory_matrix):
 def test_scale_one_keeps_a_single_rate_and_the_same_fit():
     X, y = _data()
     params = dict(hidden_size=4, memory_size=4, max_iter=3, random_state=0,
-                  learning_rate_init=0.01)
+                  learning_rate_init=0.01, fine_tuning="full")
     a = LMNClassifier(**params).fit(X, y)
     b = LMNClassifier(memory_lr_scale=1.0, **params).fit(X, y)
     assert {g["lr"] for g in a.net_.optimizer_.param_groups} == {0.01}
@@ -87,11 +87,12 @@ class _Start(Callback):
 
 @pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
 @pytest.mark.parametrize(
-    "pretrainer, matrix, scale", [(None, "schur", 0.1), ("auto", "free", 1.0)]
+    "pretrainer, matrix, scale", [(None, "schur", 0.1), ("auto", "schur", 0.01)]
 )
 def test_auto_memory_follows_the_start(cls, pretrainer, matrix, scale):
-    """'auto': the Schur memory at a tenth of the rate without a start, the
-    free memory at the full rate from the LAES start; the groups follow."""
+    """'auto': the Schur memory at a tenth of the rate without a start, at a
+    hundredth from the LAES start (the smooth fine-tuning); the groups
+    follow."""
     X, y = _data()
     clf = cls(hidden_size=4, memory_size=4, max_iter=2, pretrainer=pretrainer,
               learning_rate_init=0.01, random_state=0).fit(X, y)
@@ -113,7 +114,9 @@ def test_auto_memory_is_explicit_when_set_and_refits_fresh():
     clf.set_params(memory_matrix="auto").fit(X, y)
     assert (clf.memory_matrix_, clf.memory_lr_scale_) == ("schur", 0.1)
     clf.set_params(pretrainer="auto").fit(X, y)
-    assert clf.memory_matrix_ == "free"
+    assert (clf.memory_matrix_, clf.memory_lr_scale_) == ("schur", 0.01)
+    clf.set_params(fine_tuning="full").fit(X, y)
+    assert (clf.memory_matrix_, clf.memory_lr_scale_) == ("free", 1.0)
 
 
 def test_auto_memory_survives_saving(tmp_path):

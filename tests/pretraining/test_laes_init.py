@@ -344,6 +344,7 @@ def test_multiscale_laes_initialization_encodes_each_module_clock(hidden_size):
             random_state=0,
             standardize=False,
             pretrainer=LAESInitializer(input_scale=1e-3, alpha=0.0, center=False),
+            fine_tuning="full",  # the free memory: the LAES coordinates
         ).fit(X, y)
     pre = clf.pretrainer_
     # the slowest module (period 8) sees 2 steps of 2 features: 4 components

@@ -35,7 +35,11 @@ def data():
 
 def test_classifier_never_maps_nan_to_a_class(data):
     X, yc, _ = data
-    clf = _fit(LMNClassifier(hidden_size=4, memory_size=4, max_iter=3), X, yc)
+    clf = _fit(
+        LMNClassifier(hidden_size=4, memory_size=4, max_iter=3, memory_matrix="free"),
+        X,
+        yc,
+    )
     _amplify_memory(clf)
     rng = np.random.RandomState(1)
     long = [rng.randn(10, 1), rng.randn(1000, 1), rng.randn(5, 1)]

@@ -420,7 +420,9 @@ def test_step_without_closure_is_skorchs_step():
 def test_stopping_rule_collates_its_subsample_once_per_fit():
     seqs = _ragged(n=300, low=2, high=9)
     y = _sequence_targets(seqs, "binary")
-    clf = _lmn_clf(max_iter=3, n_iter_no_change=10).fit(seqs, y)
+    # the training loss monitored (the smooth fine-tuning's held-out
+    # quarter monitors the validation loss)
+    clf = _lmn_clf(max_iter=3, n_iter_no_change=10, fine_tuning="full").fit(seqs, y)
     monitor = dict(clf.net_.callbacks_)["convergence"]
     assert isinstance(monitor, ConvergenceMonitor)
     # nothing of the training data is kept with the fitted model

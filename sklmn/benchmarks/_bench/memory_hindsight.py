@@ -411,7 +411,10 @@ def _estimator(spec, seed, info, epochs, callbacks):
     base, overrides, _ = parse_model_spec(spec)
     est = model_registry_for([spec])[base]["classification"](seed, info)
     est = est[0] if isinstance(est, tuple) else est
-    est.set_params(**overrides)
+    # the variants build on the full fine-tuning (the smooth default is
+    # --warmup 10 --normalize-input with the slow Schur memory); an override
+    # may still ask for another
+    est.set_params(**{"fine_tuning": "full", **overrides})
     return est.set_params(
         max_iter=epochs,
         early_stopping=False,
