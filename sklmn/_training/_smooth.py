@@ -203,7 +203,9 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
     for layer in list(module.modules()):
         if not (
             parametrize.is_parametrized(layer, "weight_hm")
-            and any(isinstance(p, _ModeGain) for p in layer.parametrizations["weight_hm"])
+            and any(
+                isinstance(p, _ModeGain) for p in layer.parametrizations["weight_hm"]
+            )
         ):
             continue
         value = layer.weight_hm.detach().clone()

@@ -101,6 +101,10 @@ TRAINING_PARAMETERS_DOC = """\
         without them; see ``docs/training.md``). Whatever monitors it,
         ``fit`` ends with the weights of the best epoch. A pretrainer sees
         the training part only: the held-out sequences judge its start too.
+        (The LMN estimators' ``fine_tuning='smooth'`` with ``'auto'``
+        instead holds out a quarter of the sequences to judge the
+        fine-tuning of a start fitted on all of them; see
+        ``fine_tuning``.)
         With ``sample_weight``, a split that leaves either part without
         weight is drawn among the sequences of non-zero weight (at least two
         are needed).

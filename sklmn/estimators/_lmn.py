@@ -160,10 +160,9 @@ def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     ``memory_matrix``, with ``'auto'`` resolved: ``'schur'`` for
     ``pretrainer=None``, a ``'residual'`` ``fine_tuning`` (the fit's,
     resolved: its second network trains from the random start) or a
-    ``'smooth'`` one, ``'free'`` otherwise (the ``'full'`` fine-tuning of a
-    LAES start keeps its dense memory, and so do the fits that
-    ``pretrainer='auto'`` starts without one, such as those above 1000
-    training sequences).
+    ``'smooth'`` one of a network whose output is its memory, ``'free'``
+    otherwise (the ``'full'`` fine-tuning of a LAES start keeps its dense
+    memory).
 
     Examples
     --------
@@ -371,9 +370,10 @@ LMN_PARAMETERS_DOC = """\
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
         Schur form, spectral radius below one whatever the optimizer does,
-        the LAES start exact. ``'auto'``: ``'schur'`` (its ring start) for
-        ``pretrainer=None``, ``'free'`` otherwise; the parametrization used
-        is ``memory_matrix_``. The regressors default
+        the LAES start exact. ``'auto'``: ``'schur'`` for ``pretrainer=None``
+        (its ring start) and for the ``'smooth'`` or ``'residual'``
+        ``fine_tuning``, ``'free'`` otherwise (the ``'full'`` fine-tuning of
+        a start); the parametrization used is ``memory_matrix_``. The regressors default
         to ``'schur'``, the classifiers to ``'auto'`` (chosen by
         measurement, see ``docs/memory.md``).
     memory_bias : bool, default=False

@@ -59,9 +59,11 @@ MULTISCALE_PARAMETERS_DOC = """\
         divided by its spectral radius (latch rule); ``'schur'``, held in
         real Schur form (one orthogonal change of coordinates per module),
         spectral radius below one whatever the optimizer does, the LAES
-        start and the incremental growth exact. ``'auto'``: ``'schur'`` (its
-        ring start) for ``pretrainer=None``, ``'free'`` otherwise; the
-        parametrization used is ``memory_matrix_``. The regressors
+        start and the incremental growth exact. ``'auto'``: ``'schur'`` for
+        ``pretrainer=None`` (its ring start) and for the ``'smooth'`` or
+        ``'residual'`` ``fine_tuning``, ``'free'`` otherwise (the ``'full'``
+        fine-tuning of a start); the parametrization used is
+        ``memory_matrix_``. The regressors
         default to ``'schur'``, the classifiers to ``'auto'`` (chosen by
         measurement, see ``docs/memory.md``).
 """ + MEMORY_LR_SCALE_DOC + """\

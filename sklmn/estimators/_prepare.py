@@ -280,10 +280,15 @@ class _FitPreparationMixin:
             has_weight = has_weight.numpy()
             if not (has_weight[train_idx].any() and has_weight[valid_idx].any()):
                 weighted = np.flatnonzero(has_weight)
-                if len(weighted) < 2:
+                n_weighted = len(weighted)
+                if n_weighted < 2:
+                    held = (
+                        f"validation_fraction={self.validation_fraction}"
+                        if fraction is None
+                        else f"{fraction}"
+                    )
                     raise ValueError(
-                        "early_stopping holds out validation_fraction="
-                        f"{self.validation_fraction} of the sequences, but only "
+                        f"early_stopping holds out {held} of the sequences, but only "
                         f"{len(weighted)} of the {n} sequences has a non-zero "
                         "weight (sample_weight times class_weight): the training "
                         "or the validation part would have no weight. Use "
@@ -292,7 +297,7 @@ class _FitPreparationMixin:
                 # two weighted validation sequences where there are four or
                 # more: the validation R^2 of one is not defined
                 n_valid = max(
-                    int(np.ceil((fraction or self.validation_fraction) * len(weighted))),
+                    int(np.ceil((fraction or self.validation_fraction) * n_weighted)),
                     min(2, len(weighted) // 2),
                 )
                 _, valid_idx = self._held_out(

@@ -736,7 +736,8 @@ class SchurMemory(nn.Module):
             W = self()
             kind = self.kind
             out = W.diagonal().abs().clone()
-            for i in torch.nonzero(kind == FIRST).flatten().tolist():
+            i = torch.nonzero(kind == FIRST).flatten()
+            if len(i):
                 det = W[i, i] * W[i + 1, i + 1] - W[i, i + 1] * W[i + 1, i]
                 out[i] = out[i + 1] = det.clamp(min=0).sqrt()
         return out

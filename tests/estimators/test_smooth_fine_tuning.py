@@ -80,9 +80,8 @@ def test_classifiers_default_to_smooth_with_a_start(cls):
     assert resolve_fine_tuning(cls(memory_matrix="free"), 100) == "full"
     assert resolve_fine_tuning(cls(target="timestep"), 100) == "full"
     # asked for explicitly, it is taken with any memory
-    assert resolve_fine_tuning(cls(fine_tuning="smooth", memory_matrix="free"), 100) == (
-        "smooth"
-    )
+    smooth_free = cls(fine_tuning="smooth", memory_matrix="free")
+    assert resolve_fine_tuning(smooth_free, 100) == "smooth"
 
 
 @pytest.mark.parametrize("cls", [LMNRegressor, MultiScaleLMNRegressor])
@@ -283,7 +282,8 @@ def test_input_normalization_leaves_other_memories_alone():
 
 @pytest.mark.parametrize("epochs", [0, -1, 1.5, True, "3"])
 def test_warmup_refuses_bad_epochs(epochs):
-    with pytest.raises(ValueError, match=f"epochs must be a positive integer, got {epochs!r}"):
+    message = f"epochs must be a positive integer, got {epochs!r}"
+    with pytest.raises(ValueError, match=message):
         LinearWarmup(epochs)
 
 
@@ -303,3 +303,15 @@ def test_copies_taken_during_training_still_run(cls):
     copy_ = dict(clf.net_.callbacks_)["copy"].module_
     out = copy_(torch.as_tensor(X, dtype=torch.float32))
     assert torch.isfinite(out).all()
+
+
+def test_the_held_out_quarter_with_sample_weights():
+    X, y = _data()
+    weight = np.zeros(len(X))
+    weight[:12] = 1.0  # a quarter drawn among the weighted sequences
+    clf = _small(LMNClassifier, max_iter=2).fit(X, y, sample_weight=weight)
+    assert clf.fine_tuning_ == "smooth"
+    weight[1:] = 0.0
+    message = r"holds out 0\.25 of the sequences, but only 1"
+    with pytest.raises(ValueError, match=message):
+        _small(LMNClassifier, max_iter=2).fit(X, y, sample_weight=weight)
