@@ -66,8 +66,9 @@ TRAINING_PARAMETERS_DOC = """\
         ``sklmn.estimators._auto``; the rate used is ``net_.lr``; in
         ``partial_fit`` the sequences of each call count, as for
         ``batch_size``; measurements: ``docs/training.md``, "Large training
-        sets: a higher learning rate"). The papers' experiments pin their own
-        rates.
+        sets: a higher learning rate"; the LMN estimators' ``'smooth'``
+        fine-tuning of a start trains at 0.0003, see ``fine_tuning``). The
+        papers' experiments pin their own rates.
     learning_rate : {'constant', 'adaptive'}, default='constant' or 'adaptive'
         ``'constant'`` for classifiers, ``'adaptive'`` for regressors.
         ``'adaptive'`` divides the learning rate by 5 each time

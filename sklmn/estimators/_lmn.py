@@ -77,9 +77,10 @@ FINE_TUNING_DOC = """\
         parameter of the pretrained network trains at the learning rate
         (the papers' fine-tuning). ``'smooth'``: every parameter trains,
         with the memory made to move slowly: a ``'schur'`` memory for
-        ``memory_matrix='auto'``, the memory and the feedback at 1/100 of
-        the learning rate for ``memory_lr_scale='auto'``, the learning rate
-        raised linearly over the first 10 epochs, the input of each Schur
+        ``memory_matrix='auto'``, a learning rate of 0.0003 for
+        ``learning_rate_init='auto'``, the memory and the feedback at 1/100
+        of it for ``memory_lr_scale='auto'``, the learning rate raised
+        linearly over the first 10 epochs, the input of each Schur
         mode trained in units of the mode's gain (``W_hm = diag(1 -
         |lambda|) V``, ``V`` trained), and, for ``early_stopping='auto'``,
         a quarter of the training sequences held out to judge the
@@ -153,6 +154,9 @@ _SCRATCH_MEMORY_LR_SCALE = 0.1
 _SMOOTH_MEMORY_LR_SCALE = 0.01
 _SMOOTH_WARMUP_EPOCHS = 10
 _SMOOTH_GUARD_FRACTION = 0.25
+#: ``learning_rate_init='auto'`` of the ``'smooth'`` fine-tuning of a start
+#: (up to 1000 sequences, where ``pretrainer='auto'`` starts from a LAES)
+_SMOOTH_LEARNING_RATE = 3e-4
 
 
 def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
@@ -661,6 +665,11 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
 
     def _step_settings(self, n_samples: int) -> tuple[int, float]:
         batch_size, lr = super()._step_settings(n_samples)
+        if (
+            self.learning_rate_init == "auto"
+            and resolve_fine_tuning(self, n_samples) == "smooth"
+        ):
+            lr = _SMOOTH_LEARNING_RATE
         scratch = self.pretrainer is None and resolve_memory_matrix(self) == "schur"
         residual = resolve_fine_tuning(self, n_samples) == "residual"
         if (

@@ -123,7 +123,8 @@ def test_smooth_fit_settings_and_plain_module(cls, bidirectional):
     # the memory group at 1/100 of the others
     rates = np.array(record.rates_)
     assert len(rates) == 14
-    assert sorted({round(r, 12) for r in rates[-1]}) == [1e-5, 1e-3]
+    # learning_rate_init='auto': 3e-4 for the smooth fine-tuning
+    assert sorted({round(r, 12) for r in rates[-1]}) == [3e-6, 3e-4]
     factors = np.minimum(np.arange(1, len(rates) + 1) / 10, 1.0)
     np.testing.assert_allclose(rates, factors[:, None] * rates[-1], rtol=1e-12)
     # the fitted module holds plain parameters (no training-time
@@ -315,3 +316,12 @@ def test_the_held_out_quarter_with_sample_weights():
     message = r"holds out 0\.25 of the sequences, but only 1"
     with pytest.raises(ValueError, match=message):
         _small(LMNClassifier, max_iter=2).fit(X, y, sample_weight=weight)
+
+
+def test_an_explicit_learning_rate_wins():
+    X, y = _data()
+    clf = _small(LMNClassifier, max_iter=2, learning_rate_init=0.01).fit(X, y)
+    assert clf.fine_tuning_ == "smooth"
+    assert sorted({g["lr"] for g in clf.net_.optimizer_.param_groups}) == (
+        pytest.approx([1e-4, 1e-2], rel=1e-12)
+    )
