@@ -95,11 +95,13 @@ FINE_TUNING_DOC = """\
         outputs to the start's. Its readout starts at zero, so training
         begins exactly at the start and learns what the start leaves
         unexplained. ``'auto'``: ``'smooth'`` for a classifier of one label
-        per sequence with a pretrained start (and a ``'schur'`` or
-        ``'auto'`` memory, no ``incremental`` growth), ``'full'``
-        otherwise. Without a start (``pretrainer=None``, or ``'auto'``
-        above 1000 sequences) and with ``incremental`` training one network
-        trains from its start, as with ``'full'``; the choice made is
+        per sequence with a LAES start (``pretrainer='auto'`` or a
+        ``LAESInitializer``; a ``'schur'`` or ``'auto'`` memory, its memory
+        as output, no ``incremental`` growth), ``'full'`` otherwise (other
+        pretrainers, the regressors). Without a start (``pretrainer=None``,
+        or ``'auto'`` above 1000 sequences) and with ``incremental``
+        training one network trains from its start, as with ``'full'``; the
+        choice made is
         ``fine_tuning_``. See ``docs/memory.md``, "Smooth fine-tuning as
         the default" and "Residual fine-tuning".
 """
@@ -228,8 +230,10 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     gives a start (``'auto'``'s LAES start, or an object) and no
     ``incremental`` growth is asked for; ``'auto'``: ``'smooth'`` under
     the same conditions for a classifier of one label per sequence whose
-    ``memory_matrix`` is ``'auto'`` or ``'schur'`` and whose output is its
-    memory; ``'full'`` otherwise
+    start is a LAES start (``pretrainer='auto'`` or a
+    :class:`~sklmn.pretraining.LAESInitializer`), whose ``memory_matrix``
+    is ``'auto'`` or ``'schur'`` and whose output is its memory; ``'full'``
+    otherwise
     (one network trains from its start at the learning rate).
 
     Examples
@@ -252,8 +256,10 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     if getattr(estimator, "incremental", None) is not None:
         return "full"
     if choice == "auto":
+        laes = isinstance(estimator.pretrainer, str | LAESInitializer)
         if not (
-            is_classifier(estimator)
+            laes
+            and is_classifier(estimator)
             and estimator.target == "sequence"
             and estimator.memory_matrix in ("auto", "schur")
             and _reads_memory(estimator)

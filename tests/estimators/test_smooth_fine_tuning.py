@@ -20,7 +20,7 @@ from sklmn.estimators import (
 from sklmn.estimators._lmn import resolve_fine_tuning
 from sklmn.nn import LMN, MultiScaleLMN
 from sklmn.persistence import load, save
-from sklmn.pretraining import IncrementalTraining, LAESInitializer
+from sklmn.pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
 from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
 from sklmn._training._smooth import (
     LinearWarmup,
@@ -79,6 +79,10 @@ def test_classifiers_default_to_smooth_with_a_start(cls):
     # another memory asked for, per-step targets: the papers' fine-tuning
     assert resolve_fine_tuning(cls(memory_matrix="free"), 100) == "full"
     assert resolve_fine_tuning(cls(target="timestep"), 100) == "full"
+    # another pretrainer than the LAES start: the papers' fine-tuning
+    unrolled = cls(pretrainer=UnrolledPretrainer())
+    assert resolve_fine_tuning(unrolled, 100) == "full"
+    assert resolve_fine_tuning(cls(pretrainer=LAESInitializer()), 100) == "smooth"
     # asked for explicitly, it is taken with any memory
     smooth_free = cls(fine_tuning="smooth", memory_matrix="free")
     assert resolve_fine_tuning(smooth_free, 100) == "smooth"
