@@ -101,9 +101,8 @@ FINE_TUNING_DOC = """\
         pretrainers, the regressors). Without a start (``pretrainer=None``,
         or ``'auto'`` above 1000 sequences) and with ``incremental``
         training one network trains from its start, as with ``'full'``; the
-        choice made is
-        ``fine_tuning_``. See ``docs/memory.md``, "Smooth fine-tuning as
-        the default" and "Residual fine-tuning".
+        choice made is ``fine_tuning_``. See ``docs/memory.md``, "Smooth
+        fine-tuning as the default" and "Residual fine-tuning".
 """
 
 
