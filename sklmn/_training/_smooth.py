@@ -21,7 +21,13 @@ import torch
 from skorch.callbacks import Callback
 from torch.nn.utils import parametrize
 
-__all__ = ["LinearWarmup", "ModeInputNormalization", "remove_input_normalization"]
+__all__ = [
+    "LinearWarmup",
+    "ModeInputNormalization",
+    "carry_optimizer_state",
+    "input_normalization_factors",
+    "remove_input_normalization",
+]
 
 #: smallest mode gain factor ``1 - |lambda|`` (a mode at the edge of
 #: stability still trains)
@@ -105,6 +111,8 @@ class _ModeGain(torch.nn.Module):
     def __init__(self, layer: torch.nn.Module):
         super().__init__()
         self.__dict__["layer"] = layer  # not a submodule (no cycle)
+        # the layer's parameter order, restored with the plain parameter
+        self.parameter_order = tuple(layer._parameters)
 
     def factor(self, like: torch.Tensor) -> torch.Tensor:
         moduli = self.layer.memory.eigenvalue_moduli().to(like)
@@ -213,13 +221,144 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
         if list(layer.parametrizations.keys()) == ["weight_hm"]:
             # what remove_parametrizations does, without deleting the
             # property from the class the copies share
+            order = next(
+                p.parameter_order
+                for p in layer.parametrizations["weight_hm"]
+                if isinstance(p, _ModeGain)
+            )
             del layer._modules["parametrizations"]
             layer.__class__ = layer.__class__.__bases__[0]
             original.data = value
             layer.register_parameter("weight_hm", original)
+            # weight_hm back at its place among the layer's parameters (the
+            # order of a module built anew, which positional optimizer
+            # states follow)
+            rank = {name: i for i, name in enumerate(order)}
+            items = sorted(
+                layer._parameters.items(),
+                key=lambda item: rank.get(item[0], len(rank)),
+            )
+            layer._parameters.clear()
+            layer._parameters.update(items)
         else:  # other parametrizations on the layer: torch's own removal
             parametrize.remove_parametrizations(
                 layer, "weight_hm", leave_parametrized=True
             )
         removed += 1
     return removed
+
+
+#: the optimizer state entries that follow the gradient (divided by the mode
+#: factor when ``V`` becomes ``W_hm``) or its square (divided by its square);
+#: the other entries (Adam's step, RMSprop's momentum of normalized steps)
+#: carry over as they are
+_FIRST_ORDER_STATE = {
+    torch.optim.Adam: ("exp_avg",),
+    torch.optim.AdamW: ("exp_avg",),
+    torch.optim.SGD: ("momentum_buffer",),
+    torch.optim.RMSprop: ("grad_avg",),
+}
+_SECOND_ORDER_STATE = {
+    torch.optim.Adam: ("exp_avg_sq", "max_exp_avg_sq"),
+    torch.optim.AdamW: ("exp_avg_sq", "max_exp_avg_sq"),
+    torch.optim.SGD: (),
+    torch.optim.RMSprop: ("square_avg",),
+}
+
+
+@torch.no_grad()
+def input_normalization_factors(module: torch.nn.Module) -> dict:
+    """The mode factors ``diag(1 - |lambda|)`` (a column, floored at 1e-4)
+    of every ``weight_hm`` of ``module`` that :class:`ModeInputNormalization`
+    parametrized, keyed by the trained parameter ``V`` (the parameter object
+    :func:`remove_input_normalization` makes ``weight_hm`` again).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A network (or its recurrent module) trained with the callback.
+
+    Returns
+    -------
+    dict
+        ``{V: factor}``, ``factor`` of shape ``(memory_size, 1)``.
+
+    Examples
+    --------
+    >>> from torch.nn.utils import parametrize
+    >>> from sklmn.nn import LMN
+    >>> from sklmn._training._smooth import _ModeGain, input_normalization_factors
+    >>> lmn = LMN(2, 3, 4, memory_matrix="schur")
+    >>> layer = lmn.layers[0]
+    >>> _ = parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
+    >>> [tuple(f.shape) for f in input_normalization_factors(lmn).values()]
+    [(4, 1)]
+    """
+    factors = {}
+    for layer in module.modules():
+        if not parametrize.is_parametrized(layer, "weight_hm"):
+            continue
+        parametrizations = layer.parametrizations["weight_hm"]
+        gains = [p for p in parametrizations if isinstance(p, _ModeGain)]
+        if gains:
+            original = parametrizations.original
+            factors[original] = gains[0].factor(original).detach().clone()
+    return factors
+
+
+@torch.no_grad()
+def carry_optimizer_state(previous, optimizer, factors: dict) -> None:
+    """Carry the per-parameter state of ``previous`` (the optimizer that
+    trained with :class:`ModeInputNormalization`) over to ``optimizer``
+    (rebuilt over the same parameter objects once
+    :func:`remove_input_normalization` wrote ``W_hm`` back).
+
+    The state of every other parameter is copied as it is; that of a
+    ``V`` of ``factors`` is expressed for ``W_hm = factor * V`` (a gradient
+    of ``W_hm`` is that of ``V`` divided by the factor): Adam's first
+    moment divided by the factor and its second moment by its square (SGD's
+    momentum and RMSprop's averages alike). An optimizer of another kind
+    starts the state of ``W_hm`` anew.
+
+    Parameters
+    ----------
+    previous, optimizer : torch.optim.Optimizer
+        The optimizer of the training and the rebuilt one.
+    factors : dict
+        :func:`input_normalization_factors` of the module, taken before the
+        removal.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklmn._training._smooth import carry_optimizer_state
+    >>> p = torch.nn.Parameter(torch.ones(2, 3))
+    >>> old = torch.optim.Adam([p])
+    >>> p.grad = torch.ones(2, 3)
+    >>> old.step()
+    >>> new = torch.optim.Adam([p])
+    >>> carry_optimizer_state(old, new, {p: torch.tensor([[0.5], [1.0]])})
+    >>> new.state[p]["exp_avg"][:, 0]
+    tensor([0.2000, 0.1000])
+    """
+    kind = type(previous)
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            state = previous.state.get(param)
+            if not state:
+                continue
+            state = {
+                key: value.clone() if torch.is_tensor(value) else value
+                for key, value in state.items()
+            }
+            factor = factors.get(param)
+            if factor is not None:
+                if kind not in _FIRST_ORDER_STATE:
+                    continue  # unknown units: a fresh state
+                for key in _FIRST_ORDER_STATE[kind]:
+                    if torch.is_tensor(state.get(key)):
+                        state[key] = state[key] / factor.to(state[key])
+                for key in _SECOND_ORDER_STATE[kind]:
+                    if torch.is_tensor(state.get(key)):
+                        state[key] = state[key] / factor.to(state[key]) ** 2
+            optimizer.state[param] = state

@@ -15,6 +15,8 @@ from ..nn._lmn_schur import check_ring
 from .._training._smooth import (
     LinearWarmup,
     ModeInputNormalization,
+    carry_optimizer_state,
+    input_normalization_factors,
     remove_input_normalization,
 )
 from ..pretraining import LAESInitializer
@@ -77,7 +79,8 @@ FINE_TUNING_DOC = """\
         parameter of the pretrained network trains at the learning rate
         (the papers' fine-tuning). ``'smooth'``: every parameter trains,
         with the memory made to move slowly: a ``'schur'`` memory for
-        ``memory_matrix='auto'``, a learning rate of 0.0003 for
+        ``memory_matrix='auto'`` (with ``output='memory'``; the hidden
+        output's start keeps its free memory), a learning rate of 0.0003 for
         ``learning_rate_init='auto'``, the memory and the feedback at 1/100
         of it for ``memory_lr_scale='auto'``, the learning rate raised
         linearly over the first 10 epochs, the input of each Schur
@@ -86,9 +89,12 @@ FINE_TUNING_DOC = """\
         a quarter of the training sequences held out to judge the
         fine-tuning, the start being fitted on all of them (the start is
         the first candidate of the best weights, so fine-tuning is kept
-        only where it predicts the held-out quarter better).
-        ``'residual'``: the pretrained network is kept frozen
-        and a second network of the same architecture, trained from the
+        only where it predicts the held-out quarter better). The warm-up
+        and the mode input are those of the fit that fine-tunes the start
+        (in ``partial_fit``, the first call: one pass at 1/10 of the rate);
+        a warm start or a later ``partial_fit`` call trains ``W_hm``
+        itself, at the fitted rates. ``'residual'``: the pretrained network
+        is kept frozen and a second network of the same architecture, trained from the
         random start (as with ``pretrainer=None``: the ``'schur'`` memory on
         its ring for ``memory_matrix='auto'``, the memory learning-rate
         fraction and the batch size of training from scratch), adds its
@@ -99,10 +105,11 @@ FINE_TUNING_DOC = """\
         ``LAESInitializer``; a ``'schur'`` or ``'auto'`` memory, its memory
         as output, no ``incremental`` growth), ``'full'`` otherwise (other
         pretrainers, the regressors). Without a start (``pretrainer=None``,
-        or ``'auto'`` above 1000 sequences) and with ``incremental``
-        training one network trains from its start, as with ``'full'``; the
-        choice made is ``fine_tuning_``. See ``docs/memory.md``, "Smooth
-        fine-tuning as the default" and "Residual fine-tuning".
+        or ``'auto'`` above 1000 sequences or on constant inputs, or a start
+        the start policy drops) and with ``incremental`` training one
+        network trains from its start, as with ``'full'``; the choice made
+        is ``fine_tuning_``. See ``docs/memory.md``, "Smooth fine-tuning as
+        the default" and "Residual fine-tuning".
 """
 
 
@@ -611,6 +618,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         if fitted_fine_tuning(self) != "residual":
             super()._initialize_module(module, context, n_samples)
             start = self.pretrainer_
+            if start is None and fitted_fine_tuning(self) == "smooth":
+                # the start policy dropped the start: one network trains
+                # from the random start, as with 'full' (fine_tuning_ says so)
+                self.fine_tuning_ = "full"
         else:
             self._initialize_residual(module, context, n_samples)
             start = None  # the trained network starts from the random draw
@@ -627,6 +638,21 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             and getattr(self, "pretrainer_", None) is not None
         )
 
+    def _smooth_rate(self, n_samples: int, context) -> bool:
+        """Whether ``learning_rate_init='auto'`` is the smooth fine-tuning's
+        rate: a new fit resolves its fine-tuning on its training data
+        ``context`` (as ``_plan_fit`` does: inputs without a start train at
+        the usual rate); a warm start, a ``partial_fit`` pass or a loaded
+        model (``context`` None) goes on with the fine-tuning its model was
+        fitted with."""
+        if context is None:
+            warm = hasattr(self, "fine_tuning_")
+        else:
+            warm = context.warm_start
+        if warm:
+            return self._smooth_start()
+        return resolve_fine_tuning(self, n_samples, context) == "smooth"
+
     def _start_callbacks(self, context) -> list:
         """The smooth fine-tuning's input normalization (first: the other
         callbacks see its parameters) and warm-up, before the anchor."""
@@ -639,9 +665,13 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
 
     def _end_training(self, net) -> None:
         """Write the input of a smoothly fine-tuned memory back as a plain
-        parameter (the optimizer rebuilt over it)."""
+        parameter (the optimizer rebuilt over it, its state carried over:
+        a later ``partial_fit`` resumes it)."""
+        factors = input_normalization_factors(net.module_)
         if remove_input_normalization(net.module_):
+            previous = net.optimizer_
             net.initialize_optimizer()
+            carry_optimizer_state(previous, net.optimizer_, factors)
 
     def _guard_fraction(self, n_samples: int, context) -> float | None:
         """``early_stopping='auto'`` of a smooth fine-tuning: the fraction
@@ -668,12 +698,9 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         if module.pooling == "auto":
             module.start_mean_block_()
 
-    def _step_settings(self, n_samples: int) -> tuple[int, float]:
-        batch_size, lr = super()._step_settings(n_samples)
-        if (
-            self.learning_rate_init == "auto"
-            and resolve_fine_tuning(self, n_samples) == "smooth"
-        ):
+    def _step_settings(self, n_samples: int, context=None) -> tuple[int, float]:
+        batch_size, lr = super()._step_settings(n_samples, context)
+        if self.learning_rate_init == "auto" and self._smooth_rate(n_samples, context):
             lr = _SMOOTH_LEARNING_RATE
         scratch = self.pretrainer is None and resolve_memory_matrix(self) == "schur"
         residual = resolve_fine_tuning(self, n_samples) == "residual"

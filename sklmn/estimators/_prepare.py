@@ -174,7 +174,6 @@ class _FitPreparationMixin:
                     train_weights = _mean_one(weights[train_idx], train_seqs)
         if valid_dataset is not None:
             self._check_validation_size(valid_dataset)
-        batch_size, lr = self._step_settings(seqs.n_samples)
         context = self._context(
             train_seqs,
             train_y,
@@ -182,6 +181,7 @@ class _FitPreparationMixin:
             validation=valid_dataset is not None,
             sample_weight=train_weights,
         )
+        batch_size, lr = self._step_settings(seqs.n_samples, context)
         return _PreparedFit(
             warm=warm,
             sequences=seqs,
@@ -237,9 +237,12 @@ class _FitPreparationMixin:
     def _resolve_device(self) -> torch.device:
         return resolve_device(self.device)
 
-    def _step_settings(self, n_samples: int) -> tuple[int, float]:
+    def _step_settings(
+        self, n_samples: int, context: FitContext | None = None
+    ) -> tuple[int, float]:
         """``(batch_size, learning_rate_init)``, each ``'auto'`` resolved
-        for ``n_samples`` training sequences."""
+        for ``n_samples`` training sequences (``context``: the fit's
+        training data, None for a loaded model)."""
         batch_size = (
             auto_batch_size(n_samples)
             if self.batch_size == "auto"

@@ -329,3 +329,97 @@ def test_an_explicit_learning_rate_wins():
     assert sorted({g["lr"] for g in clf.net_.optimizer_.param_groups}) == (
         pytest.approx([1e-4, 1e-2], rel=1e-12)
     )
+
+
+# ------------------------------------------------- after the smooth fit
+
+
+class _RecordMemoryInputState(Callback):
+    """At the end of training (input normalization still on): the
+    optimizer state of every ``V`` of a normalized ``W_hm``."""
+
+    def on_train_end(self, net, **kwargs):
+        self.states_ = {}
+        for name, module in net.module_.named_modules():
+            if parametrize.is_parametrized(module, "weight_hm"):
+                V = module.parametrizations.weight_hm.original
+                state = net.optimizer_.state[V]
+                self.states_[name] = {
+                    k: v.clone() if torch.is_tensor(v) else v for k, v in state.items()
+                }
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])
+def test_the_optimizer_state_carries_over_after_a_smooth_fit(optimizer):
+    # partial_fit after fit resumes the optimizer state: the rebuilt
+    # optimizer over the plain W_hm keeps it, in W_hm's units
+    X, y = _data()
+    clf = _small(
+        LMNClassifier,
+        max_iter=3,
+        optimizer=optimizer,
+        callbacks=[("record", _RecordMemoryInputState())],
+    ).fit(X, y)
+    assert clf.fine_tuning_ == "smooth"
+    net = clf.net_
+    params = list(net.module_.parameters())
+    assert all(net.optimizer_.state.get(p) for p in params)
+    recorded = dict(net.callbacks_)["record"].states_
+    assert recorded
+    first, second = {
+        "adam": ("exp_avg", "exp_avg_sq"),
+        "rmsprop": (None, "square_avg"),
+    }[optimizer]
+    for name, state in recorded.items():
+        layer = net.module_.get_submodule(name)
+        factor = (1 - layer.memory.eigenvalue_moduli()).clamp_min(1e-4)[:, None]
+        carried = net.optimizer_.state[layer.weight_hm]
+        if first is not None:
+            torch.testing.assert_close(
+                carried[first], state[first] / factor, rtol=1e-5, atol=1e-12
+            )
+        torch.testing.assert_close(
+            carried[second], state[second] / factor**2, rtol=1e-5, atol=1e-12
+        )
+    if optimizer == "adam":
+        steps = float(net.optimizer_.state[params[0]]["step"])
+        clf.partial_fit(X, y)
+        resumed = clf.net_.optimizer_.state[list(clf.net_.module_.parameters())[0]]
+        assert float(resumed["step"]) > steps + 0.5
+
+
+def test_the_smooth_fit_keeps_the_parameter_order(tmp_path):
+    # W_hm is written back at its place among the layer's parameters: the
+    # order of the same model built anew (a loaded one)
+    X, y = _data()
+    clf = _small(LMNClassifier, max_iter=2, memory_bias=True).fit(X, y)
+    assert clf.fine_tuning_ == "smooth"
+    path = tmp_path / "model.skops"
+    save(clf, path)
+    names = [name for name, _ in clf.net_.module_.named_parameters()]
+    assert names == [name for name, _ in load(path).net_.module_.named_parameters()]
+
+
+def test_inputs_without_a_start_train_at_the_usual_rate():
+    # constant inputs: pretrainer='auto' gives no start, so no smooth
+    # fine-tuning and not its learning rate; a later pass on other data
+    # goes on with the fitted model's fine-tuning
+    X, y = _data()
+    constant = np.ones_like(X)
+    clf = _small(LMNClassifier, max_iter=2).fit(constant, y)
+    full = _small(LMNClassifier, max_iter=2, fine_tuning="full").fit(constant, y)
+    assert (clf.fine_tuning_, clf.pretrainer_) == ("full", None)
+    assert clf.net_.lr == pytest.approx(full.net_.lr, rel=1e-12)
+    assert clf.net_.lr != pytest.approx(3e-4)
+    clf.partial_fit(X, y)
+    assert clf.net_.lr == pytest.approx(full.net_.lr, rel=1e-12)
+
+
+def test_a_dropped_start_is_reported_as_full():
+    # a start whose readout predicts nothing is dropped: no smooth
+    # fine-tuning of it (like the residual fine-tuning, fine_tuning_ says so)
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(40, 10, 2), rng.randn(40)
+    reg = _small(LMNRegressor, fine_tuning="smooth", max_iter=2).fit(X, y)
+    assert reg.pretrainer_ is None
+    assert reg.fine_tuning_ == "full"
