@@ -94,22 +94,23 @@ FINE_TUNING_DOC = """\
         (in ``partial_fit``, the first call: one pass at 1/10 of the rate);
         a warm start or a later ``partial_fit`` call trains ``W_hm``
         itself, at the fitted rates. ``'residual'``: the pretrained network
-        is kept frozen and a second network of the same architecture, trained from the
-        random start (as with ``pretrainer=None``: the ``'schur'`` memory on
-        its ring for ``memory_matrix='auto'``, the memory learning-rate
-        fraction and the batch size of training from scratch), adds its
-        outputs to the start's. Its readout starts at zero, so training
-        begins exactly at the start and learns what the start leaves
-        unexplained. ``'auto'``: ``'smooth'`` for a classifier of one label
-        per sequence with a LAES start (``pretrainer='auto'`` or a
-        ``LAESInitializer``; a ``'schur'`` or ``'auto'`` memory, its memory
-        as output, no ``incremental`` growth), ``'full'`` otherwise (other
-        pretrainers, the regressors). Without a start (``pretrainer=None``,
-        or ``'auto'`` above 1000 sequences or on constant inputs, or a start
-        the start policy drops) and with ``incremental`` training one
-        network trains from its start, as with ``'full'``; the choice made
-        is ``fine_tuning_``. See ``docs/memory.md``, "Smooth fine-tuning as
-        the default" and "Residual fine-tuning".
+        is kept frozen and a second network of the same architecture,
+        trained from the random start (as with ``pretrainer=None``: the
+        ``'schur'`` memory on its ring for ``memory_matrix='auto'``, the
+        memory learning-rate fraction and the batch size of training from
+        scratch), adds its outputs to the start's. Its readout starts at
+        zero, so training begins exactly at the start and learns what the
+        start leaves unexplained. ``'auto'``: ``'smooth'`` for a classifier
+        of one label per sequence with a LAES start (``pretrainer='auto'``
+        or a ``LAESInitializer``; a ``'schur'`` or ``'auto'`` memory, its
+        memory as output, no ``incremental`` growth), ``'full'`` otherwise
+        (other pretrainers, the regressors). Without a start
+        (``pretrainer=None``, or ``'auto'`` above 1000 sequences or on
+        constant inputs, or a start the start policy drops) and with
+        ``incremental`` training one network trains from its start, as with
+        ``'full'``; the choice made is ``fine_tuning_``. See
+        ``docs/memory.md``, "Smooth fine-tuning as the default" and
+        "Residual fine-tuning".
 """
 
 
