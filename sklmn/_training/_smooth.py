@@ -147,10 +147,10 @@ class ModeInputNormalization(Callback):
     layer (LMN) or direction (multi-scale LMN) of ``net.module_.recurrent``
     is parametrized as ``W_hm = diag(1 - |lambda|) V`` with ``V`` trained,
     ``|lambda|`` the modulus of the eigenvalue of each coordinate's block
-    (``SchurMemory.eigenvalue_moduli``, floored at 1e-4): one Adam step
-    moves a mode's input by about the learning rate divided by the mode's
-    gain ``1 / (1 - |lambda|)``, as in the input normalization of Orvieto
-    et al. 2023. The function of the network is unchanged at the start; the
+    (``SchurMemory.eigenvalue_moduli``; ``1 - |lambda|`` floored at 1e-4):
+    one Adam step moves a mode's input by about the learning rate divided
+    by the mode's gain ``1 / (1 - |lambda|)``, as in the input
+    normalization of Orvieto et al. 2023. The function of the network is unchanged at the start; the
     optimizer is rebuilt over the new parameters. The parametrization stays
     while the net trains (the best-weights snapshots hold ``V``);
     :func:`remove_input_normalization` writes ``W_hm`` back as a plain
@@ -195,7 +195,9 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
     Unlike ``torch.nn.utils.parametrize.remove_parametrizations``, the
     layer's parametrized class is left as it is (the layer gets its
     original class back): copies of the module taken during training
-    (``copy.deepcopy`` shares that class) keep working.
+    (``copy.deepcopy`` shares that class) keep working. ``weight_hm`` gets
+    its place back among the layer's parameters (the order of the same
+    module built anew).
 
     Parameters
     ----------
@@ -206,6 +208,20 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
     -------
     int
         Number of parametrizations removed.
+
+    Examples
+    --------
+    >>> from torch.nn.utils import parametrize
+    >>> from sklmn.nn import LMN
+    >>> from sklmn._training._smooth import _ModeGain, remove_input_normalization
+    >>> lmn = LMN(2, 3, 4, memory_matrix="schur", memory_bias=True)
+    >>> layer = lmn.layers[0]
+    >>> names = [name for name, _ in lmn.named_parameters()]
+    >>> _ = parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
+    >>> remove_input_normalization(lmn)
+    1
+    >>> [name for name, _ in lmn.named_parameters()] == names
+    True
     """
     removed = 0
     for layer in list(module.modules()):
