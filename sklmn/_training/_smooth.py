@@ -150,8 +150,9 @@ class ModeInputNormalization(Callback):
     (``SchurMemory.eigenvalue_moduli``; ``1 - |lambda|`` floored at 1e-4):
     one Adam step moves a mode's input by about the learning rate divided
     by the mode's gain ``1 / (1 - |lambda|)``, as in the input
-    normalization of Orvieto et al. 2023. The function of the network is unchanged at the start; the
-    optimizer is rebuilt over the new parameters. The parametrization stays
+    normalization of Orvieto et al. 2023. The function of the network is
+    unchanged at the start; the optimizer is rebuilt over the new
+    parameters. The parametrization stays
     while the net trains (the best-weights snapshots hold ``V``);
     :func:`remove_input_normalization` writes ``W_hm`` back as a plain
     parameter. A module without a Schur memory is left alone.
