@@ -125,17 +125,19 @@ class _ModeGain(torch.nn.Module):
         return W / self.factor(W)
 
 
-def _schur_layers(recurrent: torch.nn.Module) -> list:
-    """The layers (LMN) or directions (multi-scale LMN) of ``recurrent``
-    whose memory is a ``'schur'`` memory."""
-    if hasattr(recurrent, "_all_layers"):  # LMN
-        layers = recurrent._all_layers()
-    else:  # multi-scale LMN: the directions
-        layers = [recurrent, getattr(recurrent, "reverse", None)]
+def memory_layers(module: torch.nn.Module) -> list:
+    """The submodules of ``module`` that hold a memory input ``W_hm``: the
+    layers of an LMN, the directions of a multi-scale LMN."""
+    return [m for m in module.modules() if hasattr(m, "weight_hm")]
+
+
+def _schur_layers(module: torch.nn.Module) -> list:
+    """The :func:`memory_layers` of ``module`` whose memory is a
+    ``'schur'`` memory."""
     return [
         layer
-        for layer in layers
-        if layer is not None and getattr(layer, "memory_matrix", None) == "schur"
+        for layer in memory_layers(module)
+        if getattr(layer, "memory_matrix", None) == "schur"
     ]
 
 
@@ -188,6 +190,20 @@ class ModeInputNormalization(Callback):
             net.initialize_optimizer()
 
 
+def _mode_gains(module: torch.nn.Module) -> list:
+    """``(layer, gain)`` for every layer of ``module`` whose ``weight_hm``
+    :class:`ModeInputNormalization` parametrized (``gain``: its
+    ``_ModeGain``)."""
+    found = []
+    for layer in module.modules():
+        if parametrize.is_parametrized(layer, "weight_hm"):
+            for p in layer.parametrizations["weight_hm"]:
+                if isinstance(p, _ModeGain):
+                    found.append((layer, p))
+                    break
+    return found
+
+
 @torch.no_grad()
 def remove_input_normalization(module: torch.nn.Module) -> int:
     """Write back, as a plain parameter, the ``weight_hm`` of every layer of
@@ -224,25 +240,14 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
     >>> [name for name, _ in lmn.named_parameters()] == names
     True
     """
-    removed = 0
-    for layer in list(module.modules()):
-        if not (
-            parametrize.is_parametrized(layer, "weight_hm")
-            and any(
-                isinstance(p, _ModeGain) for p in layer.parametrizations["weight_hm"]
-            )
-        ):
-            continue
+    gains = _mode_gains(module)
+    for layer, gain in gains:
         value = layer.weight_hm.detach().clone()
         original = layer.parametrizations["weight_hm"].original
         if list(layer.parametrizations.keys()) == ["weight_hm"]:
             # what remove_parametrizations does, without deleting the
             # property from the class the copies share
-            order = next(
-                p.parameter_order
-                for p in layer.parametrizations["weight_hm"]
-                if isinstance(p, _ModeGain)
-            )
+            order = gain.parameter_order
             del layer._modules["parametrizations"]
             layer.__class__ = layer.__class__.__bases__[0]
             original.data = value
@@ -261,8 +266,7 @@ def remove_input_normalization(module: torch.nn.Module) -> int:
             parametrize.remove_parametrizations(
                 layer, "weight_hm", leave_parametrized=True
             )
-        removed += 1
-    return removed
+    return len(gains)
 
 
 #: the optimizer state entries that follow the gradient (divided by the mode
@@ -312,14 +316,9 @@ def input_normalization_factors(module: torch.nn.Module) -> dict:
     [(4, 1)]
     """
     factors = {}
-    for layer in module.modules():
-        if not parametrize.is_parametrized(layer, "weight_hm"):
-            continue
-        parametrizations = layer.parametrizations["weight_hm"]
-        gains = [p for p in parametrizations if isinstance(p, _ModeGain)]
-        if gains:
-            original = parametrizations.original
-            factors[original] = gains[0].factor(original).detach().clone()
+    for layer, gain in _mode_gains(module):
+        original = layer.parametrizations["weight_hm"].original
+        factors[original] = gain.factor(original).detach().clone()
     return factors
 
 

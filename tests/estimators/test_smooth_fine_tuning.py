@@ -18,12 +18,13 @@ from sklmn.estimators import (
     MultiScaleLMNRegressor,
 )
 from sklmn.estimators._lmn import resolve_fine_tuning
-from sklmn.nn import LMN, MultiScaleLMN
+from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.persistence import load, save
 from sklmn.pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
 from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
 from sklmn._training._smooth import (
     LinearWarmup,
+    _ModeGain,
     ModeInputNormalization,
     remove_input_normalization,
 )
@@ -55,6 +56,12 @@ class _Record(Callback):
         self.n_train_ = len(dataset_train)
         self.n_valid_ = None if dataset_valid is None else len(dataset_valid)
         self.rates_.append([g["lr"] for g in net.optimizer_.param_groups])
+
+
+def _recorded_fit(X, y, cls, **params):
+    """``cls`` fitted with a :class:`_Record` callback, and the record."""
+    clf = _small(cls, callbacks=[("record", _Record())], **params).fit(X, y)
+    return clf, dict(clf.net_.callbacks_)["record"]
 
 
 class _CountingLAES(LAESInitializer):
@@ -108,14 +115,14 @@ def test_incremental_growth_is_full():
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_smooth_fit_settings_and_plain_module(cls, bidirectional):
     X, y = _data()
-    clf = _small(
+    clf, record = _recorded_fit(
+        X,
+        y,
         cls,
         bidirectional=bidirectional,
         pretrainer=_CountingLAES(),
         n_iter_no_change=100,
-        callbacks=[("record", _Record())],
-    ).fit(X, y)
-    record = dict(clf.net_.callbacks_)["record"]
+    )
     assert clf.fine_tuning_ == "smooth"
     assert clf.memory_matrix_ == "schur"
     assert clf.memory_lr_scale_ == pytest.approx(0.01)
@@ -145,14 +152,14 @@ def test_smooth_fit_settings_and_plain_module(cls, bidirectional):
 @pytest.mark.parametrize("cls", CLASSIFIERS)
 def test_without_early_stopping_nothing_is_held_out(cls):
     X, y = _data()
-    clf = _small(
+    clf, record = _recorded_fit(
+        X,
+        y,
         cls,
         early_stopping=False,
         pretrainer=_CountingLAES(),
         max_iter=3,
-        callbacks=[("record", _Record())],
-    ).fit(X, y)
-    record = dict(clf.net_.callbacks_)["record"]
+    )
     assert clf.fine_tuning_ == "smooth"
     assert clf.pretrainer_.n_seen_ == len(X)
     assert (record.n_train_, record.n_valid_) == (len(X), None)
@@ -164,15 +171,15 @@ def test_explicit_early_stopping_keeps_its_split(cls):
     # early_stopping=True: validation_fraction held out, the start fitted on
     # the training part (the rule of every estimator)
     X, y = _data()
-    clf = _small(
+    clf, record = _recorded_fit(
+        X,
+        y,
         cls,
         early_stopping=True,
         validation_fraction=0.2,
         pretrainer=_CountingLAES(),
         max_iter=3,
-        callbacks=[("record", _Record())],
-    ).fit(X, y)
-    record = dict(clf.net_.callbacks_)["record"]
+    )
     assert clf.fine_tuning_ == "smooth"
     assert clf.pretrainer_.n_seen_ == 32
     assert (record.n_train_, record.n_valid_) == (32, 8)
@@ -180,10 +187,7 @@ def test_explicit_early_stopping_keeps_its_split(cls):
 
 def test_full_fine_tuning_is_unchanged():
     X, y = _data()
-    clf = _small(
-        LMNClassifier, fine_tuning="full", max_iter=3, callbacks=[("record", _Record())]
-    ).fit(X, y)
-    record = dict(clf.net_.callbacks_)["record"]
+    clf, record = _recorded_fit(X, y, LMNClassifier, fine_tuning="full", max_iter=3)
     assert (clf.fine_tuning_, clf.memory_matrix_) == ("full", "free")
     assert clf.memory_lr_scale_ == 1.0
     assert record.n_valid_ is None
@@ -423,3 +427,28 @@ def test_a_dropped_start_is_reported_as_full():
     reg = _small(LMNRegressor, fine_tuning="smooth", max_iter=2).fit(X, y)
     assert reg.pretrainer_ is None
     assert reg.fine_tuning_ == "full"
+
+
+def test_mode_gain_keeps_the_start_and_scales_the_steps():
+    torch.manual_seed(0)
+    layer = LMNLayer(2, 4, 4, memory_matrix="schur").double()
+    W = torch.tensor(
+        [[0.9, 0.3, 0.0, 0.1], [-0.2, 0.8, 0.0, 0.0],
+         [0.0, 0.0, 0.5, 0.2], [0.0, 0.0, 0.0, -0.99]],
+        dtype=torch.float64,
+    )
+    layer.set_memory_(W)
+    before = layer.weight_hm.detach().clone()
+    parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
+    torch.testing.assert_close(layer.weight_hm, before, rtol=1e-12, atol=1e-14)
+    # the trained V moves W_hm's row j by (1 - |lambda_j|) times its step
+    moduli = layer.memory.eigenvalue_moduli()
+    V = layer.parametrizations.weight_hm.original
+    step = torch.randn_like(V)
+    with torch.no_grad():
+        V.add_(step)
+    expected = before + (1 - moduli)[:, None] * step
+    torch.testing.assert_close(layer.weight_hm, expected, rtol=1e-12, atol=1e-14)
+    # moduli computed from the dense matrix: 0.9 +- i sqrt(0.06), 0.5, 0.99
+    ref = torch.linalg.eigvals(W).abs().sort().values
+    torch.testing.assert_close(moduli.sort().values, ref, rtol=1e-9, atol=1e-12)

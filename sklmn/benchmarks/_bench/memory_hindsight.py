@@ -38,9 +38,10 @@ split), the committee of the fold models' starts, the committee, the
 best committee of one common epoch in hindsight and the members' mean
 test accuracy.
 
-Two training variants for ``curves`` and ``cv`` (prototypes, not library
-options): ``--warmup N`` raises every parameter group's learning rate
-linearly over the first ``N`` epochs; ``--normalize-input`` holds a Schur
+Two training variants for ``curves`` and ``cv`` (the prototypes of the
+smooth fine-tuning, now the library's ``LinearWarmup`` and
+``ModeInputNormalization``): ``--warmup N`` raises every parameter group's
+learning rate linearly over the first ``N`` epochs; ``--normalize-input`` holds a Schur
 memory's input matrix as ``W_hm = diag(1 - |lambda|) V`` and trains ``V``
 (the start unchanged), so that one optimizer step moves each memory
 unit's input in proportion to the gain ``1 / (1 - |lambda|)`` of its mode
@@ -99,6 +100,11 @@ from sklearn.model_selection import StratifiedKFold
 from skorch.callbacks import Callback
 from torch.nn.utils import parametrize
 
+from ..._training._smooth import (
+    LinearWarmup,
+    ModeInputNormalization,
+    memory_layers,
+)
 from ...nn._padding import mask_from_lengths, zero_padded
 from .._timeseries.datasets import DATASETS, _dataset_info
 from .._timeseries.models import model_registry_for, parse_model_spec
@@ -118,12 +124,25 @@ GROUPS = {
 }
 
 
+def _plain_state(module) -> dict:
+    """A copy of ``module``'s state with each input ``W_hm`` that
+    ``--normalize-input`` parametrized stored as the plain ``weight_hm``
+    (the parametrization is written back when the fit ends)."""
+    state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    for name, layer in module.named_modules():
+        if parametrize.is_parametrized(layer, "weight_hm"):
+            prefix = f"{name}." if name else ""
+            del state[prefix + "parametrizations.weight_hm.original"]
+            state[prefix + "weight_hm"] = layer.weight_hm.detach().clone()
+    return state
+
+
 class _Snapshots(Callback):
     def on_train_begin(self, net, **kwargs):
-        self.states_ = [copy.deepcopy(net.module_.state_dict())]
+        self.states_ = [_plain_state(net.module_)]
 
     def on_epoch_end(self, net, **kwargs):
-        self.states_.append(copy.deepcopy(net.module_.state_dict()))
+        self.states_.append(_plain_state(net.module_))
 
 
 class _Only(Callback):
@@ -136,53 +155,15 @@ class _Only(Callback):
                 param.requires_grad_(False)
 
 
-class _Warmup(Callback):
-    """Every group's learning rate times ``min(1, (epoch + 1) / epochs)``."""
-
-    def __init__(self, epochs):
-        self.epochs = epochs
+class _NormalizeInput(ModeInputNormalization):
+    """The library's mode input normalization, refused on a memory that is
+    not a Schur one (a usage error of ``--normalize-input``)."""
 
     def on_train_begin(self, net, **kwargs):
-        self.base_ = [g["lr"] for g in net.optimizer_.param_groups]
-        self.epoch_ = 0
-
-    def on_epoch_begin(self, net, **kwargs):
-        self.epoch_ += 1
-        factor = min(1.0, self.epoch_ / self.epochs)
-        for group, lr in zip(net.optimizer_.param_groups, self.base_, strict=True):
-            group["lr"] = lr * factor
-
-
-class _ModeGain(torch.nn.Module):
-    """``W_hm = diag(1 - |lambda|) V`` for the layer's Schur memory."""
-
-    def __init__(self, layer):
-        super().__init__()
-        self.__dict__["layer"] = layer  # not a submodule
-
-    def gain(self, like):
-        moduli = self.layer.memory.eigenvalue_moduli().to(like)
-        return (1 - moduli).clamp_min(1e-4)[:, None]
-
-    def forward(self, V):
-        return self.gain(V) * V
-
-    def right_inverse(self, W):
-        return W / self.gain(W)
-
-
-class _NormalizeInput(Callback):
-    def on_train_begin(self, net, **kwargs):
-        recurrent = net.module_.recurrent
-        if hasattr(recurrent, "_all_layers"):  # LMN
-            layers = recurrent._all_layers()
-        else:  # multi-scale LMN: the directions
-            layers = [recurrent] + [m for m in [recurrent.reverse] if m is not None]
-        for layer in layers:
-            if getattr(layer, "memory_matrix", "free") != "schur":
-                raise ValueError("--normalize-input needs memory_matrix='schur'")
-            parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
-        net.initialize_optimizer()
+        layers = memory_layers(net.module_.recurrent)
+        if any(getattr(layer, "memory_matrix", "free") != "schur" for layer in layers):
+            raise ValueError("--normalize-input needs memory_matrix='schur'")
+        super().on_train_begin(net, **kwargs)
 
 
 def _lagged_inputs(X, lengths, lags):
@@ -382,7 +363,7 @@ def _variant_callbacks(args) -> list:
         recon = _Recon(args.recon, args.recon_lags, args.recon_decoder)
         callbacks.append(("recon", recon))
     if args.warmup:
-        callbacks.append(("warmup", _Warmup(args.warmup)))
+        callbacks.append(("warmup", LinearWarmup(args.warmup)))
     if getattr(args, "sam", 0):
         callbacks.append(
             ("sam", _SAM(args.sam, args.sam_adaptive, args.sam_lr_scaled))
