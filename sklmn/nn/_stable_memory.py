@@ -733,13 +733,15 @@ class SchurMemory(nn.Module):
         tensor([0.2500], dtype=torch.float64)
         """
         with torch.no_grad():
-            W = self()
-            kind = self.kind
-            out = W.diagonal().abs().clone()
-            i = torch.nonzero(kind == FIRST).flatten()
-            if len(i):
-                det = W[i, i] * W[i + 1, i + 1] - W[i, i + 1] * W[i + 1, i]
-                out[i] = out[i + 1] = det.clamp(min=0).sqrt()
+            # read off the block parameters (as forward builds the blocks):
+            # |r_max tanh(a)| for a 1 x 1 block, r for both coordinates of a
+            # 2 x 2 block (its determinant is r^2 whatever k and the angle)
+            one, first, *_ = self._layout()
+            eigen = self.eigen
+            out = torch.empty(self.size, dtype=eigen.dtype, device=eigen.device)
+            out[one] = (self.r_max * torch.tanh(eigen[one])).abs()
+            nu = eigen[first].clamp(*_NU_RANGE)
+            out[first] = out[first + 1] = self.r_max * torch.exp(-torch.exp(nu))
         return out
 
 
