@@ -15,11 +15,11 @@ default").
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import torch
 from skorch.callbacks import Callback
 from torch.nn.utils import parametrize
+
+from ..nn._checks import check_positive_int
 
 __all__ = [
     "LinearWarmup",
@@ -69,15 +69,7 @@ class LinearWarmup(Callback):
     """
 
     def __init__(self, epochs: int):
-        if (
-            not isinstance(epochs, Integral)
-            or isinstance(epochs, bool)
-            or epochs < 1
-        ):
-            raise ValueError(
-                f"LinearWarmup: epochs must be a positive integer, got {epochs!r}"
-            )
-        self.epochs = epochs
+        self.epochs = check_positive_int("epochs", epochs)
 
     def on_train_begin(self, net, **kwargs):
         self.epoch_ = 0

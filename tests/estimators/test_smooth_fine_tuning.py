@@ -291,7 +291,7 @@ def test_input_normalization_leaves_other_memories_alone():
 
 @pytest.mark.parametrize("epochs", [0, -1, 1.5, True, "3"])
 def test_warmup_refuses_bad_epochs(epochs):
-    message = f"epochs must be a positive integer, got {epochs!r}"
+    message = f"epochs must be a positive int, got {epochs!r}"
     with pytest.raises(ValueError, match=message):
         LinearWarmup(epochs)
 
