@@ -50,6 +50,7 @@ _LMN_FAMILY = dict(
     pretrainer=None,
     pretrained_alpha=0.0,
     fine_tuning="full",
+    feedback="free",  # the papers' LMN reads its memory
     truncate_gradient=False,
 )
 

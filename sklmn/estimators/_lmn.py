@@ -70,6 +70,7 @@ _LMN_CONSTRAINTS = {
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
+    "feedback": [StrOptions({"auto", "free", "none"})],
 }
 
 #: docstring entry of ``fine_tuning`` (LMN and multi-scale LMN)
@@ -111,6 +112,27 @@ FINE_TUNING_DOC = """\
         ``'full'``; the choice made is ``fine_tuning_``. See
         ``docs/memory.md``, "Smooth fine-tuning as the default" and
         "Residual fine-tuning".
+"""
+
+
+#: docstring entry of ``feedback`` (LMN and multi-scale LMN)
+FEEDBACK_DOC = """\
+    feedback : {'auto', 'free', 'none'}, default='auto'
+        Whether the hidden units read the memory through the feedback
+        ``W_mh`` (``h_t = tanh(W_xh x_t + W_mh m_{t-1} + b_h)``).
+        ``'free'``: a trained ``W_mh`` (the papers' LMN). ``'none'``:
+        ``W_mh = 0``, never trained, so the linearized memory map ``W_mm +
+        W_hm D W_mh`` is ``W_mm`` for every derivative ``D`` of the tanh, of
+        spectral radius below one by construction with a ``'schur'``
+        memory (the small-gain bound of the feedback, which at the slow
+        memories of these models leaves no room for feedback). ``'auto'``:
+        ``'none'`` for a regressor whose memory is ``'schur'`` and whose
+        start is a LAES start or the random one (``pretrainer='auto'``, a
+        :class:`~sklmn.pretraining.LAESInitializer` or None), ``'free'``
+        otherwise (the classifiers, whose accuracy the bound costs, and
+        the unrolled transfer, which writes ``W_mh``). The choice made is
+        ``feedback_``. See ``docs/memory.md``, "The feedback bound" and
+        "The regressors' feedback".
 """
 
 
@@ -289,6 +311,43 @@ def start_memory_matrix(estimator) -> str:
     return "free" if matrix == "auto" else matrix
 
 
+def resolve_feedback(estimator, memory_matrix: str) -> str:
+    """The feedback of an LMN estimator's next fit whose memory is
+    ``memory_matrix``: its ``feedback``, with ``'auto'`` resolved to
+    ``'none'`` for a regressor with a ``'schur'`` memory and a LAES or random
+    start, ``'free'`` otherwise.
+
+    Examples
+    --------
+    >>> from sklmn.estimators import LMNClassifier, LMNRegressor
+    >>> resolve_feedback(LMNRegressor(), "schur")
+    'none'
+    >>> resolve_feedback(LMNRegressor(), "free")
+    'free'
+    >>> resolve_feedback(LMNClassifier(), "schur")
+    'free'
+    """
+    if estimator.feedback != "auto":
+        return estimator.feedback
+    pretrainer = estimator.pretrainer
+    laes_or_random = pretrainer is None or isinstance(
+        pretrainer, str | LAESInitializer
+    )
+    if not is_classifier(estimator) and laes_or_random and memory_matrix == "schur":
+        return "none"
+    return "free"
+
+
+def fitted_feedback(estimator) -> bool:
+    """Whether an LMN estimator's network has a trained feedback ``W_mh``:
+    the fit's ``feedback_`` for ``feedback='auto'`` (``'free'`` before any
+    fit and for models saved before the option existed)."""
+    choice = estimator.feedback
+    if choice == "auto":
+        choice = getattr(estimator, "feedback_", "free")
+    return choice == "free"
+
+
 def fitted_fine_tuning(estimator) -> str:
     """The fine-tuning an LMN estimator's network was built for: the fit's
     ``fine_tuning_`` (``'full'`` before any fit, and for models saved
@@ -462,7 +521,7 @@ LMN_PARAMETERS_DOC = """\
         anchor holds a weak start back (measurements: ``docs/training.md``,
         "Fine-tuning anchored to the start").""",
     kind="float or 'auto'",
-) + FINE_TUNING_DOC
+) + FINE_TUNING_DOC + FEEDBACK_DOC
 
 
 #: the classifier's ``memory_size`` entry
@@ -543,7 +602,11 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         "memory_lr_scale_": "float",
         "fine_tuning_": "str",
         "memory_ring_": "list?",
+        "feedback_": "str",
     }
+
+    #: models saved before ``feedback`` existed trained their feedback
+    _added_parameter_values: dict = {"feedback": "free"}
 
     def _plan_fit(self, context, n_samples: int) -> None:
         if not (isinstance(self.memory_ring, str) and self.memory_ring == "auto"):
@@ -553,6 +616,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
                 raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.memory_matrix_ = resolve_memory_matrix(self, self.fine_tuning_)
+        self.feedback_ = resolve_feedback(self, self.memory_matrix_)
         ring = self._resolve_memory_ring(context, n_samples)
         self.memory_ring_ = None if ring is None else [float(v) for v in ring]
 
@@ -766,6 +830,7 @@ class _LMNMixin(_LMNMemoryMixin):
             dropout=float(self.dropout),
             init_radius=self._init_radius,
             ring=self._fitted_memory_ring(),
+            feedback=fitted_feedback(self),
         )
 
 
@@ -867,6 +932,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         pretrainer="auto",
         pretrained_alpha="auto",
         fine_tuning="auto",
+        feedback="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -912,6 +978,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
+        self.feedback = feedback
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width
@@ -1010,6 +1077,7 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         pretrainer="auto",
         pretrained_alpha="auto",
         fine_tuning="auto",
+        feedback="auto",
     ):
         super().__init__(
             target=target,
@@ -1052,3 +1120,4 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
+        self.feedback = feedback

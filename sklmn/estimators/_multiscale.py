@@ -17,9 +17,11 @@ from ._supervised import (
     _BaseSequenceRegressor,
 )
 from ._lmn import (
+    FEEDBACK_DOC,
     FINE_TUNING_DOC,
     MEMORY_LR_SCALE_DOC,
     _LMNMemoryMixin,
+    fitted_feedback,
     pretrained_alpha_doc,
 )
 
@@ -119,7 +121,7 @@ MULTISCALE_PARAMETERS_DOC = """\
         readout weights) are no longer pulled; the others stay pulled toward
         the first module's start.""",
     kind="float or 'auto'",
-) + FINE_TUNING_DOC
+) + FINE_TUNING_DOC + FEEDBACK_DOC
 
 
 #: the classifier's ``hidden_size`` and ``memory_size`` entries
@@ -180,6 +182,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             StrOptions({"auto"}),
         ],
         "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
+        "feedback": [StrOptions({"auto", "free", "none"})],
     }
 
     def _build_module(
@@ -200,6 +203,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             norm_penalty=float(self.norm_penalty),
             truncate_gradient=self.truncate_gradient,
             ring=self._fitted_memory_ring(),
+            feedback=fitted_feedback(self),
         )
 
     #: the classes to name when ``<name>__<key>`` is set on a string or None
@@ -393,6 +397,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         pretrainer="auto",
         pretrained_alpha=10.0,
         fine_tuning="auto",
+        feedback="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -437,6 +442,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
+        self.feedback = feedback
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width
@@ -541,6 +547,7 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         pretrainer="auto",
         pretrained_alpha=10.0,
         fine_tuning="auto",
+        feedback="auto",
     ):
         super().__init__(
             target=target,
@@ -582,3 +589,4 @@ class MultiScaleLMNRegressor(_MultiScaleLMNMixin, _BaseSequenceRegressor):
         self.pretrainer = pretrainer
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
+        self.feedback = feedback

@@ -15,7 +15,8 @@ that do not depend on the recurrence live here and beside this module:
 - :class:`RecurrentModule`, the base class of the modules, and the penalty of
   a forward pass for both protocols (:func:`forward_with_penalty`);
 - the stable initialization of a linear memory (:func:`memory_map_radius`,
-  :func:`stabilize_memory_`).
+  :func:`stabilize_memory_`) and the memory without feedback
+  (:func:`add_feedback`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from torch import Tensor, nn
 
 __all__ = [
     "RecurrentModule",
+    "add_feedback",
     "check_init_radius",
     "memory_map_radius",
     "stabilize_memory_",
@@ -333,6 +335,38 @@ def memory_map_radius(weight_mm: Tensor, weight_hm: Tensor, weight_mh: Tensor) -
             weight_mh.detach().double()
         )
         return round(float(finite_eigvals(J.cpu()).abs().max()), 12)
+
+
+def add_feedback(module: nn.Module, weight: Tensor) -> None:
+    """Register ``weight`` as the memory-to-hidden feedback ``weight_mh`` of
+    ``module``: a parameter when ``module.feedback`` is true, a buffer of
+    zeros (in the state dict under the same name, never trained) otherwise.
+
+    Without feedback the linearized memory map ``W_mm + W_hm D W_mh`` is
+    ``W_mm`` for every diagonal ``D``, so a memory matrix of spectral radius
+    below one bounds the whole map (``docs/memory.md``, "The feedback
+    bound").
+
+    Parameters
+    ----------
+    module : nn.Module
+        An LMN layer or multi-scale LMN with a boolean ``feedback``.
+    weight : Tensor of shape (hidden_size, memory_size)
+        The storage (its values are overwritten by the module's
+        initialization; zeroed here without feedback).
+
+    Examples
+    --------
+    >>> m = torch.nn.Module()
+    >>> m.feedback = False
+    >>> add_feedback(m, torch.ones(2, 3))
+    >>> isinstance(m.weight_mh, torch.nn.Parameter), float(m.weight_mh.abs().sum())
+    (False, 0.0)
+    """
+    if getattr(module, "feedback", True):
+        module.weight_mh = nn.Parameter(weight)
+    else:
+        module.register_buffer("weight_mh", torch.zeros_like(weight))
 
 
 def check_init_radius(value: object) -> float | None:

@@ -31,6 +31,7 @@ from torch.nn.utils import parametrize
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
+    add_feedback,
     check_init_radius,
     stabilize_memory_,
 )
@@ -111,11 +112,18 @@ class LMNLayer(
         ``W_hm`` scaled by ``sqrt(1 - |lambda|^2)`` (Orvieto et al. 2023).
         None: ``(0.9, 0.999, pi / 20)`` (see ``docs/memory.md``, "Training
         from scratch").
+    feedback : bool, default=True
+        Whether the hidden units read the memory (``W_mh``). False:
+        ``weight_mh`` is a buffer of zeros that no training step moves, so
+        the linearized memory map ``W_mm + W_hm D W_mh`` is ``W_mm`` for
+        every ``D`` (below one with a ``'schur'`` memory, see
+        ``docs/memory.md``, "The feedback bound").
 
     Attributes
     ----------
     weight_xh : Parameter of shape (H, d)
     weight_mh : Parameter of shape (H, M)
+        A buffer of zeros when ``feedback=False``.
     bias_h : Parameter of shape (H,)
     weight_hm : Parameter of shape (M, H)
     weight_mm : Tensor of shape (M, M)
@@ -160,10 +168,12 @@ class LMNLayer(
         truncate_gradient: bool = False,
         init_radius: float | None = DEFAULT_INIT_RADIUS,
         ring: tuple | None = None,
+        feedback: bool = True,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
         self.ring = check_ring(ring)
+        self.feedback = check_bool("feedback", feedback)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -176,7 +186,7 @@ class LMNLayer(
         self.output_size = self.memory_size if output == "memory" else hidden_size
         H, M, d = self.hidden_size, self.memory_size, self.input_size
         self.weight_xh = nn.Parameter(torch.empty(H, d))
-        self.weight_mh = nn.Parameter(torch.empty(H, M))
+        add_feedback(self, torch.empty(H, M))
         self.bias_h = nn.Parameter(torch.empty(H))
         self.weight_hm = nn.Parameter(torch.empty(M, H))
         if self.memory_matrix == "schur":
@@ -205,6 +215,8 @@ class LMNLayer(
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
                 bound = 1.0 / math.sqrt(weight.shape[1])
                 nn.init.uniform_(weight, -bound, bound)
+            if not self.feedback:  # drawn all the same: one random stream
+                self.weight_mh.zero_()
             nn.init.zeros_(self.bias_h)
             if self.bias_m is not None:
                 nn.init.zeros_(self.bias_m)
@@ -229,6 +241,8 @@ class LMNLayer(
             s += ", memory_bias=True"
         if self.truncate_gradient:
             s += ", truncate_gradient=True"
+        if not self.feedback:
+            s += ", feedback=False"
         return s
 
     # -- internal API shared with LMN ------------------------------------- #
@@ -417,6 +431,9 @@ class LMN(LMNLAESMixin, RecurrentModule):
     ring : tuple (r_min, r_max, max_angle) or None, default=None
         Random start of every layer's ``'schur'`` memory (see
         :class:`LMNLayer`).
+    feedback : bool, default=True
+        Whether every layer's hidden units read its memory (see
+        :class:`LMNLayer`).
 
     Attributes
     ----------
@@ -466,10 +483,12 @@ class LMN(LMNLAESMixin, RecurrentModule):
         dropout: float = 0.0,
         init_radius: float | None = DEFAULT_INIT_RADIUS,
         ring: tuple | None = None,
+        feedback: bool = True,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
         self.ring = check_ring(ring)
+        self.feedback = check_bool("feedback", feedback)
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
@@ -501,6 +520,7 @@ class LMN(LMNLAESMixin, RecurrentModule):
                 truncate_gradient=truncate_gradient,
                 init_radius=init_radius,
                 ring=self.ring,
+                feedback=self.feedback,
             )
 
         sizes = [input_size] + [self.output_size] * (self.num_layers - 1)
@@ -552,7 +572,8 @@ class LMN(LMNLAESMixin, RecurrentModule):
         return memory_output_basis(last)
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}, {self.memory_size}"
+        s = f"{self.input_size}, {self.hidden_size}, {self.memory_size}"
+        return s if self.feedback else s + ", feedback=False"
 
     def _initial_memory(self, state: object, n: int, like: Tensor) -> Tensor | None:
         m0 = _memory_of(state)

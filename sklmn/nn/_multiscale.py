@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
+    add_feedback,
     check_init_radius,
     stabilize_memory_,
 )
@@ -150,11 +151,17 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         uniform in ``[0, max_angle]``, the rows of ``W_hm`` scaled by
         ``sqrt(1 - |lambda|^2)``. None: ``(0.9, 0.999, pi / 10)`` (see
         ``docs/memory.md``, "Training from scratch").
+    feedback : bool, default=True
+        Whether the hidden units read the memory (``W_mh``). False:
+        ``weight_mh`` is a buffer of zeros that no training step moves, so
+        the linearized memory map ``W_mm + W_hm D W_mh`` is ``W_mm`` for
+        every ``D`` (see ``docs/memory.md``, "The feedback bound").
 
     Attributes
     ----------
     weight_xh : Parameter of shape (hidden_size, input_size)
     weight_mh : Parameter of shape (hidden_size, n_modules * memory_size)
+        A buffer of zeros when ``feedback=False``.
     bias_h : Parameter of shape (hidden_size,)
     weight_hm : Parameter of shape (n_modules * memory_size, hidden_size)
     weight_mm : Parameter of shape (n_modules * memory_size,) * 2
@@ -242,10 +249,12 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
         ring: tuple | None = None,
+        feedback: bool = True,
     ) -> None:
         super().__init__()
         self.init_radius = check_init_radius(init_radius)
         self.ring = check_ring(ring)
+        self.feedback = check_bool("feedback", feedback)
         self.bidirectional = check_bool("bidirectional", bidirectional)
         self.num_directions = 2 if self.bidirectional else 1
         self.input_size = check_positive_int("input_size", input_size)
@@ -264,7 +273,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         factory = {"device": device, "dtype": dtype}
         H, M = self.hidden_size, self.n_modules * self.memory_size
         self.weight_xh = nn.Parameter(torch.empty(H, self.input_size, **factory))
-        self.weight_mh = nn.Parameter(torch.empty(H, M, **factory))
+        add_feedback(self, torch.empty(H, M, **factory))
         self.bias_h = nn.Parameter(torch.empty(H, **factory))
         self.weight_hm = nn.Parameter(torch.empty(M, H, **factory))
         if self.memory_matrix == "schur":
@@ -308,6 +317,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
                 device=device,
                 dtype=dtype,
                 ring=self.ring,
+                feedback=self.feedback,
             )
 
     # ------------------------------------------------------------------ #
@@ -373,6 +383,8 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             for weight in (self.weight_xh, self.weight_mh, self.weight_hm):
                 bound = 1.0 / math.sqrt(weight.shape[1])
                 weight.uniform_(-bound, bound)
+            if not self.feedback:  # drawn all the same: one random stream
+                self.weight_mh.zero_()
             M = self.total_memory_size
             q = self.weight_hm.new_zeros(M, M)
             for k in range(self.n_modules):
@@ -404,6 +416,8 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             s += ", truncate_gradient=True"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if not self.feedback:
+            s += ", feedback=False"
         return s
 
     def output_basis(self) -> Tensor | None:
@@ -796,7 +810,10 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             return nn.Parameter(new, requires_grad=old.requires_grad)
 
         g_old = self.n_modules
-        self.weight_mh = grown(self.weight_mh, (H, M))
+        if self.feedback:
+            self.weight_mh = grown(self.weight_mh, (H, M))
+        else:  # the zero buffer, grown
+            self.weight_mh = self.weight_mh.new_zeros(H, M)
         self.weight_hm = grown(self.weight_hm, (M, H))
         if self.memory_matrix == "schur":
             self._grow_schur_(n_new)

@@ -455,6 +455,12 @@ def init_lmn_from_unrolled_(
     True
     """
     layer = _lmn_layer(lmn)
+    if not getattr(layer, "feedback", True):
+        raise ValueError(
+            "the unrolled transfer writes the memory-to-hidden feedback W_mh, "
+            "and the LMN was built with feedback=False; build it with "
+            "feedback=True"
+        )
     A64, B64, W_mh, W_mo = transfer_matrices(layer, urnn, readout, A, B)
     out_like = readout.weight
     if getattr(layer, "memory_matrix", None) == "schur":

@@ -448,15 +448,19 @@ def test_cli_tuple_override_reaches_the_run(monkeypatch):
 def test_init_radius_variants_use_the_free_memory():
     # the radius rescales the free memory's random start; a Schur memory's
     # ring start ignores it, so on the regressors' Schur default the two
-    # variants fitted exactly the default model
+    # variants fitted exactly the default model (compared on the memory
+    # matrix: the predictions of a LAES start barely depend on it)
     info = DatasetInfo("d", "regression", 10, 5, 2, 15, 150, 1)
     X = np.random.RandomState(0).randn(12, 15, 2)
     y = X.sum(axis=(1, 2))
-    default = LMNRegressor(max_iter=1, random_state=0).fit(X, y).predict(X)
+
+    def memory(est):
+        return est.net_.module_.recurrent.layers[0].weight_mm.detach().numpy()
+
+    default = memory(LMNRegressor(max_iter=1, random_state=0).fit(X, y))
     for name in ("lmn_rawinit", "lmn_radius0.99"):
         for task in ("classification", "regression"):
             est = VARIANTS[name][task](0, info)
             assert est.get_params()["memory_matrix"] == "free", (name, task)
         est = VARIANTS[name]["regression"](0, info).set_params(max_iter=1)
-        pred = est.fit(X, y).predict(X)
-        assert np.abs(pred - default).max() > 1e-6, name
+        assert np.abs(memory(est.fit(X, y)) - default).max() > 1e-6, name

@@ -290,6 +290,7 @@ def test_small_loss_that_grows_is_not_an_explosion():
         early_stopping=False,
         norm_penalty=0.0,  # a loss of the squared errors alone
         memory_lr_scale=1.0,  # every parameter at the large rate
+        feedback="free",  # the feedback too
     )
     _quiet_fit(est, X, y)
     assert not est.diverged_ and est.n_iter_ == 2
