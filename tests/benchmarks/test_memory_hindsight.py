@@ -168,3 +168,84 @@ def test_sam_step_with_a_vanishing_radius_is_the_plain_step():
     np.testing.assert_allclose(tiny, plain, rtol=1e-4, atol=1e-6)
     moved = fit([("sam", _SAM(1.0))])
     assert not np.allclose(moved[1:], plain[1:], rtol=1e-4, atol=1e-6)
+
+
+def test_resample_at_the_steps_is_the_identity_and_keeps_padding_zero():
+    from sklmn.benchmarks._bench.memory_hindsight import _resample
+
+    X = torch.arange(1.0, 13.0).reshape(2, 6, 1)
+    X[1, 4:] = 0.0
+    lengths = torch.tensor([6, 4])
+    steps = torch.arange(6.0).expand(2, 6)
+    torch.testing.assert_close(_resample(X, lengths, steps), X)
+    half = _resample(X, lengths, steps + 0.5)  # clamped to the last valid step
+    assert half[0, :, 0].tolist() == [1.5, 2.5, 3.5, 4.5, 5.5, 6.0]
+    assert half[1, :, 0].tolist() == [7.5, 8.5, 9.5, 10.0, 0.0, 0.0]
+
+
+def test_augment_changes_training_batches_only_and_not_in_place():
+    from sklmn.benchmarks._bench.memory_hindsight import _Augment
+
+    X = torch.zeros(2, 10, 1)
+    X[0, :, 0] = torch.arange(10.0)
+    X[1, :6, 0] = 10 * torch.arange(6.0)
+    lengths = torch.tensor([10, 6])
+    before = X.clone()
+    cb = _Augment(crop=0.8, jitter=0.1, scale=0.1, warp=0.2)
+    cb.gen_, cb.std_, cb.batches_ = torch.Generator().manual_seed(0), torch.ones(1), 0
+    module = torch.nn.Identity()
+    module.eval()
+    assert cb._hook(module, (), {"X": X, "lengths": lengths}) is None
+    module.train()
+    _, kwargs = cb._hook(module, (), {"X": X, "lengths": lengths})
+    out = kwargs["X"]
+    assert torch.equal(X, before) and not torch.equal(out, X) and cb.batches_ == 1
+    assert torch.all(out[1, 6:] == 0)  # padding stays padding
+    crop = _Augment(crop=0.5)
+    crop.gen_ = torch.Generator().manual_seed(0)
+    window = crop._augment(X, lengths)  # a ramp stays a ramp of half the slope
+    torch.testing.assert_close(
+        window[0, 1:, 0] - window[0, :-1, 0], torch.full((9,), 0.5)
+    )
+    warp = _Augment(warp=0.3)
+    warp.gen_ = torch.Generator().manual_seed(0)
+    tau = warp._warp_positions(lengths, 10)  # monotone, from 0 to L - 1
+    for row, n in zip(tau, lengths.tolist(), strict=True):
+        assert row[0] == 0 and abs(float(row[n - 1]) - (n - 1)) < 1e-9
+        assert torch.all(row[1:n] > row[: n - 1])
+
+
+def test_augment_variants_record_and_reject_bad_values(tmp_path, monkeypatch, capsys):
+    import json
+
+    import numpy as np
+    import pytest
+
+    from sklmn.benchmarks._bench import memory_hindsight as mh
+    from sklmn.benchmarks._timeseries.datasets import _dataset_info
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 8)
+    X = [rng.normal(size=(int(rng.integers(6, 10)), 2)) + 0.8 * c for c in y]
+    data = (X, X[::2], y, y[::2])
+    monkeypatch.setattr(
+        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
+    )
+    out = tmp_path / "curves.jsonl"
+    for variant in (
+        ["--crop", "0.8"],
+        ["--jitter", "0.1", "--scale", "0.1"],
+        ["--time-warp", "0.2"],
+    ):
+        mh.main(["curves", "--datasets", "toy", "--epochs", "2", "--out", str(out),
+                 *variant])
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert recs[0]["crop"] == 0.8 and "jitter" not in recs[0]
+    assert recs[1]["jitter"] == 0.1 and recs[1]["scale"] == 0.1
+    assert recs[2]["time_warp"] == 0.2
+    for rec in recs:
+        assert len(rec["accuracy"]) == 3 and np.all(np.isfinite(rec["loss"]))
+    for bad in (["--crop", "1.0"], ["--crop", "-0.2"], ["--jitter", "-1"]):
+        with pytest.raises(SystemExit):
+            mh.main(["curves", "--datasets", "toy", *bad])
+        assert bad[1] in capsys.readouterr().err

@@ -84,6 +84,33 @@ unit's standard deviation on the first training batch (the start's) is
 added to the recurrent network's output sequence, the memory states the
 readout reads (not the states fed back: the recurrence runs in a fused
 kernel).
+
+Four augmentations of the training sequences, drawn anew for every
+training batch by a forward pre-hook on the net's module while it trains
+(validation, scoring and the LAES start, fitted before training begins,
+see the sequences as they are; the batch is replaced, never modified in
+place), applied in this order: ``--crop F`` (window slicing, Le Guennec,
+Malinowski & Tavenard 2016, "Data augmentation for time series
+classification using convolutional neural networks"; ``0 < F < 1``): each
+sequence is replaced by a contiguous window of ``F`` times its span at a
+uniform random start, linearly interpolated back to its own length (the
+lengths the batch carries: a padded sequence is resampled within its
+valid steps and stays padded); ``--time-warp SIGMA`` (Um et al. 2017,
+"Data augmentation of wearable sensor data for Parkinson's disease
+monitoring using convolutional neural networks"): each sequence is read
+at the cumulative sum of a random speed curve rescaled to its span, the
+speed drawn from N(1, SIGMA^2) at six evenly spaced knots of its time and
+joined by cubic Hermite pieces with flat tangents, the steps linearly
+interpolated; ``--scale S`` (Um et al. 2017): each sequence's features
+multiplied by factors drawn from N(1, S^2), one per sequence and feature
+(the network's inputs are standardized: the scaling is about each
+feature's training mean); ``--jitter SIGMA`` (Um et al. 2017): Gaussian
+noise of ``SIGMA`` times each input feature's standard deviation over the
+valid steps of the training sequences (the network's inputs, so about
+``SIGMA`` with the estimators' ``standardize=True``) added at the valid
+steps. The training loss recorded (and the spikes counted on it) is the
+augmented batches'; the rule that keeps weights recomputes the training
+loss in evaluation mode after each epoch, on the sequences as they are.
 """
 
 from __future__ import annotations
@@ -355,6 +382,114 @@ class _StateNoise(Callback):
         self.handle_.remove()
 
 
+def _resample(X, lengths, positions):
+    """``X`` read at the fractional steps ``positions`` ``(N, T)`` of each
+    sequence, linearly interpolated between neighbouring steps and clamped
+    to the valid ones; padded steps (``t >= lengths``) zero."""
+    N, T, d = X.shape
+    lengths = lengths.to(X.device)
+    last = (lengths - 1).clamp_min(0)[:, None]
+    p = positions.clamp_min(0).minimum(last.to(positions))
+    lo = p.floor().long().minimum(last)
+    hi = (lo + 1).minimum(last)
+    frac = (p - lo.to(p))[..., None].to(X)
+
+    def take(idx):
+        return torch.gather(X, 1, idx[..., None].expand(N, T, d))
+
+    out = take(lo) * (1 - frac) + take(hi) * frac
+    return out * mask_from_lengths(lengths, T, device=X.device)[..., None]
+
+
+class _Augment(Callback):
+    """Training-only augmentation of the network's input batches: window
+    slicing (``crop``), smooth time warping (``warp``), per-sequence
+    scaling (``scale``) and jitter (``jitter``), in that order. A forward
+    pre-hook on the net's module replaces ``X`` (never in place) while the
+    module trains; validation, scoring and the start never see it."""
+
+    def __init__(self, crop=0.0, jitter=0.0, scale=0.0, warp=0.0, knots=4):
+        self.crop, self.jitter, self.scale = crop, jitter, scale
+        self.warp, self.knots = warp, knots
+
+    def _crop_positions(self, lengths, T):
+        """A window of ``crop`` times each sequence's span ``L - 1`` at a
+        uniform random start, stretched over the ``L`` output steps."""
+        span = (lengths - 1).clamp_min(0).to(torch.float64)
+        u = torch.rand(len(lengths), generator=self.gen_, dtype=torch.float64)
+        start = u * (1 - self.crop) * span
+        t = torch.arange(T, dtype=torch.float64)
+        return start[:, None] + self.crop * t[None, :]
+
+    def _warp_positions(self, lengths, T):
+        """The source step of each output step: the cumulative sum of a
+        random speed curve, rescaled to the sequence's span. The speed is
+        drawn from N(1, warp^2) at ``knots + 2`` evenly spaced knots of the
+        normalized time and joined by cubic Hermite pieces with flat
+        tangents (a C^1 curve)."""
+        N, K = len(lengths), self.knots + 2
+        v = 1 + self.warp * torch.randn(N, K, generator=self.gen_, dtype=torch.float64)
+        v = v.clamp_min(1e-2)
+        span = (lengths - 1).clamp_min(1).to(torch.float64)[:, None]
+        t = torch.arange(T, dtype=torch.float64)[None, :]
+        x = (t / span).clamp(max=1.0) * (K - 1)  # knot coordinates
+        k = x.floor().long().clamp(max=K - 2)
+        a = x - k
+        h = a * a * (3 - 2 * a)
+        v0, v1 = v.gather(1, k), v.gather(1, k + 1)
+        speed = v0 + (v1 - v0) * h
+        tau = speed.cumsum(1) - speed[:, :1]
+        end = tau.gather(1, (lengths - 1).clamp_min(0)[:, None]).clamp_min(1e-12)
+        return tau / end * (lengths - 1).clamp_min(0).to(torch.float64)[:, None]
+
+    def _augment(self, X, lengths):
+        N, T, d = X.shape
+        lengths = lengths.cpu()
+        if self.crop:
+            X = _resample(X, lengths, self._crop_positions(lengths, T).to(X.device))
+        if self.warp:
+            X = _resample(X, lengths, self._warp_positions(lengths, T).to(X.device))
+        valid = mask_from_lengths(lengths, T, device=X.device)[..., None]
+        if self.scale:
+            c = 1 + self.scale * torch.randn(N, 1, d, generator=self.gen_)
+            X = X * c.to(X)
+        if self.jitter:
+            noise = torch.randn(N, T, d, generator=self.gen_).to(X)
+            X = X + noise * (self.jitter * self.std_) * valid
+        return X
+
+    def _hook(self, module, args, kwargs):
+        if not module.training:
+            return None
+        args, kwargs = list(args), dict(kwargs)
+        X = kwargs["X"] if "X" in kwargs else args[0]
+        lengths = kwargs.get("lengths", args[1] if len(args) > 1 else None)
+        if lengths is None:
+            lengths = torch.full((X.shape[0],), X.shape[1], dtype=torch.int64)
+        X = self._augment(X, lengths)
+        if "X" in kwargs:
+            kwargs["X"] = X
+        else:
+            args[0] = X
+        self.batches_ += 1
+        return tuple(args), kwargs
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        data, lengths = X.X, X.lengths
+        valid = mask_from_lengths(lengths, data.shape[1], device=data.device)
+        self.std_ = data[valid].std(dim=0)  # each input feature's, all steps
+        # drawn from the fit's seeded torch generator: reproducible fits
+        self.gen_ = torch.Generator().manual_seed(int(torch.randint(2**62, ())))
+        self.batches_ = 0
+        self.handle_ = net.module_.register_forward_pre_hook(
+            self._hook, with_kwargs=True
+        )
+
+    def on_train_end(self, net, **kwargs):
+        self.handle_.remove()
+        self.gen_ = None
+
+
 def _variant_callbacks(args) -> list:
     callbacks = []
     if args.normalize_input:  # first: the other callbacks see its optimizer
@@ -372,6 +507,9 @@ def _variant_callbacks(args) -> list:
         callbacks.append(("smooth", _LabelSmoothing(args.label_smoothing)))
     if getattr(args, "state_noise", 0):
         callbacks.append(("noise", _StateNoise(args.state_noise)))
+    augment = [getattr(args, k, 0) for k in ("crop", "jitter", "scale", "time_warp")]
+    if any(augment):
+        callbacks.append(("augment", _Augment(*augment)))
     return callbacks
 
 
@@ -384,6 +522,10 @@ def _variant_fields(args) -> dict:
         "sam_lr_scaled": getattr(args, "sam_lr_scaled", False),
         "label_smoothing": getattr(args, "label_smoothing", 0),
         "state_noise": getattr(args, "state_noise", 0),
+        "crop": getattr(args, "crop", 0),
+        "jitter": getattr(args, "jitter", 0),
+        "scale": getattr(args, "scale", 0),
+        "time_warp": getattr(args, "time_warp", 0),
     }
     return {k: v for k, v in fields.items() if v} | _recon_record(args)
 
@@ -639,6 +781,10 @@ def main(argv=None) -> int:
     parser.add_argument("--sam-lr-scaled", action="store_true")
     parser.add_argument("--label-smoothing", type=float, default=0.0)
     parser.add_argument("--state-noise", type=float, default=0.0)
+    parser.add_argument("--crop", type=float, default=0.0)
+    parser.add_argument("--jitter", type=float, default=0.0)
+    parser.add_argument("--scale", type=float, default=0.0)
+    parser.add_argument("--time-warp", type=float, default=0.0)
     args = parser.parse_args(argv)
     if args.recon < 0 or args.recon_lags < 1:
         parser.error(
@@ -650,6 +796,14 @@ def main(argv=None) -> int:
             f"--sam and --state-noise must be >= 0 and --label-smoothing in "
             f"[0, 1), got {args.sam}, {args.state_noise} and {args.label_smoothing}"
         )
+    if args.crop and not 0 < args.crop < 1:
+        parser.error(f"--crop must be in (0, 1) (0: off), got {args.crop}")
+    for flag, value in (
+        ("--jitter", args.jitter), ("--scale", args.scale),
+        ("--time-warp", args.time_warp),
+    ):
+        if not value >= 0:
+            parser.error(f"{flag} must be >= 0, got {value}")
     torch.set_num_threads(1)
     if args.what == "curves":
         print("| dataset | model | seed | start | best in hindsight | kept | last | spikes |")
