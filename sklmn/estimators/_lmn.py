@@ -126,11 +126,13 @@ FEEDBACK_DOC = """\
         spectral radius below one by construction with a ``'schur'``
         memory (the small-gain bound of the feedback, which at the slow
         memories of these models leaves no room for feedback). ``'auto'``:
-        ``'none'`` for a regressor whose memory is ``'schur'`` and whose
+        ``'none'`` for a regressor whose memory is ``'schur'``, whose
         start is a LAES start or the random one (``pretrainer='auto'``, a
-        :class:`~sklmn.pretraining.LAESInitializer` or None), ``'free'``
-        otherwise (the classifiers, whose accuracy the bound costs, and
-        the unrolled transfer, which writes ``W_mh``). The choice made is
+        :class:`~sklmn.pretraining.LAESInitializer` or None) and whose
+        output is its memory (``'none'`` with ``output='hidden'`` is an
+        error: the output would carry no memory), ``'free'`` otherwise
+        (the classifiers, whose accuracy the bound costs, and the unrolled
+        transfer, which writes ``W_mh``). The choice made is
         ``feedback_``. See ``docs/memory.md``, "The feedback bound" and
         "The regressors' feedback".
 """
@@ -314,8 +316,8 @@ def start_memory_matrix(estimator) -> str:
 def resolve_feedback(estimator, memory_matrix: str) -> str:
     """The feedback of an LMN estimator's next fit whose memory is
     ``memory_matrix``: its ``feedback``, with ``'auto'`` resolved to
-    ``'none'`` for a regressor with a ``'schur'`` memory and a LAES or random
-    start, ``'free'`` otherwise.
+    ``'none'`` for a regressor with a ``'schur'`` memory, a LAES or random
+    start and its memory as output, ``'free'`` otherwise.
 
     Examples
     --------
@@ -333,7 +335,12 @@ def resolve_feedback(estimator, memory_matrix: str) -> str:
     laes_or_random = pretrainer is None or isinstance(
         pretrainer, str | LAESInitializer
     )
-    if not is_classifier(estimator) and laes_or_random and memory_matrix == "schur":
+    if (
+        not is_classifier(estimator)
+        and laes_or_random
+        and memory_matrix == "schur"
+        and _reads_memory(estimator)
+    ):
         return "none"
     return "free"
 

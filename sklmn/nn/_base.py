@@ -32,6 +32,7 @@ from torch import Tensor, nn
 __all__ = [
     "RecurrentModule",
     "add_feedback",
+    "check_feedback_output",
     "check_init_radius",
     "memory_map_radius",
     "stabilize_memory_",
@@ -367,6 +368,27 @@ def add_feedback(module: nn.Module, weight: Tensor) -> None:
         module.weight_mh = nn.Parameter(weight)
     else:
         module.register_buffer("weight_mh", torch.zeros_like(weight))
+
+
+def check_feedback_output(feedback: bool, output: str) -> None:
+    """Raise a ValueError for a module without feedback whose output is its
+    hidden sequence: its hidden units would never read the memory, so the
+    output would carry no memory at all.
+
+    Examples
+    --------
+    >>> check_feedback_output(False, "memory")
+    >>> check_feedback_output(False, "hidden")
+    Traceback (most recent call last):
+    ...
+    ValueError: feedback=False (an estimator's feedback='none') with output='hidden': ...
+    """
+    if not feedback and output == "hidden":
+        raise ValueError(
+            "feedback=False (an estimator's feedback='none') with "
+            "output='hidden': the hidden units would never read the memory; "
+            "use output='memory' or feedback=True ('free')"
+        )
 
 
 def check_init_radius(value: object) -> float | None:

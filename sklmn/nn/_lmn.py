@@ -32,6 +32,7 @@ from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
     add_feedback,
+    check_feedback_output,
     check_init_radius,
     stabilize_memory_,
 )
@@ -178,6 +179,7 @@ class LMNLayer(
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.memory_size = check_positive_int("memory_size", memory_size)
         self.output = check_choice("output", output, _OUTPUTS)
+        check_feedback_output(self.feedback, self.output)
         self.memory_matrix = check_choice(
             "memory_matrix", memory_matrix, _MEMORY_MATRICES
         )

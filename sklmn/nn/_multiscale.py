@@ -36,6 +36,7 @@ from ._base import (
     DEFAULT_INIT_RADIUS,
     RecurrentModule,
     add_feedback,
+    check_feedback_output,
     check_init_radius,
     stabilize_memory_,
 )
@@ -262,6 +263,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         self.memory_size = check_positive_int("memory_size", memory_size)
         self.n_modules = check_positive_int("n_modules", n_modules)
         self.output = check_choice("output", output, ("memory", "hidden"))
+        check_feedback_output(self.feedback, self.output)
         self.memory_matrix = check_choice(
             "memory_matrix", memory_matrix, ("free", "spectral", "schur")
         )

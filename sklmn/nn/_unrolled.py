@@ -455,12 +455,6 @@ def init_lmn_from_unrolled_(
     True
     """
     layer = _lmn_layer(lmn)
-    if not getattr(layer, "feedback", True):
-        raise ValueError(
-            "the unrolled transfer writes the memory-to-hidden feedback W_mh, "
-            "and the LMN was built with feedback=False; build it with "
-            "feedback=True"
-        )
     A64, B64, W_mh, W_mo = transfer_matrices(layer, urnn, readout, A, B)
     out_like = readout.weight
     if getattr(layer, "memory_matrix", None) == "schur":
@@ -517,6 +511,12 @@ def transfer_matrices(
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The checked ``A``, ``B`` and the transfer's ``W_mh``, ``W_mo``
     (float64, on the URNN's device) of :func:`init_lmn_from_unrolled_`."""
+    if not getattr(layer, "feedback", True):
+        raise ValueError(
+            "the unrolled transfer writes the memory-to-hidden feedback W_mh, "
+            "and the LMN was built with feedback=False (an estimator's "
+            "feedback='none'); build it with feedback=True (feedback='free')"
+        )
     if not isinstance(urnn, UnrolledRNN):
         raise ValueError(f"urnn must be an UnrolledRNN, got {type(urnn).__name__}")
     if urnn.bidirectional:

@@ -18,7 +18,11 @@ from sklmn.estimators import (
 from sklmn.nn import LMN, LMNLayer, MultiScaleLMN, TapeReadout, UnrolledRNN
 from sklmn.nn import init_lmn_from_unrolled_
 from sklmn.persistence import load, save
-from sklmn.pretraining import LAESInitializer, UnrolledPretrainer
+from sklmn.pretraining import (
+    IncrementalTraining,
+    LAESInitializer,
+    UnrolledPretrainer,
+)
 
 
 @pytest.fixture
@@ -94,6 +98,19 @@ def test_feedback_is_a_zero_buffer_in_the_state_dict():
         LMNLayer(2, 4, 3, feedback="no")
 
 
+def test_hidden_output_without_feedback_is_refused():
+    for make in (
+        lambda: LMNLayer(2, 4, 3, output="hidden", feedback=False),
+        lambda: LMN(2, 4, 3, output="hidden", feedback=False),
+        lambda: MultiScaleLMN(2, 4, 3, 2, output="hidden", feedback=False),
+    ):
+        with pytest.raises(ValueError, match="never read the memory"):
+            make()
+    X, y = _regression_data()
+    with pytest.raises(ValueError, match="feedback='none'"):
+        LMNRegressor(output="hidden", feedback="none", max_iter=1).fit(X, y)
+
+
 @pytest.mark.parametrize("matrix", ["free", "schur"])
 def test_multiscale_growth_keeps_no_feedback(matrix):
     net = MultiScaleLMN(2, 4, 3, 1, memory_matrix=matrix, feedback=False)
@@ -149,6 +166,9 @@ def _regression_data():
         (LMNRegressor(feedback="free"), "free"),
         (LMNClassifier(), "free"),
         (MultiScaleLMNClassifier(feedback="none"), "none"),
+        (LMNRegressor(output="hidden"), "free"),
+        (MultiScaleLMNRegressor(incremental=IncrementalTraining(), n_modules=2),
+         "none"),
     ],
 )
 def test_auto_feedback_resolution(est, expected):
@@ -164,6 +184,10 @@ def test_auto_feedback_resolution(est, expected):
     assert recurrent.feedback == (expected == "free")
     radii = map_radii(est.net_.module_)
     if expected == "none":
+        # no writer of a start (LAES, growth) put a feedback into the buffer
+        for sub in est.net_.module_.modules():
+            if hasattr(sub, "weight_mh"):
+                assert float(sub.weight_mh.abs().max()) == 0.0
         assert radii[0] == radii[1] == radii[2] < 1
 
 
@@ -171,6 +195,12 @@ def test_bad_feedback_names_the_value():
     X, y = _regression_data()
     with pytest.raises(InvalidParameterError, match="feedback"):
         LMNRegressor(feedback="bounded").fit(X, y)
+    # the unrolled transfer writes W_mh: refused without feedback
+    est = LMNRegressor(
+        pretrainer=UnrolledPretrainer(max_iter=2), feedback="none", max_iter=2
+    )
+    with pytest.raises(ValueError, match="feedback='none'"):
+        est.fit(X, y)
 
 
 def test_saved_regressor_without_feedback_predicts_the_same(tmp_path):
