@@ -283,7 +283,7 @@ class LMNLayer(
             m0,
             W_xh,
             b_h,
-            W_mh,
+            W_mh if self.feedback else None,  # None: the kernel without it
             W_hm,
             W_mm,
             b_m,

@@ -458,12 +458,123 @@ class _LMNScan(torch.autograd.Function):
         )
 
 
+class _MemoryScan(torch.autograd.Function):
+    """The LMN recurrence without feedback (``W_mh = 0``): the hidden states
+    ``h_t = tanh(W_xh x_t + b_h)`` of all steps in one matmul, then the
+    linear memory ``m_t = u_t + W_mm m_{t-1}`` (``u_t = W_hm h_t + b_m``,
+    also one matmul) as the only time loop, forward and backward.
+
+    Inputs and outputs as :class:`_LMNScan`, without ``weight_mh`` and
+    ``truncate`` (no gradient flows from ``h_t`` to ``m_{t-1}``).
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: torch.autograd.function.FunctionCtx,
+        x: Tensor,
+        m0: Tensor,
+        weight_xh: Tensor,
+        bias_h: Tensor,
+        weight_hm: Tensor,
+        weight_mm: Tensor,
+        bias_m: Tensor | None,
+        batch_sizes: list[int] | None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        T, N, d = x.shape
+        H, M = weight_xh.shape[0], m0.shape[1]
+        x2 = x.reshape(T * N, d)
+        hs = torch.tanh(torch.addmm(bias_h, x2, weight_xh.t())).view(T, N, H)
+        if bias_m is None:
+            ms = (hs.reshape(T * N, H) @ weight_hm.t()).view(T, N, M)
+        else:
+            ms = torch.addmm(bias_m, hs.reshape(T * N, H), weight_hm.t())
+            ms = ms.view(T, N, M)
+        w_mm_t = weight_mm.t()
+        m_prev = m0
+        for t in range(T):
+            b = N if batch_sizes is None else batch_sizes[t]
+            ms[t, :b].addmm_(m_prev[:b], w_mm_t)
+            if b < N:
+                hs[t, b:] = 0.0
+                ms[t, b:] = 0.0
+            m_prev = ms[t]
+        last = _last_indices(batch_sizes, T, N)
+        rows = torch.arange(N, device=x.device)
+        last_t = torch.tensor(last, dtype=torch.int64, device=x.device)
+        ctx.save_for_backward(x2, hs, ms, m0, weight_xh, weight_hm, weight_mm)
+        ctx.batch_sizes = batch_sizes
+        ctx.has_bias_m = bias_m is not None
+        ctx.last = (last_t, rows)
+        ctx.set_materialize_grads(False)
+        return hs, ms, hs[last_t, rows], ms[last_t, rows]
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(  # type: ignore[override]
+        ctx: torch.autograd.function.FunctionCtx,
+        g_hs: Tensor | None,
+        g_ms: Tensor | None,
+        g_h_last: Tensor | None,
+        g_m_last: Tensor | None,
+    ) -> tuple[Tensor | None, ...]:
+        x2, hs, ms, m0, weight_xh, weight_hm, weight_mm = ctx.saved_tensors
+        batch_sizes = ctx.batch_sizes
+        T, N, H = hs.shape
+        M = m0.shape[1]
+        last_t, rows = ctx.last
+        # contiguous copies of the direct gradients (a caller's may be a
+        # strided view)
+        g_h = hs.new_zeros(T, N, H) if g_hs is None else hs.new_empty(T, N, H)
+        g_m = hs.new_zeros(T, N, M) if g_ms is None else hs.new_empty(T, N, M)
+        if g_hs is not None:
+            g_h.copy_(g_hs)
+        if g_ms is not None:
+            g_m.copy_(g_ms)
+        if g_h_last is not None:
+            g_h[last_t, rows] += g_h_last
+        if g_m_last is not None:
+            g_m[last_t, rows] += g_m_last
+        # dL/dm_{t-1} += dL/dm_t W_mm, backwards in time (padded steps are
+        # constants: no gradient)
+        g_m0 = m0.new_empty(N, M)
+        for t in range(T - 1, -1, -1):
+            b = N if batch_sizes is None else batch_sizes[t]
+            if b < N:
+                g_m[t, b:] = 0.0
+                g_h[t, b:] = 0.0
+            if t > 0:
+                g_m[t - 1, :b].addmm_(g_m[t, :b], weight_mm)
+            else:  # b_0 = N
+                torch.mm(g_m[0], weight_mm, out=g_m0)
+        gm2 = g_m.view(T * N, M)
+        hs2 = hs.reshape(T * N, H)
+        # dL/dh_t = g_h + dL/dm_t W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
+        g_pre = torch.addmm(g_h.view(T * N, H), gm2, weight_hm)
+        torch.ops.aten.tanh_backward.grad_input(g_pre, hs2, grad_input=g_pre)
+        g_mm = g_m[0].t() @ m0
+        if T > 1:
+            g_mm.addmm_(gm2[N:].t(), ms[:-1].reshape((T - 1) * N, M))
+        g_x = None
+        if ctx.needs_input_grad[0]:
+            g_x = (g_pre @ weight_xh).view(T, N, weight_xh.shape[1])
+        return (
+            g_x,
+            g_m0,
+            g_pre.t() @ x2,
+            g_pre.sum(dim=0),
+            gm2.t() @ hs2,
+            g_mm,
+            gm2.sum(dim=0) if ctx.has_bias_m else None,
+            None,
+        )
+
+
 def lmn_scan(
     x: Tensor,
     m0: Tensor,
     weight_xh: Tensor,
     bias_h: Tensor,
-    weight_mh: Tensor,
+    weight_mh: Tensor | None,
     weight_hm: Tensor,
     weight_mm: Tensor,
     bias_m: Tensor | None = None,
@@ -485,7 +596,11 @@ def lmn_scan(
         Initial memory.
     weight_xh : Tensor of shape (H, d)
     bias_h : Tensor of shape (H,)
-    weight_mh : Tensor of shape (H, M)
+    weight_mh : Tensor of shape (H, M) or None
+        None: no feedback (``W_mh = 0``); the hidden states of all steps
+        are then computed at once and the time loop runs the linear memory
+        alone (the same result as a zero ``weight_mh``, which gets no
+        gradient).
     weight_hm : Tensor of shape (M, H)
     weight_mm : Tensor of shape (M, M)
     bias_m : Tensor of shape (M,), optional
@@ -541,6 +656,17 @@ def lmn_scan(
             )
         if batch_sizes[-1] == N:
             batch_sizes = None
+    if weight_mh is None:
+        return _MemoryScan.apply(
+            x,
+            m0.contiguous(),
+            weight_xh,
+            bias_h,
+            weight_hm,
+            weight_mm,
+            bias_m,
+            batch_sizes,
+        )
     return _LMNScan.apply(
         x,
         m0.contiguous(),

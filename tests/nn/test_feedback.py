@@ -213,3 +213,55 @@ def test_saved_regressor_without_feedback_predicts_the_same(tmp_path):
     assert loaded.feedback_ == "none"
     assert not loaded.net_.module_.recurrent.feedback
     np.testing.assert_allclose(loaded.predict(X), est.predict(X), rtol=1e-6, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- #
+# The kernel without feedback
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("batch_sizes", [None, [4, 4, 3, 1, 1]])
+@pytest.mark.parametrize("bias", [False, True])
+def test_kernel_without_feedback_equals_the_kernel_with_a_zero_one(batch_sizes, bias):
+    from sklmn.nn._scan import lmn_scan
+
+    g = torch.Generator().manual_seed(0)
+    T, N, d, H, M = 5, 4, 3, 6, 5
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64).requires_grad_()
+
+    x, m0 = r(T, N, d), r(N, M)
+    w_xh, b_h, w_hm, w_mm = r(H, d), r(H), r(M, H), 0.5 * r(M, M).detach()
+    w_mm.requires_grad_()
+    b_m = r(M) if bias else None
+    inputs = [x, m0, w_xh, b_h, w_hm, w_mm] + ([b_m] if bias else [])
+    heads = [torch.randn(T, N, H, generator=g, dtype=torch.float64),
+             torch.randn(T, N, M, generator=g, dtype=torch.float64),
+             torch.randn(N, H, generator=g, dtype=torch.float64),
+             torch.randn(N, M, generator=g, dtype=torch.float64)]
+
+    def run(w_mh):
+        outs = lmn_scan(x, m0, w_xh, b_h, w_mh, w_hm, w_mm, b_m, batch_sizes)
+        loss = sum((o * w).sum() for o, w in zip(outs, heads, strict=True))
+        return outs, torch.autograd.grad(loss, inputs)
+
+    ref_out, ref_grads = run(torch.zeros(H, M, dtype=torch.float64))
+    out, grads = run(None)
+    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    # padded steps are exactly zero
+    if batch_sizes is not None:
+        assert float(out[1][3, 1:].abs().max()) == 0.0
+
+
+def test_layer_without_feedback_runs_the_kernel_without_feedback(monkeypatch):
+    from sklmn.nn import _scan
+
+    calls = []
+    original = _scan._MemoryScan.apply
+    monkeypatch.setattr(
+        _scan._MemoryScan, "apply", lambda *a: calls.append(1) or original(*a)
+    )
+    layer = LMNLayer(2, 4, 3, memory_matrix="schur", feedback=False)
+    layer(torch.randn(2, 5, 2))
+    LMNLayer(2, 4, 3, memory_matrix="schur")(torch.randn(2, 5, 2))
+    assert calls == [1]
