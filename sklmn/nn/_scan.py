@@ -308,6 +308,40 @@ def _lmn_backward_steps(
             torch.mm(src, w, out=g_m0)
 
 
+def _scan_outputs(ctx, hs: Tensor, ms: Tensor, batch_sizes, bias_m, saved):
+    """Record on ``ctx`` what the backward of an LMN scan needs (the tensors
+    ``saved``, the batch sizes, the last valid step of each sequence) and
+    return the scan's outputs ``hs, ms, h_last, m_last``."""
+    T, N = hs.shape[0], hs.shape[1]
+    last = _last_indices(batch_sizes, T, N)
+    rows = torch.arange(N, device=hs.device)
+    last_t = torch.tensor(last, dtype=torch.int64, device=hs.device)
+    ctx.save_for_backward(*saved)
+    ctx.batch_sizes = batch_sizes
+    ctx.has_bias_m = bias_m is not None
+    ctx.last = (last_t, rows)
+    ctx.set_materialize_grads(False)
+    return hs, ms, hs[last_t, rows], ms[last_t, rows]
+
+
+def _direct_gradients(ctx, hs: Tensor, M: int, g_hs, g_ms, g_h_last, g_m_last):
+    """``[dL/dh_t | dL/dm_t]`` (T, N, H+M), contiguous: the direct gradients
+    of an LMN scan's four outputs (None: zero)."""
+    T, N, H = hs.shape
+    G = hs.new_empty(T, N, H + M)
+    for part, grad in ((G[..., :H], g_hs), (G[..., H:], g_ms)):
+        if grad is None:
+            part.zero_()
+        else:
+            part.copy_(grad)
+    last_t, rows = ctx.last
+    if g_h_last is not None:
+        G[last_t, rows, :H] += g_h_last
+    if g_m_last is not None:
+        G[last_t, rows, H:] += g_m_last
+    return G
+
+
 class _LMNScan(torch.autograd.Function):
     """LMN recurrence over a time-major, length-sorted input.
 
@@ -365,18 +399,15 @@ class _LMNScan(torch.autograd.Function):
                 steps.run(Z=Z, m0=m0, w_read=w_read, w_hm_t=w_hm_t)
                 hs = steps.buffers["hs"].clone()
                 ms = steps.buffers["Z"][..., H:].contiguous()
-        last = _last_indices(batch_sizes, T, N)
-        rows = torch.arange(N, device=x.device)
-        last_t = torch.tensor(last, dtype=torch.int64, device=x.device)
-        ctx.save_for_backward(
-            x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm
-        )
-        ctx.batch_sizes = batch_sizes
         ctx.truncate = truncate
-        ctx.has_bias_m = bias_m is not None
-        ctx.last = (last_t, rows)
-        ctx.set_materialize_grads(False)
-        return hs, ms, hs[last_t, rows], ms[last_t, rows]
+        return _scan_outputs(
+            ctx,
+            hs,
+            ms,
+            batch_sizes,
+            bias_m,
+            (x2, hs, ms, m0, weight_xh, weight_mh, weight_hm, weight_mm),
+        )
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -394,17 +425,7 @@ class _LMNScan(torch.autograd.Function):
         w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H+M, M)
         # G[t] = [dL/dpre_t | dL/dm_t]: initialized with the direct gradients
         # of the outputs, completed backwards in time (BPTT).
-        G = hs.new_empty(T, N, H + M)
-        for part, grad in ((G[..., :H], g_hs), (G[..., H:], g_ms)):
-            if grad is None:
-                part.zero_()
-            else:
-                part.copy_(grad)
-        last_t, rows = ctx.last
-        if g_h_last is not None:
-            G[last_t, rows, :H] += g_h_last
-        if g_m_last is not None:
-            G[last_t, rows, H:] += g_m_last
+        G = _direct_gradients(ctx, hs, M, g_hs, g_ms, g_h_last, g_m_last)
         # Carta et al. 2020b §2 truncation drops W_mh from dL/dm_{t-1}
         w = weight_mm if truncate else w_read
         steps = _cuda_graph(
@@ -498,15 +519,14 @@ class _MemoryScan(torch.autograd.Function):
                 hs[t, b:] = 0.0
                 ms[t, b:] = 0.0
             m_prev = ms[t]
-        last = _last_indices(batch_sizes, T, N)
-        rows = torch.arange(N, device=x.device)
-        last_t = torch.tensor(last, dtype=torch.int64, device=x.device)
-        ctx.save_for_backward(x2, hs, ms, m0, weight_xh, weight_hm, weight_mm)
-        ctx.batch_sizes = batch_sizes
-        ctx.has_bias_m = bias_m is not None
-        ctx.last = (last_t, rows)
-        ctx.set_materialize_grads(False)
-        return hs, ms, hs[last_t, rows], ms[last_t, rows]
+        return _scan_outputs(
+            ctx,
+            hs,
+            ms,
+            batch_sizes,
+            bias_m,
+            (x2, hs, ms, m0, weight_xh, weight_hm, weight_mm),
+        )
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -521,19 +541,8 @@ class _MemoryScan(torch.autograd.Function):
         batch_sizes = ctx.batch_sizes
         T, N, H = hs.shape
         M = m0.shape[1]
-        last_t, rows = ctx.last
-        # contiguous copies of the direct gradients (a caller's may be a
-        # strided view)
-        g_h = hs.new_zeros(T, N, H) if g_hs is None else hs.new_empty(T, N, H)
-        g_m = hs.new_zeros(T, N, M) if g_ms is None else hs.new_empty(T, N, M)
-        if g_hs is not None:
-            g_h.copy_(g_hs)
-        if g_ms is not None:
-            g_m.copy_(g_ms)
-        if g_h_last is not None:
-            g_h[last_t, rows] += g_h_last
-        if g_m_last is not None:
-            g_m[last_t, rows] += g_m_last
+        G = _direct_gradients(ctx, hs, M, g_hs, g_ms, g_h_last, g_m_last)
+        g_h, g_m = G[..., :H], G[..., H:]
         # dL/dm_{t-1} += dL/dm_t W_mm, backwards in time (padded steps are
         # constants: no gradient)
         g_m0 = m0.new_empty(N, M)
@@ -546,10 +555,10 @@ class _MemoryScan(torch.autograd.Function):
                 g_m[t - 1, :b].addmm_(g_m[t, :b], weight_mm)
             else:  # b_0 = N
                 torch.mm(g_m[0], weight_mm, out=g_m0)
-        gm2 = g_m.view(T * N, M)
+        gm2 = g_m.reshape(T * N, M)
         hs2 = hs.reshape(T * N, H)
         # dL/dh_t = g_h + dL/dm_t W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
-        g_pre = torch.addmm(g_h.view(T * N, H), gm2, weight_hm)
+        g_pre = torch.addmm(g_h.reshape(T * N, H), gm2, weight_hm)
         torch.ops.aten.tanh_backward.grad_input(g_pre, hs2, grad_input=g_pre)
         g_mm = g_m[0].t() @ m0
         if T > 1:
