@@ -651,7 +651,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         return multiscale_scan(
             xp,
             m,
-            self.weight_mh,
+            self.weight_mh if self.feedback else None,  # None: no feedback
             self.weight_hm,
             W_mm,
             units,

@@ -693,6 +693,38 @@ def lmn_scan(
 # --------------------------------------------------------------------------- #
 # The MS-LMN recurrence (shared clock, sorted batch)
 # --------------------------------------------------------------------------- #
+def _multiscale_memory_steps(
+    xp: Tensor,
+    states: Tensor,
+    weight_hm: Tensor,
+    weight_mm: Tensor,
+    units: list[int],
+    batch_sizes: list[int] | None,
+) -> tuple[Tensor, Tensor]:
+    """The forward time loop of :class:`_MultiScaleScan` without feedback.
+
+    ``h_t = tanh(xp_t)`` and ``u_t = W_hm h_t`` for all steps at once, then
+    the active rows ``m_t[:a] = u_t[:a] + W_mm[:a] m_{t-1}`` step by step;
+    ``states`` (T + 1, N, M) is filled in place (``states[0] = m_0``).
+    Returns ``hs`` (zero rows for finished sequences) and ``states``.
+    """
+    T, N, H = xp.shape
+    M = states.shape[2]
+    hs = torch.tanh(xp)
+    U = (hs.reshape(T * N, H) @ weight_hm.t()).view(T, N, M)
+    for t in range(T):
+        a = units[t]
+        b = N if batch_sizes is None else batch_sizes[t]
+        m_prev, m = states[t], states[t + 1]
+        torch.addmm(U[t, :b, :a], m_prev[:b], weight_mm[:a].t(), out=m[:b, :a])
+        if a < M:  # eq. 10: slower modules keep their state
+            m[:b, a:] = m_prev[:b, a:]
+        if b < N:  # finished sequences keep their state
+            m[b:] = m_prev[b:]
+            hs[t, b:] = 0.0
+    return hs, states
+
+
 class _MultiScaleScan(torch.autograd.Function):
     """MS-LMN recurrence, active-prefix update (Carta et al. 2021 and 2020a, eq. 9-10).
 
@@ -723,14 +755,21 @@ class _MultiScaleScan(torch.autograd.Function):
     ) -> tuple[Tensor, Tensor]:
         T, N, H = xp.shape
         M = m0.shape[1]
-        # m_{t-1} is read by h_t (W_mh) and by the active memory rows
-        # (W_mm[:a]): one product with the first H + a rows of w_read.
-        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H + M, M)
-        hs = xp.new_zeros(T, N, H)
         # states[0] = m_0 and states[t + 1] = m_t: the backward reads m_{t-1}
         # for all steps as one contiguous block.
         states = xp.new_empty(T + 1, N, M)
         states[0] = m0
+        if weight_mh is None:  # no feedback: h_t and W_hm h_t of all steps
+            hs, states = _multiscale_memory_steps(
+                xp, states, weight_hm, weight_mm, units, batch_sizes
+            )
+            ctx.save_for_backward(hs, states, weight_hm, weight_mm)
+            ctx.units, ctx.batch_sizes, ctx.feedback = units, batch_sizes, False
+            return hs, states[1:]
+        # m_{t-1} is read by h_t (W_mh) and by the active memory rows
+        # (W_mm[:a]): one product with the first H + a rows of w_read.
+        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H + M, M)
+        hs = xp.new_zeros(T, N, H)
         for t in range(T):
             a = units[t]
             b = N if batch_sizes is None else batch_sizes[t]
@@ -744,10 +783,11 @@ class _MultiScaleScan(torch.autograd.Function):
                 m[:b, a:] = m_prev[:b, a:]
             if b < N:  # finished sequences keep their state
                 m[b:] = m_prev[b:]
-        ctx.save_for_backward(hs, states, weight_mh, weight_hm, weight_mm)
+        ctx.save_for_backward(hs, states, weight_hm, weight_mm, weight_mh)
         ctx.units = units
         ctx.batch_sizes = batch_sizes
         ctx.truncate = truncate
+        ctx.feedback = True
         return hs, states[1:]
 
     @staticmethod
@@ -755,11 +795,14 @@ class _MultiScaleScan(torch.autograd.Function):
     def backward(  # type: ignore[override]
         ctx: torch.autograd.function.FunctionCtx, g_hs: Tensor, g_ms: Tensor
     ) -> tuple[Tensor | None, ...]:
-        hs, states, weight_mh, weight_hm, weight_mm = ctx.saved_tensors
-        units, batch_sizes, truncate = ctx.units, ctx.batch_sizes, ctx.truncate
+        hs, states, weight_hm, weight_mm, *feedback = ctx.saved_tensors
+        units, batch_sizes = ctx.units, ctx.batch_sizes
+        # without feedback only W_mm reads m_{t-1}, as in the truncation
+        truncate = ctx.truncate if ctx.feedback else True
         T, N, H = hs.shape
         M = states.shape[2]
-        w_read = torch.cat([weight_mh, weight_mm], dim=0)  # (H + M, M)
+        if ctx.feedback:
+            w_read = torch.cat([feedback[0], weight_mm], dim=0)  # (H + M, M)
         # G[t, n] = [dL/dpre_t | dL/dm_new_t], zero where nothing was computed.
         G = hs.new_zeros(T, N, H + M)
         g_next = torch.zeros_like(states[0])  # dL/dm_t through m_{t+1}
@@ -783,14 +826,16 @@ class _MultiScaleScan(torch.autograd.Function):
             gm[:b, a:] += read[:, a:]
             g_next = gm
         G2 = G.reshape(T * N, H + M)
-        g_read = G2.t() @ states[:-1].reshape(T * N, M)  # (H + M, M)
+        # (H + M, M) with the feedback; (M, M) without (no W_mh to train)
+        read_rows = G2 if ctx.feedback else G2[:, H:]
+        g_read = read_rows.t() @ states[:-1].reshape(T * N, M)
         g_hm = G2[:, H:].t() @ hs.reshape(T * N, H)  # (M, H)
         return (
             G[..., :H].contiguous(),
             g_next,
-            g_read[:H],
+            g_read[:H] if ctx.feedback else None,
             g_hm,
-            g_read[H:],
+            g_read[-M:],
             None,
             None,
             None,
@@ -800,7 +845,7 @@ class _MultiScaleScan(torch.autograd.Function):
 def multiscale_scan(
     xp: Tensor,
     m0: Tensor,
-    weight_mh: Tensor,
+    weight_mh: Tensor | None,
     weight_hm: Tensor,
     weight_mm: Tensor,
     units: list[int],
@@ -820,7 +865,10 @@ def multiscale_scan(
         Projected inputs ``W_xh x_t + b_h``, time-major.
     m0 : Tensor of shape (N, M)
         Initial memory.
-    weight_mh : Tensor of shape (H, M)
+    weight_mh : Tensor of shape (H, M) or None
+        None: no feedback (``W_mh = 0``); the hidden states of all steps are
+        then computed at once and the time loop updates the memory alone
+        (the same result as a zero ``weight_mh``, which gets no gradient).
     weight_hm : Tensor of shape (M, H)
     weight_mm : Tensor of shape (M, M)
         The effective (masked) memory matrix.

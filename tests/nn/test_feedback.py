@@ -265,3 +265,33 @@ def test_layer_without_feedback_runs_the_kernel_without_feedback(monkeypatch):
     layer(torch.randn(2, 5, 2))
     LMNLayer(2, 4, 3, memory_matrix="schur")(torch.randn(2, 5, 2))
     assert calls == [1]
+
+
+@pytest.mark.parametrize("batch_sizes", [None, [4, 4, 3, 1, 1, 1]])
+@pytest.mark.parametrize("truncate", [False, True])
+def test_multiscale_kernel_without_feedback_equals_a_zero_one(batch_sizes, truncate):
+    from sklmn.nn._scan import multiscale_scan
+
+    g = torch.Generator().manual_seed(1)
+    T, N, H, M = 6, 4, 5, 6  # three modules of two units
+    units = [6, 2, 4, 2, 6, 2]
+
+    def r(*shape, scale=1.0):
+        t = scale * torch.randn(*shape, generator=g, dtype=torch.float64)
+        return t.requires_grad_()
+
+    xp, m0, w_hm = r(T, N, H), r(N, M), r(M, H)
+    w_mm = r(M, M, scale=0.4)
+    inputs = [xp, m0, w_hm, w_mm]
+    heads = [torch.randn(T, N, H, generator=g, dtype=torch.float64),
+             torch.randn(T, N, M, generator=g, dtype=torch.float64)]
+
+    def run(w_mh):
+        outs = multiscale_scan(xp, m0, w_mh, w_hm, w_mm, units, batch_sizes, truncate)
+        loss = sum((o * w).sum() for o, w in zip(outs, heads, strict=True))
+        return outs, torch.autograd.grad(loss, inputs)
+
+    ref_out, ref_grads = run(torch.zeros(H, M, dtype=torch.float64))
+    out, grads = run(None)
+    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
