@@ -125,16 +125,22 @@ FEEDBACK_DOC = """\
         W_hm D W_mh`` is ``W_mm`` for every derivative ``D`` of the tanh, of
         spectral radius below one by construction with a ``'schur'``
         memory (the small-gain bound of the feedback, which at the slow
-        memories of these models leaves no room for feedback). ``'auto'``:
-        ``'none'`` for a regressor whose memory is ``'schur'``, whose
-        start is a LAES start or the random one (``pretrainer='auto'``, a
+        memories of these models leaves no room for feedback); the kernel
+        then computes the hidden states of all steps at once. ``'auto'``:
+        ``'none'`` for the ``'smooth'`` fine-tuning of a LAES start (the
+        classifiers' default, whose start has no feedback) and for a
+        regressor whose memory is ``'schur'``, whose start is a LAES start
+        or the random one (``pretrainer='auto'``, a
         :class:`~sklmn.pretraining.LAESInitializer` or None) and whose
-        output is its memory (``'none'`` with ``output='hidden'`` is an
-        error: the output would carry no memory), ``'free'`` otherwise
-        (the classifiers, whose accuracy the bound costs, and the unrolled
-        transfer, which writes ``W_mh``). The choice made is
-        ``feedback_``. See ``docs/memory.md``, "The feedback bound" and
-        "The regressors' feedback".
+        output is its memory; ``'free'`` otherwise (the classifiers trained
+        from their random start, whose accuracy the bound costs, the
+        ``'full'`` and ``'residual'`` fine-tuning, and the unrolled
+        transfer, which writes ``W_mh``). Chosen before the start policy:
+        a smooth fit whose start is dropped trains without feedback.
+        ``'none'`` with ``output='hidden'`` is an error (the output would
+        carry no memory). The choice made is ``feedback_``. See
+        ``docs/memory.md``, "The feedback bound" and "The regressors'
+        feedback".
 """
 
 
@@ -313,11 +319,15 @@ def start_memory_matrix(estimator) -> str:
     return "free" if matrix == "auto" else matrix
 
 
-def resolve_feedback(estimator, memory_matrix: str) -> str:
+def resolve_feedback(
+    estimator, memory_matrix: str, fine_tuning: str = "full"
+) -> str:
     """The feedback of an LMN estimator's next fit whose memory is
-    ``memory_matrix``: its ``feedback``, with ``'auto'`` resolved to
-    ``'none'`` for a regressor with a ``'schur'`` memory, a LAES or random
-    start and its memory as output, ``'free'`` otherwise.
+    ``memory_matrix`` and whose fine-tuning is ``fine_tuning``: its
+    ``feedback``, with ``'auto'`` resolved to ``'none'`` for the
+    ``'smooth'`` fine-tuning of a start and for a regressor with a
+    ``'schur'`` memory, a LAES or random start and its memory as output,
+    ``'free'`` otherwise.
 
     Examples
     --------
@@ -326,11 +336,15 @@ def resolve_feedback(estimator, memory_matrix: str) -> str:
     'none'
     >>> resolve_feedback(LMNRegressor(), "free")
     'free'
-    >>> resolve_feedback(LMNClassifier(), "schur")
+    >>> resolve_feedback(LMNClassifier(), "schur", "smooth")
+    'none'
+    >>> resolve_feedback(LMNClassifier(pretrainer=None), "schur")
     'free'
     """
     if estimator.feedback != "auto":
         return estimator.feedback
+    if fine_tuning == "smooth":
+        return "none"
     pretrainer = estimator.pretrainer
     laes_or_random = pretrainer is None or isinstance(
         pretrainer, str | LAESInitializer
@@ -623,7 +637,9 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
                 raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.memory_matrix_ = resolve_memory_matrix(self, self.fine_tuning_)
-        self.feedback_ = resolve_feedback(self, self.memory_matrix_)
+        self.feedback_ = resolve_feedback(
+            self, self.memory_matrix_, self.fine_tuning_
+        )
         ring = self._resolve_memory_ring(context, n_samples)
         self.memory_ring_ = None if ring is None else [float(v) for v in ring]
 

@@ -157,6 +157,9 @@ class LMNLayer(
     True
     """
 
+    #: modules pickled before the option existed read their memory
+    feedback: bool = True
+
     def __init__(
         self,
         input_size: int,
@@ -467,6 +470,9 @@ class LMN(LMNLAESMixin, RecurrentModule):
     >>> penalty.item() > 0, penalty.requires_grad
     (True, True)
     """
+
+    #: modules pickled before the option existed read their memory
+    feedback: bool = True
 
     def __init__(
         self,

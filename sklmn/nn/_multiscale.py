@@ -233,6 +233,9 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     (torch.Size([2, 5, 16]), torch.Size([2, 16]), torch.Size([2, 16]))
     """
 
+    #: modules pickled before the option existed read their memory
+    feedback: bool = True
+
     def __init__(
         self,
         input_size: int,
