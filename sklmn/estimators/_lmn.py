@@ -139,8 +139,8 @@ FEEDBACK_DOC = """\
         a smooth fit whose start is dropped trains without feedback.
         ``'none'`` with ``output='hidden'`` is an error (the output would
         carry no memory). The choice made is ``feedback_``. See
-        ``docs/memory.md``, "The feedback bound" and "The regressors'
-        feedback".
+        ``docs/memory.md``, "The feedback bound" and "The default fits
+        without feedback".
 """
 
 

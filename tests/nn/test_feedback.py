@@ -1,7 +1,7 @@
 """The memory without feedback (``feedback=False`` / ``feedback='none'``):
 ``W_mh`` is a zero buffer that no step moves, so the linearized memory map
 ``W_mm + W_hm D W_mh`` is ``W_mm`` for every ``D`` and stays below one with a
-Schur memory (docs/memory.md, "The regressors' feedback")."""
+Schur memory (docs/memory.md, "The default fits without feedback")."""
 
 import numpy as np
 import pytest
