@@ -81,9 +81,11 @@ FINE_TUNING_DOC = """\
         (the papers' fine-tuning). ``'smooth'``: every parameter trains,
         with the memory made to move slowly: a ``'schur'`` memory for
         ``memory_matrix='auto'`` (with ``output='memory'``; the hidden
-        output's start keeps its free memory), a learning rate of 0.0003 for
-        ``learning_rate_init='auto'``, the memory and the feedback at 1/100
-        of it for ``memory_lr_scale='auto'``, the learning rate raised
+        output's start keeps its free memory), no feedback for
+        ``feedback='auto'`` (see ``feedback``), a learning rate of 0.0003
+        for ``learning_rate_init='auto'``, the memory (and a
+        ``feedback='free'``) at 1/100 of it for
+        ``memory_lr_scale='auto'``, the learning rate raised
         linearly over the first 10 epochs, the input of each Schur
         mode trained in units of the mode's gain (``W_hm = diag(1 -
         |lambda|) V``, ``V`` trained), and, for ``early_stopping='auto'``,
@@ -326,8 +328,8 @@ def resolve_feedback(
     ``memory_matrix`` and whose fine-tuning is ``fine_tuning``: its
     ``feedback``, with ``'auto'`` resolved to ``'none'`` for the
     ``'smooth'`` fine-tuning of a start and for a regressor with a
-    ``'schur'`` memory, a LAES or random start and its memory as output,
-    ``'free'`` otherwise.
+    ``'schur'`` memory and a LAES or random start, both with their memory
+    as output, ``'free'`` otherwise.
 
     Examples
     --------
@@ -343,18 +345,15 @@ def resolve_feedback(
     """
     if estimator.feedback != "auto":
         return estimator.feedback
+    if not _reads_memory(estimator):  # the hidden output reads the memory
+        return "free"  # through the feedback
     if fine_tuning == "smooth":
         return "none"
     pretrainer = estimator.pretrainer
     laes_or_random = pretrainer is None or isinstance(
         pretrainer, str | LAESInitializer
     )
-    if (
-        not is_classifier(estimator)
-        and laes_or_random
-        and memory_matrix == "schur"
-        and _reads_memory(estimator)
-    ):
+    if not is_classifier(estimator) and laes_or_random and memory_matrix == "schur":
         return "none"
     return "free"
 

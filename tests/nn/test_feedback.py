@@ -171,6 +171,7 @@ def _regression_data():
         (MultiScaleLMNClassifier(fine_tuning="residual"), "free"),
         (MultiScaleLMNClassifier(feedback="none"), "none"),
         (LMNRegressor(output="hidden"), "free"),
+        (LMNClassifier(fine_tuning="smooth", output="hidden"), "free"),
         (MultiScaleLMNRegressor(incremental=IncrementalTraining(), n_modules=2),
          "none"),
     ],
