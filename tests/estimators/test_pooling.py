@@ -166,7 +166,10 @@ def test_laes_start_of_a_pooled_readout_is_the_logistic_fit_of_pooled_states():
         max_iter=1,
         learning_rate_init=1e-12,
     )
-    assert clf.best_epoch_ == 0  # the start is what is kept
+    # the start is what is kept: at a rate of 1e-12 the one epoch's weights
+    # are the start's to float precision, and the rule may keep them for a
+    # loss lower by float noise
+    assert clf.best_epoch_ in (0, 1)
     module = clf.net_.module_
     # the network's own states, pooled explicitly
     last, mean = [], []
