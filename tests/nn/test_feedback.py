@@ -142,7 +142,9 @@ def test_unrolled_transfer_refuses_a_layer_without_feedback():
     urnn, readout = UnrolledRNN(2, 3, tape_length=2), TapeReadout(3, 1, 2)
     lmn = LMN(2, hidden_size=3, memory_size=4, feedback=False)
     with pytest.raises(ValueError, match="feedback=False"):
-        init_lmn_from_unrolled_(lmn, urnn, readout, torch.randn(4, 3), 0.5 * torch.eye(4))
+        init_lmn_from_unrolled_(
+            lmn, urnn, readout, torch.randn(4, 3), 0.5 * torch.eye(4)
+        )
 
 
 # --------------------------------------------------------------------------- #
