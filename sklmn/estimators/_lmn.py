@@ -228,6 +228,12 @@ def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     return "schur" if scratch or smooth else "free"
 
 
+def _laes_start(estimator) -> bool:
+    """Whether the ``pretrainer`` gives a LAES start (``'auto'``'s, or a
+    :class:`~sklmn.pretraining.LAESInitializer`)."""
+    return isinstance(estimator.pretrainer, str | LAESInitializer)
+
+
 def _reads_memory(estimator) -> bool:
     """Whether the network's output is its memory (``output='memory'``)."""
     return getattr(estimator, "output", "memory") == "memory"
@@ -295,9 +301,8 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     if getattr(estimator, "incremental", None) is not None:
         return "full"
     if choice == "auto":
-        laes = isinstance(estimator.pretrainer, str | LAESInitializer)
         if not (
-            laes
+            _laes_start(estimator)
             and is_classifier(estimator)
             and estimator.target == "sequence"
             and estimator.memory_matrix in ("auto", "schur")
@@ -349,10 +354,7 @@ def resolve_feedback(
         return "free"  # through the feedback
     if fine_tuning == "smooth":
         return "none"
-    pretrainer = estimator.pretrainer
-    laes_or_random = pretrainer is None or isinstance(
-        pretrainer, str | LAESInitializer
-    )
+    laes_or_random = estimator.pretrainer is None or _laes_start(estimator)
     if not is_classifier(estimator) and laes_or_random and memory_matrix == "schur":
         return "none"
     return "free"

@@ -542,25 +542,24 @@ class _MemoryScan(torch.autograd.Function):
         T, N, H = hs.shape
         M = m0.shape[1]
         G = _direct_gradients(ctx, hs, M, g_hs, g_ms, g_h_last, g_m_last)
-        g_h, g_m = G[..., :H], G[..., H:]
         # dL/dm_{t-1} += dL/dm_t W_mm, backwards in time (padded steps are
         # constants: no gradient)
         g_m0 = m0.new_empty(N, M)
         for t in range(T - 1, -1, -1):
             b = N if batch_sizes is None else batch_sizes[t]
             if b < N:
-                g_m[t, b:] = 0.0
-                g_h[t, b:] = 0.0
+                G[t, b:] = 0.0
             if t > 0:
-                g_m[t - 1, :b].addmm_(g_m[t, :b], weight_mm)
+                G[t - 1, :b, H:].addmm_(G[t, :b, H:], weight_mm)
             else:  # b_0 = N
-                torch.mm(g_m[0], weight_mm, out=g_m0)
-        gm2 = g_m.reshape(T * N, M)
+                torch.mm(G[0, :, H:], weight_mm, out=g_m0)
+        G2 = G.view(T * N, H + M)
+        gm2 = G2[:, H:]
         hs2 = hs.reshape(T * N, H)
         # dL/dh_t = g_h + dL/dm_t W_hm;  dL/dpre_t = dL/dh_t * (1 - h_t^2)
-        g_pre = torch.addmm(g_h.reshape(T * N, H), gm2, weight_hm)
+        g_pre = torch.addmm(G2[:, :H], gm2, weight_hm)
         torch.ops.aten.tanh_backward.grad_input(g_pre, hs2, grad_input=g_pre)
-        g_mm = g_m[0].t() @ m0
+        g_mm = gm2[:N].t() @ m0
         if T > 1:
             g_mm.addmm_(gm2[N:].t(), ms[:-1].reshape((T - 1) * N, M))
         g_x = None
@@ -759,12 +758,16 @@ class _MultiScaleScan(torch.autograd.Function):
         # for all steps as one contiguous block.
         states = xp.new_empty(T + 1, N, M)
         states[0] = m0
-        if weight_mh is None:  # no feedback: h_t and W_hm h_t of all steps
+        ctx.units = units
+        ctx.batch_sizes = batch_sizes
+        ctx.feedback = weight_mh is not None
+        # without feedback only W_mm reads m_{t-1}, as in the truncation
+        ctx.truncate = truncate or not ctx.feedback
+        if not ctx.feedback:  # h_t and W_hm h_t of all steps at once
             hs, states = _multiscale_memory_steps(
                 xp, states, weight_hm, weight_mm, units, batch_sizes
             )
             ctx.save_for_backward(hs, states, weight_hm, weight_mm)
-            ctx.units, ctx.batch_sizes, ctx.feedback = units, batch_sizes, False
             return hs, states[1:]
         # m_{t-1} is read by h_t (W_mh) and by the active memory rows
         # (W_mm[:a]): one product with the first H + a rows of w_read.
@@ -784,10 +787,6 @@ class _MultiScaleScan(torch.autograd.Function):
             if b < N:  # finished sequences keep their state
                 m[b:] = m_prev[b:]
         ctx.save_for_backward(hs, states, weight_hm, weight_mm, weight_mh)
-        ctx.units = units
-        ctx.batch_sizes = batch_sizes
-        ctx.truncate = truncate
-        ctx.feedback = True
         return hs, states[1:]
 
     @staticmethod
@@ -796,9 +795,7 @@ class _MultiScaleScan(torch.autograd.Function):
         ctx: torch.autograd.function.FunctionCtx, g_hs: Tensor, g_ms: Tensor
     ) -> tuple[Tensor | None, ...]:
         hs, states, weight_hm, weight_mm, *feedback = ctx.saved_tensors
-        units, batch_sizes = ctx.units, ctx.batch_sizes
-        # without feedback only W_mm reads m_{t-1}, as in the truncation
-        truncate = ctx.truncate if ctx.feedback else True
+        units, batch_sizes, truncate = ctx.units, ctx.batch_sizes, ctx.truncate
         T, N, H = hs.shape
         M = states.shape[2]
         if ctx.feedback:

@@ -225,6 +225,22 @@ def test_saved_regressor_without_feedback_predicts_the_same(tmp_path):
 # --------------------------------------------------------------------------- #
 # The kernel without feedback
 # --------------------------------------------------------------------------- #
+def _assert_same_as_zero_feedback(scan, inputs, heads, H, M):
+    """``scan(w_mh)`` with ``w_mh=None`` and with a zero ``w_mh``: the same
+    outputs and gradients of ``inputs`` (float64)."""
+
+    def run(w_mh):
+        outs = scan(w_mh)
+        loss = sum((o * w).sum() for o, w in zip(outs, heads, strict=True))
+        return outs, torch.autograd.grad(loss, inputs)
+
+    ref_out, ref_grads = run(torch.zeros(H, M, dtype=torch.float64))
+    out, grads = run(None)
+    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    return out
+
+
 @pytest.mark.parametrize("batch_sizes", [None, [4, 4, 3, 1, 1]])
 @pytest.mark.parametrize("bias", [False, True])
 def test_kernel_without_feedback_equals_the_kernel_with_a_zero_one(batch_sizes, bias):
@@ -246,15 +262,13 @@ def test_kernel_without_feedback_equals_the_kernel_with_a_zero_one(batch_sizes, 
              torch.randn(N, H, generator=g, dtype=torch.float64),
              torch.randn(N, M, generator=g, dtype=torch.float64)]
 
-    def run(w_mh):
-        outs = lmn_scan(x, m0, w_xh, b_h, w_mh, w_hm, w_mm, b_m, batch_sizes)
-        loss = sum((o * w).sum() for o, w in zip(outs, heads, strict=True))
-        return outs, torch.autograd.grad(loss, inputs)
-
-    ref_out, ref_grads = run(torch.zeros(H, M, dtype=torch.float64))
-    out, grads = run(None)
-    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    out = _assert_same_as_zero_feedback(
+        lambda w_mh: lmn_scan(x, m0, w_xh, b_h, w_mh, w_hm, w_mm, b_m, batch_sizes),
+        inputs,
+        heads,
+        H,
+        M,
+    )
     # padded steps are exactly zero
     if batch_sizes is not None:
         assert float(out[1][3, 1:].abs().max()) == 0.0
@@ -289,16 +303,15 @@ def test_multiscale_kernel_without_feedback_equals_a_zero_one(batch_sizes, trunc
 
     xp, m0, w_hm = r(T, N, H), r(N, M), r(M, H)
     w_mm = r(M, M, scale=0.4)
-    inputs = [xp, m0, w_hm, w_mm]
     heads = [torch.randn(T, N, H, generator=g, dtype=torch.float64),
              torch.randn(T, N, M, generator=g, dtype=torch.float64)]
 
-    def run(w_mh):
-        outs = multiscale_scan(xp, m0, w_mh, w_hm, w_mm, units, batch_sizes, truncate)
-        loss = sum((o * w).sum() for o, w in zip(outs, heads, strict=True))
-        return outs, torch.autograd.grad(loss, inputs)
-
-    ref_out, ref_grads = run(torch.zeros(H, M, dtype=torch.float64))
-    out, grads = run(None)
-    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    _assert_same_as_zero_feedback(
+        lambda w_mh: multiscale_scan(
+            xp, m0, w_mh, w_hm, w_mm, units, batch_sizes, truncate
+        ),
+        [xp, m0, w_hm, w_mm],
+        heads,
+        H,
+        M,
+    )
