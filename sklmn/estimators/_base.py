@@ -310,6 +310,22 @@ class _BaseSequenceEstimator(
         classes with a ``pretrainer`` run it (``estimators/_start.py``).
         """
 
+    def _choose_start(self, module, prepared, second_start):
+        """The started module of a ``fit`` and its prepared data, or those of
+        ``second_start()`` (a start of another configuration, the LMN
+        classifiers' ``input_expansion='auto'``); here the first."""
+        return module, prepared
+
+    def _second_start(self, X, y, data: dict):
+        """Prepare, build and start a second module for ``fit(X, y,
+        **data)``, seeded as the first (see ``_choose_start``)."""
+        prepared = self._prepare_fit(X, y, incremental=False, **data)
+        torch.manual_seed(prepared.torch_seed)
+        self._plan_fit(prepared.context, prepared.sequences.n_samples)
+        module = self._sequence_net(self._build_module(prepared.sequences.n_features))
+        self._initialize_module(module, prepared.context, prepared.sequences.n_samples)
+        return module, prepared
+
     def _start_callbacks(self, context: FitContext) -> list:
         """``(name, callback)`` pairs of the model's start (hook), placed
         before the user's callbacks (the anchor to a pretrained start)."""
@@ -528,6 +544,10 @@ class _BaseSequenceEstimator(
                 self._initialize_module(
                     module, prepared.context, prepared.sequences.n_samples
                 )
+                if not incremental:
+                    module, prepared = self._choose_start(
+                        module, prepared, lambda: self._second_start(X, y, data)
+                    )
             net = self._make_net(
                 module,
                 prepared.context,

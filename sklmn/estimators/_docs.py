@@ -9,6 +9,8 @@ below, so that a shared parameter is described once.
 
 from __future__ import annotations
 
+from ._expansion import INPUT_EXPANSION_ATTRIBUTES_DOC, INPUT_EXPANSION_DOC
+
 __all__ = [
     "CLASS_WEIGHT_DOC",
     "CTC_DECODING_DOC",
@@ -279,8 +281,10 @@ def fill_doc(model_parameters_doc: str):
     Replaces the lines ``%(model_parameters)s`` (indented by 4 spaces, like
     the docstring) with ``model_parameters_doc`` and ``%(training_parameters)s``
     / ``%(fitted_attributes)s`` / ``%(class_weight)s`` with the docs shared by
-    every sequence estimator (classifier), and ``%(start_attributes)s`` with
-    those of the estimators with a pretrained start.
+    every sequence estimator (classifier), ``%(start_attributes)s`` with
+    those of the estimators with a pretrained start, and
+    ``%(input_expansion)s`` / ``%(input_expansion_attributes)s`` with those
+    of the LMN classifiers' ``input_expansion``.
     """
 
     def decorate(cls):
@@ -290,6 +294,10 @@ def fill_doc(model_parameters_doc: str):
             .replace("    %(fitted_attributes)s", FITTED_ATTRIBUTES_DOC)
             .replace("    %(start_attributes)s", START_ATTRIBUTES_DOC)
             .replace("    %(class_weight)s", CLASS_WEIGHT_DOC + "\n" + CTC_DECODING_DOC)
+            .replace("    %(input_expansion)s\n", INPUT_EXPANSION_DOC)
+            .replace(
+                "    %(input_expansion_attributes)s\n", INPUT_EXPANSION_ATTRIBUTES_DOC
+            )
         )
         return cls
 

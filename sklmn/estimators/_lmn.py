@@ -24,6 +24,7 @@ from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
+from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._ring import choose_ring
 from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
@@ -863,7 +864,7 @@ class _LMNMixin(_LMNMemoryMixin):
         "%(memory_matrix)s", "'auto'"
     )
 )
-class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
+class LMNClassifier(_InputExpansionMixin, _LMNMixin, _BaseSequenceClassifier):
     """Linear Memory Network classifier (Carta et al. 2021 §3.1).
 
     A recurrent network that separates a nonlinear functional component
@@ -878,12 +879,14 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     %(model_parameters)s
     %(training_parameters)s
     %(class_weight)s
+    %(input_expansion)s
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
     %(start_attributes)s
+    %(input_expansion_attributes)s
     %(fitted_attributes)s
 
     See Also
@@ -912,6 +915,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
     _parameter_constraints = {
         **_LMNMixin._parameter_constraints,
         **CLASS_WEIGHT_CONSTRAINTS,
+        **INPUT_EXPANSION_CONSTRAINTS,
     }
 
     def __init__(
@@ -957,6 +961,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         pretrained_alpha="auto",
         fine_tuning="auto",
         feedback="auto",
+        input_expansion="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -1003,6 +1008,7 @@ class LMNClassifier(_LMNMixin, _BaseSequenceClassifier):
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
         self.feedback = feedback
+        self.input_expansion = input_expansion
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width

@@ -11,6 +11,7 @@ from ..nn import MultiScaleLMN, _lmn_schur
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
+from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
@@ -294,7 +295,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         "%(memory_matrix)s", "'auto'"
     )
 )
-class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
+class MultiScaleLMNClassifier(_InputExpansionMixin, _MultiScaleLMNMixin, _BaseSequenceClassifier):
     """Multi-scale Linear Memory Network classifier.
 
     An LMN whose linear memory is split into ``n_modules`` modules updated
@@ -313,6 +314,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     %(model_parameters)s
     %(training_parameters)s
     %(class_weight)s
+    %(input_expansion)s
 
     Attributes
     ----------
@@ -330,6 +332,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     incremental_ : object
         The clone of ``incremental`` used by the last ``fit``.
     %(start_attributes)s
+    %(input_expansion_attributes)s
     %(fitted_attributes)s
 
     See Also
@@ -354,6 +357,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
     _parameter_constraints = {
         **_MultiScaleLMNMixin._parameter_constraints,
         **CLASS_WEIGHT_CONSTRAINTS,
+        **INPUT_EXPANSION_CONSTRAINTS,
     }
 
     def __init__(
@@ -398,6 +402,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         pretrained_alpha=10.0,
         fine_tuning="auto",
         feedback="auto",
+        input_expansion="auto",
         class_weight=None,
         decoding="greedy",
         beam_width=10,
@@ -443,6 +448,7 @@ class MultiScaleLMNClassifier(_MultiScaleLMNMixin, _BaseSequenceClassifier):
         self.pretrained_alpha = pretrained_alpha
         self.fine_tuning = fine_tuning
         self.feedback = feedback
+        self.input_expansion = input_expansion
         self.class_weight = class_weight
         self.decoding = decoding
         self.beam_width = beam_width

@@ -171,7 +171,7 @@ load` bounds before rebuilding the network.
         fitted = self._fitted_model_parameters()
         with torch.random.fork_rng(devices=[]), guard():
             torch.manual_seed(0)  # the values are overwritten by the state
-            recurrent = fitted._build_module(int(self.n_features_in_))
+            recurrent = fitted._build_module(self._network_input_size())
             built = getattr(recurrent, "n_modules", None)
             if n_modules is not None and built is not None and n_modules > built:
                 recurrent.grow_(int(n_modules) - int(built))

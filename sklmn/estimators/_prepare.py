@@ -21,6 +21,7 @@ from .._training import FitContext, SequenceDataset
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
 from ._checks import resolve_device
+from ._expansion import expand_inputs
 from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._targets import pad_steps
 
@@ -120,6 +121,7 @@ class _FitPreparationMixin:
         weights = self._loss_weights(sample_weight, y_encoded, seqs, class_weight)
         if not warm:
             self._fit_standardization(seqs, y_encoded, sample_weight)
+            self._fit_input_expansion(self._standardized_only(seqs))
         device = self._resolve_device()
         rng = check_random_state(self.random_state)
         if incremental:  # a new shuffling and initialization for every call
@@ -449,9 +451,35 @@ class _FitPreparationMixin:
             )
         return _mean_one(weight, seqs).astype(np.float32)
 
+    def _fit_input_expansion(self, seqs: Sequences) -> None:
+        """Fit a map of the standardized inputs ``seqs`` that the network
+        reads after them (the LMN classifiers' ``input_expansion``); none
+        here."""
+
+    def _network_input_size(self) -> int:
+        """Features per step the network reads (``n_features_in_``, or more
+        after an input map)."""
+        return int(self.n_features_in_)
+
     def _standardized_inputs(self, seqs: Sequences) -> Sequences:
-        """``seqs`` with standardized valid steps (padding stays zero); the
+        """What the network reads: ``seqs`` with standardized valid steps
+        (padding stays zero), then the fitted input map, if any; the
         caller's arrays are not modified."""
+        seqs = self._standardized_only(seqs)
+        centers = getattr(self, "expansion_centers_", None)
+        if centers is not None:
+            seqs = expand_inputs(
+                seqs,
+                (
+                    centers,
+                    self.expansion_widths_,
+                    self.expansion_mean_,
+                    self.expansion_scale_,
+                ),
+            )
+        return seqs
+
+    def _standardized_only(self, seqs: Sequences) -> Sequences:
         if getattr(self, "input_mean_", None) is None:
             return seqs
         data = (seqs.data - self.input_mean_) / self.input_scale_
