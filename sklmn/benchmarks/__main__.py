@@ -288,9 +288,13 @@ def _main_timeseries(args, parser) -> int:
 
     seeds = 5 if seeds is None else seeds
     try:  # argument errors are usage errors; the run itself never raises them
-        _select_datasets(datasets, DATASETS)
+        selected = _select_datasets(datasets, DATASETS)
         registry = model_registry_for(args.models)
-        _check_overrides(_select_models(args.models, registry), registry)
+        _check_overrides(
+            _select_models(args.models, registry),
+            registry,
+            {DATASETS[d].task for d in selected},
+        )
         _seed_list(seeds)
         if args.jobs is not None and args.jobs < 1:
             raise ValueError(f"--jobs must be >= 1, got {args.jobs}")

@@ -100,8 +100,11 @@ PINNED: dict[str, dict] = {
         recurrent_matrix="free",
         tape_length=4,
     ),
-    # classifiers only (``'classifier'`` applies to every classifier)
-    "classifier": dict(class_weight=None, decoding="greedy", beam_width=10),
+    # classifiers only (``'classifier'`` applies to every classifier that has
+    # the parameter); the papers' LMNs read the inputs as they are
+    "classifier": dict(
+        class_weight=None, decoding="greedy", beam_width=10, input_expansion="none"
+    ),
     # the stream mode (its own training settings: windows, tracks)
     "StreamLanguageModel": dict(
         alpha=0.0,

@@ -213,8 +213,17 @@ class _InputExpansionMixin:
             self.expansion_scale_,
         ) = fitted
 
+    def _sklmn_state_(self) -> dict:
+        state = super()._sklmn_state_()
+        # the expanded input the network is built for is a size too
+        steps = getattr(self, "input_expansion_", None)
+        if steps is not None:
+            state["sizes"]["input_expansion_"] = steps
+        return state
+
     def _network_input_size(self) -> int:
-        return int(self.n_features_in_) * (1 + int(getattr(self, "input_expansion_", 0)))
+        steps = int(getattr(self, "input_expansion_", 0))  # 0 in older models
+        return int(self.n_features_in_) * (1 + steps)
 
     def _expansion_eligible(self, prepared) -> bool:
         """Whether ``'auto'`` compares a start with the expansion."""

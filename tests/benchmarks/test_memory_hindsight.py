@@ -249,3 +249,38 @@ def test_augment_variants_record_and_reject_bad_values(tmp_path, monkeypatch, ca
         with pytest.raises(SystemExit):
             mh.main(["curves", "--datasets", "toy", *bad])
         assert bad[1] in capsys.readouterr().err
+
+
+def test_lbfgs_lowers_the_training_loss_and_records_every_round(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+
+    import numpy as np
+
+    from sklmn.benchmarks._bench import memory_hindsight as mh
+    from sklmn.benchmarks._timeseries.datasets import _dataset_info
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 12)
+    X = [rng.normal(size=(8, 1)) + 0.5 * label for label in y]
+    data = (X, X[::2], y, y[::2])
+    monkeypatch.setattr(
+        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
+    )
+    out = tmp_path / "lbfgs.jsonl"
+    mh.main(["lbfgs", "--datasets", "toy", "--outer", "3", "--inner", "4",
+             "--out", str(out)])
+    rec = json.loads(out.read_text())
+    assert len(rec["accuracy"]) == 4 and len(rec["loss"]) == 4
+    assert all(0.0 <= a <= 1.0 for a in rec["accuracy"])
+    # every accepted L-BFGS step lowers the objective (here the training loss)
+    assert rec["loss"][-1] < rec["loss"][0]
+    assert all(b <= a + 1e-6 for a, b in zip(rec["loss"], rec["loss"][1:]))
+    assert "| toy | lmn | 0 |" in capsys.readouterr().out
+    try:
+        mh.main(["lbfgs", "--datasets", "toy", "--outer", "0"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:  # pragma: no cover
+        raise AssertionError("--outer 0 was accepted")

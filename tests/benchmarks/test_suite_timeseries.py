@@ -464,3 +464,26 @@ def test_init_radius_variants_use_the_free_memory():
             assert est.get_params()["memory_matrix"] == "free", (name, task)
         est = VARIANTS[name]["regression"](0, info).set_params(max_iter=1)
         assert np.abs(memory(est.fit(X, y)) - default).max() > 1e-6, name
+
+
+def test_cli_checks_a_classifier_option_on_classification_sets_only(
+    capsys, monkeypatch
+):
+    # input_expansion exists on the LMN classifiers, not the regressors: a
+    # run on classification sets takes it, one with a regression set refuses
+    import sklmn.benchmarks._timeseries as timeseries
+
+    calls = []
+    monkeypatch.setattr(
+        timeseries, "run_timeseries_suite", lambda **kw: calls.append(kw) or []
+    )
+    spec = "lmn:input_expansion=4"
+    args = ["--suite", "timeseries", "--models", spec, "--datasets"]
+    assert cli.main([*args, "ArrowHead"]) == 0
+    assert calls[0]["models"] == [spec]
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*args, "ArrowHead", "CardanoSentiment"])
+    assert exc.value.code == 2
+    assert "(regression): Invalid parameter 'input_expansion'" in (
+        capsys.readouterr().err
+    )

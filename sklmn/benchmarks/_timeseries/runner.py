@@ -116,6 +116,7 @@ def _fit_one(
         "final_loss": None,
         "start_score": None,
         "radii": None,
+        "input_expansion": None,
         "recovered": None,
         "n_train": None,
         "n_test": None,
@@ -173,6 +174,8 @@ def _fit_one(
             record["final_loss"] = float(curve[-1]) if len(curve) else None
         # fit recovered from a divergence (kept its best weights, warned)
         record["recovered"] = bool(getattr(final, "diverged_", False))
+        steps = getattr(final, "input_expansion_", None)  # the LMN classifiers'
+        record["input_expansion"] = None if steps is None else int(steps)
         record["warnings"] = _warning_lines(caught)
         if probes:
             # the suite's own measurements: their failure is not the fit's
@@ -359,7 +362,8 @@ def run_timeseries_suite(
         ``predict_seconds``, ``n_iter``, ``n_spikes``, ``final_loss``,
         ``start_score`` (the test score of the network before its first
         epoch), ``radii`` (per epoch, the start first: the largest spectral
-        radii of the memory map, see the report), ``recovered`` (training
+        radii of the memory map, see the report), ``input_expansion`` (the
+        LMN classifiers' ``input_expansion_``), ``recovered`` (training
         stopped at a divergence, best weights kept), ``note``, ``warnings``,
         ``estimator`` (its repr), ``error``, ``finished``, ``n_train``,
         ``n_test``; a value that was not measured (a failed fit, a model
@@ -503,9 +507,11 @@ def _select_models(models, registry) -> list[tuple[str, dict, str]]:
     return list({label: (b, o, label) for b, o, label in specs}.values())
 
 
-def _check_overrides(specs, registry) -> None:
+def _check_overrides(specs, registry, tasks=None) -> None:
     """Refuse parameter overrides that a model's estimators do not have, or
-    values that their parameter constraints refuse.
+    values that their parameter constraints refuse (for the estimators of
+    ``tasks`` only, every task when None: a classifier's option run on
+    classification sets alone is not refused for the regressor).
 
     Each factory builds its estimator for a small stand-in dataset and the
     overrides are set on it, as every fit does, then the parameters are
@@ -518,6 +524,8 @@ def _check_overrides(specs, registry) -> None:
         if not overrides:
             continue
         for task, factory in registry[base].items():
+            if tasks is not None and task not in tasks:
+                continue
             info = DatasetInfo(
                 "parameter check", task, 20, 10, 1, 10, 200,
                 2 if task == "classification" else None,
