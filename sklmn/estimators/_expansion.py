@@ -18,6 +18,7 @@ sequences by more than one sequence in ``n``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from numbers import Integral
 
@@ -26,6 +27,8 @@ import torch
 from ..utils._compat import Interval, StrOptions
 from ..utils.sequences import Sequences
 
+#: values of the float64 steps computed at once by ``expand_inputs``
+_BLOCK_VALUES = 2**24
 #: steps per feature of ``input_expansion='auto'``
 AUTO_STEPS = 8
 #: ``'auto'`` tries the expansion only up to this many input features (the
@@ -167,13 +170,18 @@ def expand_inputs(seqs: Sequences, expansion: tuple[np.ndarray, ...]) -> Sequenc
     centers, widths, mean, scale = expansion
     data = np.asarray(seqs.data)
     n, t, d = data.shape
-    z = data.astype(np.float64, copy=False)
-    steps = np.tanh((z[:, :, None, :] - centers) / widths)  # (n, t, K, d)
-    steps = (steps - mean) / scale
-    steps = steps.reshape(n, t, -1)  # (n, t, K d): step k of every feature
-    out = np.concatenate([z, steps], axis=2)
-    out = np.where(seqs.mask[..., None], out, 0.0).astype(data.dtype, copy=False)
-    return Sequences(out, seqs.lengths, ragged=seqs.ragged, univariate=False)
+    out = np.zeros((n, t, d * (1 + len(centers))), dtype=data.dtype)
+    out[:, :, :d] = data
+    # computed in float64, a block of sequences at a time (the steps of a
+    # large set are several times the size of its inputs)
+    block = max(1, _BLOCK_VALUES // max(1, t * out.shape[2]))
+    for start in range(0, n, block):
+        z = data[start : start + block].astype(np.float64)
+        steps = (np.tanh((z[:, :, None, :] - centers) / widths) - mean) / scale
+        # (rows, t, K d): the first step of every feature, then the second...
+        out[start : start + block, :, d:] = steps.reshape(len(z), t, -1)
+    out[~seqs.mask] = 0.0
+    return dataclasses.replace(seqs, data=out, univariate=False)
 
 
 class _InputExpansionMixin:
@@ -255,11 +263,14 @@ class _InputExpansionMixin:
         cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
         self._expansion_trial = AUTO_STEPS
         try:
-            trial = second_start()
+            trial_module, trial_prepared = second_start()
+            trial_score = getattr(self.pretrainer_, "readout_cv_score_", None)
+        except (ValueError, ArithmeticError, torch.linalg.LinAlgError, MemoryError):
+            # a start that fails on the expanded inputs (a singular LAES, too
+            # large an input) leaves the first one, which succeeded
+            trial_score = None
         finally:
             del self._expansion_trial
-        trial_module, trial_prepared = trial
-        trial_score = getattr(self.pretrainer_, "readout_cv_score_", None)
         n = prepared.context.sequences.n_samples
         scores = [(0, base_score)]
         if trial_score is not None and math.isfinite(trial_score):

@@ -211,3 +211,28 @@ def test_bad_input_expansion_is_named(bad):
     X, y = _amplitude_task(n=20)
     with pytest.raises(ValueError, match="input_expansion"):
         LMNClassifier(input_expansion=bad).fit(X, y)
+
+
+def test_expand_inputs_in_blocks_gives_the_same_values(monkeypatch):
+    from sklmn.estimators import _expansion
+
+    seqs = _ragged(seed=3)
+    expansion = fit_expansion(seqs, 4)
+    whole = expand_inputs(seqs, expansion).data
+    monkeypatch.setattr(_expansion, "_BLOCK_VALUES", 1)  # one sequence a time
+    np.testing.assert_array_equal(expand_inputs(seqs, expansion).data, whole)
+
+
+def test_a_second_start_that_fails_leaves_the_first(monkeypatch):
+    # the expanded start raising (here a ValueError from its preparation)
+    # must not fail a fit whose first start succeeded
+    X, y = _amplitude_task()
+    none = _fit(LMNClassifier, X, y, input_expansion="none")
+
+    def broken(self, X, y, data):
+        raise ValueError("the LAES of the expanded inputs failed")
+
+    monkeypatch.setattr(LMNClassifier, "_second_start", broken)
+    auto = _fit(LMNClassifier, X, y)
+    assert auto.input_expansion_ == 0 and len(auto.input_expansion_scores_) == 1
+    np.testing.assert_allclose(auto.loss_curve_, none.loss_curve_, rtol=1e-6)
