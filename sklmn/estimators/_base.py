@@ -321,9 +321,11 @@ class _BaseSequenceEstimator(
         **data)``, seeded as the first (see ``_choose_start``)."""
         prepared = self._prepare_fit(X, y, incremental=False, **data)
         torch.manual_seed(prepared.torch_seed)
-        self._plan_fit(prepared.context, prepared.sequences.n_samples)
-        module = self._sequence_net(self._build_module(prepared.sequences.n_features))
-        self._initialize_module(module, prepared.context, prepared.sequences.n_samples)
+        n_samples = prepared.sequences.n_samples
+        self._plan_fit(prepared.context, n_samples)
+        recurrent = self._build_module(prepared.sequences.n_features)
+        module = self._sequence_net(recurrent)
+        self._initialize_module(module, prepared.context, n_samples)
         return module, prepared
 
     def _start_callbacks(self, context: FitContext) -> list:

@@ -295,7 +295,9 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         "%(memory_matrix)s", "'auto'"
     )
 )
-class MultiScaleLMNClassifier(_InputExpansionMixin, _MultiScaleLMNMixin, _BaseSequenceClassifier):
+class MultiScaleLMNClassifier(
+    _InputExpansionMixin, _MultiScaleLMNMixin, _BaseSequenceClassifier
+):
     """Multi-scale Linear Memory Network classifier.
 
     An LMN whose linear memory is split into ``n_modules`` modules updated

@@ -20,9 +20,9 @@ from sklearn.utils import check_random_state
 from .._training import FitContext, SequenceDataset
 from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
+from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._checks import resolve_device
 from ._expansion import expand_inputs
-from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._targets import pad_steps
 
 __all__: list[str] = []
