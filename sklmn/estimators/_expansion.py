@@ -24,6 +24,7 @@ from numbers import Integral
 
 import numpy as np
 import torch
+from ..pretraining import LAESInitializer
 from ..utils._compat import Interval, StrOptions
 from ..utils.sequences import Sequences
 
@@ -235,8 +236,6 @@ class _InputExpansionMixin:
 
     def _expansion_eligible(self, prepared) -> bool:
         """Whether ``'auto'`` compares a start with the expansion."""
-        from ..pretraining import LAESInitializer
-
         context = prepared.context
         score = getattr(self.pretrainer_, "readout_cv_score_", None)
         return (
