@@ -202,16 +202,13 @@ class _InputExpansionMixin:
     #: as they are
     _added_parameter_values: dict = {"input_expansion": "none"}
 
-    def _requested_steps(self, n_features: int) -> int:
-        """``K`` of the fit's first start: the int, else 0 (``'auto'``
-        tries the expansion as a second start, ``_choose_start``)."""
-        value = self.input_expansion
-        return 0 if isinstance(value, str) else int(value)
-
     def _fit_input_expansion(self, seqs: Sequences) -> None:
+        # K of this start: the int; for 'auto' and 'none' 0, unless this is
+        # 'auto''s second start (_choose_start)
         steps = getattr(self, "_expansion_trial", None)
         if steps is None:
-            steps = self._requested_steps(seqs.n_features)
+            value = self.input_expansion
+            steps = 0 if isinstance(value, str) else int(value)
         self.input_expansion_ = int(steps)
         self.input_expansion_scores_ = None
         fitted = fit_expansion(seqs, steps) if steps else (None,) * 4
