@@ -101,3 +101,18 @@ def _assert_nan_padding_inert(net, x, lengths, loss):
     for g0, g1 in zip(grads0, grads1, strict=True):
         assert torch.isfinite(g1).all()
         torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)
+
+
+def _adam_on_random_targets(net, dtype, check, steps=200, n_features=3):
+    """Train the recurrent module ``net`` for ``steps`` Adam steps at
+    learning rate 0.1 toward large random targets (5 standard deviations) of
+    its output sequence on random inputs (8 sequences of 7 steps), calling
+    ``check()`` after every step: the stress test of a stable memory."""
+    opt = torch.optim.Adam(net.parameters(), lr=0.1)
+    x = torch.randn(8, 7, n_features, dtype=dtype)
+    y = 5.0 * torch.randn(8, 7, net.output_size, dtype=dtype)
+    for _ in range(steps):
+        opt.zero_grad()
+        (net(x)[0] - y).pow(2).mean().backward()
+        opt.step()
+        check()

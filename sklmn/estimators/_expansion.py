@@ -219,6 +219,17 @@ class _InputExpansionMixin:
             self.expansion_scale_,
         ) = fitted
 
+    def _input_map(self, seqs: Sequences) -> Sequences:
+        if getattr(self, "expansion_centers_", None) is None:  # none, or older
+            return seqs
+        fitted = (
+            self.expansion_centers_,
+            self.expansion_widths_,
+            self.expansion_mean_,
+            self.expansion_scale_,
+        )
+        return expand_inputs(seqs, fitted)
+
     def _sklmn_state_(self) -> dict:
         state = super()._sklmn_state_()
         # the expanded input the network is built for is a size too

@@ -22,7 +22,6 @@ from ..preprocessing import _scale_from_var, _sequence_moments
 from ..utils.sequences import Sequences, check_sequence_weights, validate_sequences
 from ._auto import auto_batch_size, auto_early_stopping, auto_learning_rate
 from ._checks import resolve_device
-from ._expansion import expand_inputs
 from ._targets import pad_steps
 
 __all__: list[str] = []
@@ -121,7 +120,6 @@ class _FitPreparationMixin:
         weights = self._loss_weights(sample_weight, y_encoded, seqs, class_weight)
         if not warm:
             self._fit_standardization(seqs, y_encoded, sample_weight)
-            self._fit_input_expansion(self._standardized_only(seqs))
         device = self._resolve_device()
         rng = check_random_state(self.random_state)
         if incremental:  # a new shuffling and initialization for every call
@@ -134,7 +132,10 @@ class _FitPreparationMixin:
             torch_seed, shuffle_seed, split_seed = (
                 int(s) for s in rng.randint(np.iinfo(np.int32).max, size=3)
             )
-        seqs = self._standardized_inputs(seqs)
+        seqs = self._standardized_only(seqs)
+        if not warm:
+            self._fit_input_expansion(seqs)
+        seqs = self._input_map(seqs)
         y_model = self._standardized_target(y_encoded, seqs)
         dataset = self._dataset(seqs, y_model, weights)
         valid_dataset = None
@@ -461,23 +462,16 @@ class _FitPreparationMixin:
         after an input map)."""
         return int(self.n_features_in_)
 
+    def _input_map(self, seqs: Sequences) -> Sequences:
+        """The fitted map of the standardized inputs ``seqs`` (see
+        ``_fit_input_expansion``); the identity here."""
+        return seqs
+
     def _standardized_inputs(self, seqs: Sequences) -> Sequences:
         """What the network reads: ``seqs`` with standardized valid steps
         (padding stays zero), then the fitted input map, if any; the
         caller's arrays are not modified."""
-        seqs = self._standardized_only(seqs)
-        centers = getattr(self, "expansion_centers_", None)
-        if centers is not None:
-            seqs = expand_inputs(
-                seqs,
-                (
-                    centers,
-                    self.expansion_widths_,
-                    self.expansion_mean_,
-                    self.expansion_scale_,
-                ),
-            )
-        return seqs
+        return self._input_map(self._standardized_only(seqs))
 
     def _standardized_only(self, seqs: Sequences) -> Sequences:
         if getattr(self, "input_mean_", None) is None:

@@ -2,21 +2,30 @@
 
 import torch
 
+
+def _serve(monkeypatch, X, y):
+    """Make every dataset name of ``bench memory-hindsight`` load ``X, y``
+    (the test split: every other sequence)."""
+    from sklmn.benchmarks._bench import memory_hindsight as mh
+    from sklmn.benchmarks._timeseries.datasets import _dataset_info
+
+    data = (X, X[::2], y, y[::2])
+    monkeypatch.setattr(
+        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
+    )
+
+
 def test_ensemble_records_a_consistent_committee(tmp_path, monkeypatch, capsys):
     import json
 
     import numpy as np
 
     from sklmn.benchmarks._bench import memory_hindsight as mh
-    from sklmn.benchmarks._timeseries.datasets import _dataset_info
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 10)
     X = [rng.normal(size=(8, 1)) + 0.8 * label for label in y]
-    data = (X, X[::2], y, y[::2])
-    monkeypatch.setattr(
-        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
-    )
+    _serve(monkeypatch, X, y)
     out = tmp_path / "ens.jsonl"
     mh.main(["ensemble", "--datasets", "toy", "--epochs", "2", "--folds", "2",
              "--out", str(out)])
@@ -113,15 +122,11 @@ def test_sam_label_smoothing_and_state_noise_variants_record(
     import numpy as np
 
     from sklmn.benchmarks._bench import memory_hindsight as mh
-    from sklmn.benchmarks._timeseries.datasets import _dataset_info
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 6)
     X = [rng.normal(size=(8, 1)) + 0.8 * label for label in y]
-    data = (X, X[::2], y, y[::2])
-    monkeypatch.setattr(
-        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
-    )
+    _serve(monkeypatch, X, y)
     out = tmp_path / "curves.jsonl"
     for variant in (
         ["--sam", "1e-9"],
@@ -222,15 +227,11 @@ def test_augment_variants_record_and_reject_bad_values(tmp_path, monkeypatch, ca
     import pytest
 
     from sklmn.benchmarks._bench import memory_hindsight as mh
-    from sklmn.benchmarks._timeseries.datasets import _dataset_info
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 8)
     X = [rng.normal(size=(int(rng.integers(6, 10)), 2)) + 0.8 * c for c in y]
-    data = (X, X[::2], y, y[::2])
-    monkeypatch.setattr(
-        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
-    )
+    _serve(monkeypatch, X, y)
     out = tmp_path / "curves.jsonl"
     for variant in (
         ["--crop", "0.8"],
@@ -259,15 +260,11 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
     import numpy as np
 
     from sklmn.benchmarks._bench import memory_hindsight as mh
-    from sklmn.benchmarks._timeseries.datasets import _dataset_info
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 12)
     X = [rng.normal(size=(8, 1)) + 0.5 * label for label in y]
-    data = (X, X[::2], y, y[::2])
-    monkeypatch.setattr(
-        mh, "_load", lambda name: (data, _dataset_info(name, "classification", data))
-    )
+    _serve(monkeypatch, X, y)
     out = tmp_path / "lbfgs.jsonl"
     mh.main(["lbfgs", "--datasets", "toy", "--outer", "3", "--inner", "4",
              "--out", str(out)])

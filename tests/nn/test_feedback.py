@@ -23,14 +23,7 @@ from sklmn.pretraining import (
     LAESInitializer,
     UnrolledPretrainer,
 )
-
-
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests._helpers import _adam_on_random_targets
 
 
 def _modules(dtype):
@@ -62,19 +55,16 @@ def test_map_below_one_for_every_d_after_200_adam_steps(one_thread, dtype):
     torch.manual_seed(0)
     rng = np.random.RandomState(0)
     for net in _modules(dtype):
-        opt = torch.optim.Adam(net.parameters(), lr=0.1)
-        x = torch.randn(8, 7, 3, dtype=dtype)
-        y = 5.0 * torch.randn(8, 7, net.output_size, dtype=dtype)
-        for _ in range(200):
-            opt.zero_grad()
-            (net(x)[0] - y).pow(2).mean().backward()
-            opt.step()
+
+        def check(net=net):
             for W_mm, W_hm, W_mh in _maps(net):
                 assert W_mm.dtype == dtype
                 assert float(W_mh.abs().max()) == 0.0
                 H = W_mh.shape[0]
                 for d in [np.ones(H)] + [rng.uniform(size=H) for _ in range(4)]:
                     assert _map_radius(W_mm, W_hm, W_mh, d) < 1
+
+        _adam_on_random_targets(net, dtype, check)
 
 
 def test_feedback_is_a_zero_buffer_in_the_state_dict():

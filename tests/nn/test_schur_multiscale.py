@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from threadpoolctl import threadpool_limits
 
 from sklmn._training._callbacks import AnchorToStart
 from sklmn.datasets import load_timeseries_dataset
@@ -27,14 +26,9 @@ from tests._contexts import fit_context
 
 
 @pytest.fixture(autouse=True)
-def one_thread():
-    """These small problems run fastest on one thread (torch and BLAS), and
-    do not oversubscribe a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpool_limits(limits=1):
-        yield
-    torch.set_num_threads(before)
+def _every_test_on_one_thread(one_thread):
+    """These small problems run fastest on one thread (``one_thread``)."""
+    yield
 
 
 def _radius(W):

@@ -27,16 +27,7 @@ from sklmn.pretraining import LAESInitializer
 from sklmn.training import SequenceNet
 from sklmn.utils.sequences import check_sequences
 from tests._contexts import fit_context
-
-
-@pytest.fixture
-def one_thread():
-    """The small training loops run fastest on one thread (and do not
-    oversubscribe a shared machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests._helpers import _adam_on_random_targets
 
 
 def _dense_radius(W):
@@ -443,18 +434,15 @@ def test_lmn_schur_radius_below_one_after_200_adam_steps(one_thread, dtype):
     torch.manual_seed(0)
     net = LMN(3, 6, 5, num_layers=2, bidirectional=True, memory_matrix="schur")
     net = net.to(dtype)
-    opt = torch.optim.Adam(net.parameters(), lr=0.1)
-    x = torch.randn(8, 7, 3, dtype=dtype)
-    y = 5.0 * torch.randn(8, 7, net.output_size, dtype=dtype)
-    for _ in range(200):
-        opt.zero_grad()
-        (net(x)[0] - y).pow(2).mean().backward()
-        opt.step()
+
+    def check():
         for layer in net._all_layers():
             W = layer.weight_mm.detach()
             assert W.dtype == dtype
             assert quasi_triangular_radius(W) < 1
             assert _dense_radius(W) < 1 + 1e-6
+
+    _adam_on_random_targets(net, dtype, check)
 
 
 def test_lmn_schur_set_memory_keeps_the_function():
