@@ -111,6 +111,13 @@ def estimators(quick: bool):
             ),
         ),
         (
+            "LMNClassifier(input_expansion=8)",
+            "clf",
+            lambda d: sk.LMNClassifier(
+                **small, memory_size=16, input_expansion=8, device=d
+            ),
+        ),
+        (
             "MultiScaleLMNClassifier",
             "clf",
             lambda d: sk.MultiScaleLMNClassifier(**small, memory_size=4, device=d),
@@ -127,6 +134,13 @@ def estimators(quick: bool):
             "clf",
             lambda d: sk.MultiScaleLMNClassifier(
                 **small, memory_size=4, fine_tuning="residual", device=d
+            ),
+        ),
+        (
+            "MultiScaleLMNClassifier(input_expansion=8)",
+            "clf",
+            lambda d: sk.MultiScaleLMNClassifier(
+                **small, memory_size=4, input_expansion=8, device=d
             ),
         ),
         (
