@@ -61,8 +61,9 @@ INPUT_EXPANSION_DOC = f"""\
         {AUTO_MAX_FEATURES} features, and the expansion is kept when its
         readout's cross-validated accuracy on the training sequences
         (``readout_cv_score_``) is higher by more than one sequence in
-        ``n``; otherwise, and without such a start, no expansion (the fit
-        is then the one of ``'none'``). The choice is ``input_expansion_``.
+        ``n`` (the second start is not fitted when the first one's
+        accuracy leaves no room for that); otherwise, and without such a
+        start, no expansion (the fit is then the one of ``'none'``). The choice is ``input_expansion_``.
         See ``docs/training.md``, "The input expansion".
 """
 
@@ -79,7 +80,8 @@ INPUT_EXPANSION_ATTRIBUTES_DOC = """\
         sequences: the network reads the steps standardized.
     input_expansion_scores_ : list of (int, float) or None
         ``input_expansion='auto'``: ``(K, cross-validated accuracy)`` of
-        each start compared (``K = 0``: without expansion); None when
+        each start fitted (``K = 0``: without expansion; that one alone
+        when the second start was not fitted or failed); None when
         nothing was compared.
 """
 
@@ -265,6 +267,12 @@ class _InputExpansionMixin:
         if not self._expansion_eligible(prepared):
             return module, prepared
         base_score = float(self.pretrainer_.readout_cv_score_)
+        n = prepared.context.sequences.n_samples
+        if base_score + 1.0 / n >= 1.0:
+            # an accuracy cannot pass the margin above this score: the second
+            # start could not be kept, so it is not fitted
+            self.input_expansion_scores_ = [(0, base_score)]
+            return module, prepared
         kept = dict(vars(self))
         rng = torch.get_rng_state()
         cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
@@ -278,7 +286,6 @@ class _InputExpansionMixin:
             trial_score = None
         finally:
             del self._expansion_trial
-        n = prepared.context.sequences.n_samples
         scores = [(0, base_score)]
         if trial_score is not None and math.isfinite(trial_score):
             scores.append((AUTO_STEPS, float(trial_score)))

@@ -236,3 +236,23 @@ def test_a_second_start_that_fails_leaves_the_first(monkeypatch):
     auto = _fit(LMNClassifier, X, y)
     assert auto.input_expansion_ == 0 and len(auto.input_expansion_scores_) == 1
     np.testing.assert_allclose(auto.loss_curve_, none.loss_curve_, rtol=1e-6)
+
+
+def test_auto_fits_no_second_start_when_the_first_leaves_no_room(monkeypatch):
+    # the first start cross-validates at 1.0 on these classes (the level of
+    # the series, far apart): no accuracy passes 1.0 + 1/n, so the second
+    # start must not be fitted and the fit is the one of 'none'
+    rng = np.random.RandomState(0)
+    y = np.arange(60) % 2
+    X = [0.3 * rng.randn(10, 1) + (3.0 if c else -3.0) for c in y]
+    none = _fit(LMNClassifier, X, y, input_expansion="none")
+    assert none.pretrainer_.readout_cv_score_ + 1 / len(X) >= 1.0
+
+    def refused(self, X, y, data):
+        raise AssertionError("the second start was fitted")
+
+    monkeypatch.setattr(LMNClassifier, "_second_start", refused)
+    auto = _fit(LMNClassifier, X, y)
+    assert auto.input_expansion_ == 0
+    assert auto.input_expansion_scores_ == [(0, none.pretrainer_.readout_cv_score_)]
+    np.testing.assert_allclose(auto.loss_curve_, none.loss_curve_, rtol=1e-6)
