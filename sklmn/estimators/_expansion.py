@@ -24,6 +24,7 @@ from numbers import Integral
 
 import numpy as np
 import torch
+
 from ..pretraining import LAESInitializer
 from ..utils._compat import Interval, StrOptions
 from ..utils.sequences import Sequences
@@ -63,7 +64,8 @@ INPUT_EXPANSION_DOC = f"""\
         (``readout_cv_score_``) is higher by more than one sequence in
         ``n`` (the second start is not fitted when the first one's
         accuracy leaves no room for that); otherwise, and without such a
-        start, no expansion (the fit is then the one of ``'none'``). The choice is ``input_expansion_``.
+        start, no expansion (the fit is then the one of ``'none'``). The
+        choice is ``input_expansion_``.
         See ``docs/training.md``, "The input expansion".
 """
 

@@ -254,5 +254,7 @@ def test_auto_fits_no_second_start_when_the_first_leaves_no_room(monkeypatch):
     monkeypatch.setattr(LMNClassifier, "_second_start", refused)
     auto = _fit(LMNClassifier, X, y)
     assert auto.input_expansion_ == 0
-    assert auto.input_expansion_scores_ == [(0, none.pretrainer_.readout_cv_score_)]
+    ((k, score),) = auto.input_expansion_scores_
+    assert k == 0
+    assert score == pytest.approx(none.pretrainer_.readout_cv_score_, abs=1e-12)
     np.testing.assert_allclose(auto.loss_curve_, none.loss_curve_, rtol=1e-6)
