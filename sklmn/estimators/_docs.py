@@ -131,7 +131,10 @@ TRAINING_PARAMETERS_DOC = """\
         Continue training the fitted module (same model parameters and
         classes required) instead of building a new one.
     verbose : int or bool, default=0
-        Print one line per epoch and the stopping message.
+        Print one line per epoch and the stopping message, and, for the
+        estimators with a ``pretrainer``, one line per start (its readout's
+        choices and cross-validated score, its time) and the choices made
+        between starts.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialization, the shuffling of the minibatches, the
         validation split and dropout, and a pretrainer whose own

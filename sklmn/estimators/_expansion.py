@@ -274,6 +274,11 @@ class _InputExpansionMixin:
             # an accuracy cannot pass the margin above this score: the second
             # start could not be kept, so it is not fitted
             self.input_expansion_scores_ = [(0, base_score)]
+            if self.verbose:
+                print(
+                    "input_expansion='auto': no second start (the first's "
+                    f"score {base_score:.4f} leaves no room above the margin)"
+                )
             return module, prepared
         kept = dict(vars(self))
         rng = torch.get_rng_state()
@@ -293,6 +298,7 @@ class _InputExpansionMixin:
             scores.append((AUTO_STEPS, float(trial_score)))
             if trial_score > base_score + 1.0 / n:
                 self.input_expansion_scores_ = scores
+                self._say_expansion(scores, n, AUTO_STEPS)
                 return trial_module, trial_prepared
         # keep the first start: the estimator and torch's generator as it left
         # them (the fit then goes on exactly as without the trial)
@@ -302,4 +308,15 @@ class _InputExpansionMixin:
         if cuda is not None:
             torch.cuda.set_rng_state_all(cuda)
         self.input_expansion_scores_ = scores
+        self._say_expansion(scores, n, 0)
         return module, prepared
+
+    def _say_expansion(self, scores, n: int, kept: int) -> None:
+        """With ``verbose``: the scores ``'auto'`` compared and its choice."""
+        if not self.verbose:
+            return
+        compared = ", ".join(f"K={k}: {score:.4f}" for k, score in scores)
+        choice = f"the expansion (K={kept})" if kept else "no expansion"
+        print(
+            f"input_expansion='auto': {compared} (margin 1/{n}); keeps {choice}"
+        )

@@ -13,6 +13,7 @@ thresholds are in ``docs/training.md``.
 from __future__ import annotations
 
 import copy
+import time
 
 import numpy as np
 import torch
@@ -121,7 +122,31 @@ class _PretrainerMixin:
         if pretrainer is not None:
             self.pretrainer_ = clone(pretrainer)
             _seed_plugin_(self.pretrainer_, self.random_state)
+            started = time.perf_counter()
             self.pretrainer_.initialize(module, context)
+            if getattr(self, "verbose", 0):
+                print(_start_line(self, time.perf_counter() - started))
+
+
+def _start_line(estimator, seconds: float) -> str:
+    """The line ``verbose`` prints after a pretrainer started the model: the
+    pretrainer, the inputs it read, its readout's choices and
+    cross-validated score, and the time it took."""
+    pretrainer = estimator.pretrainer_
+    parts = [f"Start: {type(pretrainer).__name__}"]
+    steps = getattr(estimator, "input_expansion_", 0)
+    if steps:
+        parts.append(f"on the inputs expanded by {steps} tanh steps")
+    pooling = getattr(pretrainer, "pooling_", None)
+    if pooling is not None:
+        parts.append(f"pooling {pooling!r}")
+    C = getattr(pretrainer, "C_", None)
+    if C is not None:
+        parts.append(f"C={C:g}")
+    score = getattr(pretrainer, "readout_cv_score_", None)
+    if score is not None and np.isfinite(score):
+        parts.append(f"readout cross-validated score {score:.4f}")
+    return ", ".join(parts) + f" ({seconds:.1f}s)"
 
 
 class _PretrainedStartMixin(_PretrainerMixin):
@@ -158,6 +183,11 @@ class _PretrainedStartMixin(_PretrainerMixin):
                 # epoch-0 candidate of the best weights; docs/training.md)
                 module.load_state_dict(random_start)
                 self.pretrainer_ = None
+                if getattr(self, "verbose", 0):
+                    print(
+                        "pretrainer='auto': the start predicts no better than "
+                        "the mean; training starts from the random weights"
+                    )
                 if context.problem == "continuous":
                     _predict_the_mean_(module.readout, context)
         self.pretrained_alpha_ = self._anchor_strength()
