@@ -116,3 +116,18 @@ def _adam_on_random_targets(net, dtype, check, steps=200, n_features=3):
         (net(x)[0] - y).pow(2).mean().backward()
         opt.step()
         check()
+
+
+def _amplitude_task(n=80, T=20, seed=0):
+    """Two classes of white noise of equal mean and variance: Gaussian, or
+    random signs (a linear model of the input history sees no difference;
+    the input expansion's start reads them)."""
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 2
+    X = [
+        rng.randn(T, 1)
+        if c == 0
+        else rng.choice([-1.0, 1.0], size=(T, 1)) + 0.1 * rng.randn(T, 1)
+        for c in y
+    ]
+    return X, y

@@ -12,20 +12,7 @@ from sklmn import persistence
 from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
 from sklmn.estimators._expansion import AUTO_STEPS, expand_inputs, fit_expansion
 from sklmn.utils.sequences import Sequences
-
-
-def _amplitude_task(n=80, T=20, seed=0):
-    """Two classes of white noise of equal mean and variance: Gaussian, or
-    random signs (a linear model of the input history sees no difference)."""
-    rng = np.random.RandomState(seed)
-    y = np.arange(n) % 2
-    X = [
-        rng.randn(T, 1)
-        if c == 0
-        else rng.choice([-1.0, 1.0], size=(T, 1)) + 0.1 * rng.randn(T, 1)
-        for c in y
-    ]
-    return X, y
+from tests._helpers import _amplitude_task
 
 
 def _first_step_task(n=80, T=12, seed=0):

@@ -6,19 +6,7 @@ import warnings
 import numpy as np
 
 from sklmn.estimators import LMNClassifier, LMNRegressor
-
-
-def _amplitude_task(n=80, T=20, seed=0):
-    # Gaussian noise against random signs: the expanded start reads them
-    rng = np.random.RandomState(seed)
-    y = np.arange(n) % 2
-    X = [
-        rng.randn(T, 1)
-        if c == 0
-        else rng.choice([-1.0, 1.0], size=(T, 1)) + 0.1 * rng.randn(T, 1)
-        for c in y
-    ]
-    return X, y
+from tests._helpers import _amplitude_task
 
 
 def _fit(est, X, y):
