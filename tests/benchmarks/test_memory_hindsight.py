@@ -1,5 +1,6 @@
 """The prototype training variants of ``bench memory-hindsight``."""
 
+import numpy as np
 import torch
 
 
@@ -15,17 +16,19 @@ def _serve(monkeypatch, X, y):
     )
 
 
+def _serve_shifted(monkeypatch, y, shift):
+    """``_serve`` sequences of 8 steps and one feature, the noise of each
+    shifted by ``shift`` times its class."""
+    rng = np.random.default_rng(0)
+    _serve(monkeypatch, [rng.normal(size=(8, 1)) + shift * label for label in y], y)
+
+
 def test_ensemble_records_a_consistent_committee(tmp_path, monkeypatch, capsys):
     import json
 
-    import numpy as np
-
     from sklmn.benchmarks._bench import memory_hindsight as mh
 
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 10)
-    X = [rng.normal(size=(8, 1)) + 0.8 * label for label in y]
-    _serve(monkeypatch, X, y)
+    _serve_shifted(monkeypatch, np.repeat([0, 1], 10), 0.8)
     out = tmp_path / "ens.jsonl"
     mh.main(["ensemble", "--datasets", "toy", "--epochs", "2", "--folds", "2",
              "--out", str(out)])
@@ -51,7 +54,6 @@ def test_lagged_inputs_hold_the_last_inputs_with_zeros_before_the_start():
 
 
 def test_recon_trains_and_leaves_the_net_as_it_was():
-    import numpy as np
 
     from sklmn.benchmarks._bench.memory_hindsight import _Recon
     from sklmn.estimators import LMNClassifier
@@ -119,14 +121,9 @@ def test_sam_label_smoothing_and_state_noise_variants_record(
 ):
     import json
 
-    import numpy as np
-
     from sklmn.benchmarks._bench import memory_hindsight as mh
 
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1, 2], 6)
-    X = [rng.normal(size=(8, 1)) + 0.8 * label for label in y]
-    _serve(monkeypatch, X, y)
+    _serve_shifted(monkeypatch, np.repeat([0, 1, 2], 6), 0.8)
     out = tmp_path / "curves.jsonl"
     for variant in (
         ["--sam", "1e-9"],
@@ -153,7 +150,6 @@ def test_sam_label_smoothing_and_state_noise_variants_record(
 
 
 def test_sam_step_with_a_vanishing_radius_is_the_plain_step():
-    import numpy as np
 
     from sklmn import LMNClassifier
     from sklmn.benchmarks._bench.memory_hindsight import _SAM
@@ -223,7 +219,6 @@ def test_augment_changes_training_batches_only_and_not_in_place():
 def test_augment_variants_record_and_reject_bad_values(tmp_path, monkeypatch, capsys):
     import json
 
-    import numpy as np
     import pytest
 
     from sklmn.benchmarks._bench import memory_hindsight as mh
@@ -257,14 +252,9 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
 ):
     import json
 
-    import numpy as np
-
     from sklmn.benchmarks._bench import memory_hindsight as mh
 
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 12)
-    X = [rng.normal(size=(8, 1)) + 0.5 * label for label in y]
-    _serve(monkeypatch, X, y)
+    _serve_shifted(monkeypatch, np.repeat([0, 1], 12), 0.5)
     out = tmp_path / "lbfgs.jsonl"
     mh.main(["lbfgs", "--datasets", "toy", "--outer", "3", "--inner", "4",
              "--out", str(out)])

@@ -622,6 +622,22 @@ def _recon_record(args) -> dict:
     }
 
 
+def _runs(args):
+    """``(dataset, model, seed, data, info)`` of every fit of a mode: each
+    dataset loaded once, its labels as arrays."""
+    for ds in args.datasets:
+        (X_train, X_test, y_train, y_test), info = _load(ds)
+        data = (X_train, X_test, np.asarray(y_train), np.asarray(y_test))
+        for spec in args.models:
+            for seed in args.seeds:
+                yield ds, spec, seed, data, info
+
+
+def _take(X, rows) -> list:
+    """The sequences of ``X`` at ``rows``."""
+    return [X[i] for i in rows]
+
+
 def _append(path, rec) -> None:
     """Append ``rec`` as one JSON line to ``path`` (None: nowhere)."""
     if path:
@@ -630,127 +646,114 @@ def _append(path, rec) -> None:
 
 
 def _cv(args) -> None:
-    for ds in args.datasets:
-        (X_train, X_test, y_train, y_test), info = _load(ds)
-        X_train, y_train = np.asarray(X_train, dtype=object), np.asarray(y_train)
-        for spec in args.models:
-            for seed in args.seeds:
-                folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
-                held_out = []
-                for fit_rows, eval_rows in folds.split(np.zeros(len(y_train)), y_train):
-                    _, logloss, *_ = _epoch_scores(
-                        spec, seed, info, args,
-                        list(X_train[fit_rows]), y_train[fit_rows],
-                        list(X_train[eval_rows]), y_train[eval_rows],
-                    )
-                    held_out.append(logloss)
-                n = min(len(c) for c in held_out)
-                mean = np.mean([c[:n] for c in held_out], axis=0)
-                chosen = int(np.argmin(mean))
-                acc, _, kept, loss, seconds = _epoch_scores(
-                    spec, seed, info, args, list(X_train), y_train, X_test, y_test
-                )
-                rec = {
-                    "dataset": ds, "model": spec, "seed": seed,
-                    "warmup": args.warmup, "normalize_input": args.normalize_input,
-                    "cv_logloss": [float(v) for v in mean], "chosen_epoch": chosen,
-                    "accuracy": acc, "loss": loss, "kept": kept,
-                    "spikes": count_loss_spikes(loss), **_variant_fields(args),
-                }
-                _append(args.out, rec)
-                a = np.asarray(acc)
-                at = a[min(chosen, len(a) - 1)]
-                print(
-                    f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {chosen} | {at:.3f} | "
-                    f"{a.max():.3f} (epoch {int(a.argmax())}) | {a[-1]:.3f} | "
-                    f"{rec['spikes']} |",
-                    flush=True,
-                )
+    for ds, spec, seed, (X_train, X_test, y_train, y_test), info in _runs(args):
+        folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
+        held_out = []
+        for fit_rows, eval_rows in folds.split(np.zeros(len(y_train)), y_train):
+            _, logloss, *_ = _epoch_scores(
+                spec, seed, info, args,
+                _take(X_train, fit_rows), y_train[fit_rows],
+                _take(X_train, eval_rows), y_train[eval_rows],
+            )
+            held_out.append(logloss)
+        n = min(len(c) for c in held_out)
+        mean = np.mean([c[:n] for c in held_out], axis=0)
+        chosen = int(np.argmin(mean))
+        acc, _, kept, loss, seconds = _epoch_scores(
+            spec, seed, info, args, list(X_train), y_train, X_test, y_test
+        )
+        rec = {
+            "dataset": ds, "model": spec, "seed": seed,
+            "warmup": args.warmup, "normalize_input": args.normalize_input,
+            "cv_logloss": [float(v) for v in mean], "chosen_epoch": chosen,
+            "accuracy": acc, "loss": loss, "kept": kept,
+            "spikes": count_loss_spikes(loss), **_variant_fields(args),
+        }
+        _append(args.out, rec)
+        a = np.asarray(acc)
+        at = a[min(chosen, len(a) - 1)]
+        print(
+            f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {chosen} | {at:.3f} | "
+            f"{a.max():.3f} (epoch {int(a.argmax())}) | {a[-1]:.3f} | "
+            f"{rec['spikes']} |",
+            flush=True,
+        )
 
 
 def _ensemble(args) -> None:
-    for ds in args.datasets:
-        (X_train, X_test, y_train, y_test), info = _load(ds)
-        X_train, y_train = np.asarray(X_train, dtype=object), np.asarray(y_train)
-        y_test = np.asarray(y_test)
-        for spec in args.models:
-            for seed in args.seeds:
-                folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
-                members, chosen, spikes, seconds = [], [], 0, 0.0
-                for k, (fit_rows, eval_rows) in enumerate(
-                    folds.split(np.zeros(len(y_train)), y_train)
-                ):
-                    (held, test), est, loss, sec = _epoch_probas(
-                        spec, seed + 100 * k, info, args,
-                        list(X_train[fit_rows]), y_train[fit_rows],
-                        [list(X_train[eval_rows]), list(X_test)],
-                    )
-                    classes = est.classes_
-                    held_loss = [_logloss(p, y_train[eval_rows], classes) for p in held]
-                    chosen.append(int(np.argmin(held_loss)))
-                    members.append(test)
-                    spikes += count_loss_spikes(loss)
-                    seconds += sec
-                once = argparse.Namespace(**{**vars(args), "epochs": 1})
-                (full,), est, _, _ = _epoch_probas(
-                    spec, seed, info, once, list(X_train), y_train, [list(X_test)]
-                )
-                n = min(len(m) for m in members)
-                curve = [
-                    _accuracy(np.mean([m[e] for m in members], axis=0), y_test, classes)
-                    for e in range(n)
-                ]
-                committee = np.mean(
-                    [m[e] for m, e in zip(members, chosen, strict=True)], axis=0
-                )
-                rec = {
-                    "dataset": ds, "model": spec, "seed": seed,
-                    "warmup": args.warmup, "normalize_input": args.normalize_input,
-                    "start": _accuracy(full[0], y_test, est.classes_),
-                    "fold_starts": curve[0],
-                    "committee": _accuracy(committee, y_test, classes),
-                    "chosen_epochs": chosen, "committee_per_epoch": curve,
-                    "members": [
-                        _accuracy(m[e], y_test, classes)
-                        for m, e in zip(members, chosen, strict=True)
-                    ],
-                    "spikes": spikes, "fit_seconds": round(seconds, 2),
-                }
-                _append(args.out, rec)
-                print(
-                    f"| {ds} | {spec} | {seed} | {rec['start']:.3f} | "
-                    f"{rec['fold_starts']:.3f} | {rec['committee']:.3f} "
-                    f"({', '.join(map(str, chosen))}) | {max(curve):.3f} "
-                    f"(epoch {int(np.argmax(curve))}) | "
-                    f"{np.mean(rec['members']):.3f} | {spikes} |",
-                    flush=True,
-                )
+    for ds, spec, seed, (X_train, X_test, y_train, y_test), info in _runs(args):
+        folds = StratifiedKFold(args.folds, shuffle=True, random_state=seed)
+        members, chosen, spikes, seconds = [], [], 0, 0.0
+        for k, (fit_rows, eval_rows) in enumerate(
+            folds.split(np.zeros(len(y_train)), y_train)
+        ):
+            (held, test), est, loss, sec = _epoch_probas(
+                spec, seed + 100 * k, info, args,
+                _take(X_train, fit_rows), y_train[fit_rows],
+                [_take(X_train, eval_rows), list(X_test)],
+            )
+            classes = est.classes_
+            held_loss = [_logloss(p, y_train[eval_rows], classes) for p in held]
+            chosen.append(int(np.argmin(held_loss)))
+            members.append(test)
+            spikes += count_loss_spikes(loss)
+            seconds += sec
+        once = argparse.Namespace(**{**vars(args), "epochs": 1})
+        (full,), est, _, _ = _epoch_probas(
+            spec, seed, info, once, list(X_train), y_train, [list(X_test)]
+        )
+        n = min(len(m) for m in members)
+        curve = [
+            _accuracy(np.mean([m[e] for m in members], axis=0), y_test, classes)
+            for e in range(n)
+        ]
+        committee = np.mean(
+            [m[e] for m, e in zip(members, chosen, strict=True)], axis=0
+        )
+        rec = {
+            "dataset": ds, "model": spec, "seed": seed,
+            "warmup": args.warmup, "normalize_input": args.normalize_input,
+            "start": _accuracy(full[0], y_test, est.classes_),
+            "fold_starts": curve[0],
+            "committee": _accuracy(committee, y_test, classes),
+            "chosen_epochs": chosen, "committee_per_epoch": curve,
+            "members": [
+                _accuracy(m[e], y_test, classes)
+                for m, e in zip(members, chosen, strict=True)
+            ],
+            "spikes": spikes, "fit_seconds": round(seconds, 2),
+        }
+        _append(args.out, rec)
+        print(
+            f"| {ds} | {spec} | {seed} | {rec['start']:.3f} | "
+            f"{rec['fold_starts']:.3f} | {rec['committee']:.3f} "
+            f"({', '.join(map(str, chosen))}) | {max(curve):.3f} "
+            f"(epoch {int(np.argmax(curve))}) | "
+            f"{np.mean(rec['members']):.3f} | {spikes} |",
+            flush=True,
+        )
 
 
 def _curves(args) -> None:
-    for ds in args.datasets:
-        (X_train, X_test, y_train, y_test), info = _load(ds)
-        y_test = np.asarray(y_test)
-        for spec in args.models:
-            for seed in args.seeds:
-                acc, _, kept, loss, seconds = _epoch_scores(
-                    spec, seed, info, args, X_train, y_train, X_test, y_test
-                )
-                rec = {
-                    "dataset": ds, "model": spec, "seed": seed, "accuracy": acc,
-                    "loss": loss, "kept": kept, "spikes": count_loss_spikes(loss),
-                    "fit_seconds": round(seconds, 2),
-                    "warmup": args.warmup, "normalize_input": args.normalize_input,
-                    **_variant_fields(args),
-                }
-                _append(args.out, rec)
-                a = np.asarray(acc)
-                print(
-                    f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {a.max():.3f} "
-                    f"(epoch {int(a.argmax())}) | {kept:.3f} | {a[-1]:.3f} | "
-                    f"{rec['spikes']} |",
-                    flush=True,
-                )
+    for ds, spec, seed, (X_train, X_test, y_train, y_test), info in _runs(args):
+        acc, _, kept, loss, seconds = _epoch_scores(
+            spec, seed, info, args, X_train, y_train, X_test, y_test
+        )
+        rec = {
+            "dataset": ds, "model": spec, "seed": seed, "accuracy": acc,
+            "loss": loss, "kept": kept, "spikes": count_loss_spikes(loss),
+            "fit_seconds": round(seconds, 2),
+            "warmup": args.warmup, "normalize_input": args.normalize_input,
+            **_variant_fields(args),
+        }
+        _append(args.out, rec)
+        a = np.asarray(acc)
+        print(
+            f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {a.max():.3f} "
+            f"(epoch {int(a.argmax())}) | {kept:.3f} | {a[-1]:.3f} | "
+            f"{rec['spikes']} |",
+            flush=True,
+        )
 
 
 def _step(args) -> None:
@@ -813,38 +816,34 @@ class _LBFGSRounds(Callback):
 
 
 def _lbfgs(args) -> None:
-    for ds in args.datasets:
-        (X_train, X_test, y_train, y_test), info = _load(ds)
-        y_test = np.asarray(y_test)
-        for spec in args.models:
-            for seed in args.seeds:
-                rounds = _LBFGSRounds(args.outer, args.inner, args.anchor)
-                est = _estimator(spec, seed, info, 1, [("lbfgs", rounds)])
-                est.set_params(learning_rate_init=1e-12)
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    est.fit(X_train, y_train)
-                seconds = time.perf_counter() - t0
-                rounds = dict(est.net_.callbacks_)["lbfgs"]
-                acc = []
-                for state in rounds.states_:
-                    est.net_.module_.load_state_dict(state)
-                    acc.append(float(np.mean(est.predict(X_test) == y_test)))
-                rec = {
-                    "dataset": ds, "model": spec, "seed": seed, "accuracy": acc,
-                    "loss": rounds.losses_, "outer": args.outer,
-                    "inner": args.inner, "anchor": args.anchor,
-                    "fit_seconds": round(seconds, 2),
-                }
-                _append(args.out, rec)
-                a = np.asarray(acc)
-                print(
-                    f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {a.max():.3f} "
-                    f"(round {int(a.argmax())}) | {a[-1]:.3f} | "
-                    f"{rounds.losses_[0]:.4f} -> {rounds.losses_[-1]:.4f} |",
-                    flush=True,
-                )
+    for ds, spec, seed, (X_train, X_test, y_train, y_test), info in _runs(args):
+        rounds = _LBFGSRounds(args.outer, args.inner, args.anchor)
+        est = _estimator(spec, seed, info, 1, [("lbfgs", rounds)])
+        est.set_params(learning_rate_init=1e-12)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X_train, y_train)
+        seconds = time.perf_counter() - t0
+        rounds = dict(est.net_.callbacks_)["lbfgs"]
+        acc = []
+        for state in rounds.states_:
+            est.net_.module_.load_state_dict(state)
+            acc.append(float(np.mean(est.predict(X_test) == y_test)))
+        rec = {
+            "dataset": ds, "model": spec, "seed": seed, "accuracy": acc,
+            "loss": rounds.losses_, "outer": args.outer,
+            "inner": args.inner, "anchor": args.anchor,
+            "fit_seconds": round(seconds, 2),
+        }
+        _append(args.out, rec)
+        a = np.asarray(acc)
+        print(
+            f"| {ds} | {spec} | {seed} | {a[0]:.3f} | {a.max():.3f} "
+            f"(round {int(a.argmax())}) | {a[-1]:.3f} | "
+            f"{rounds.losses_[0]:.4f} -> {rounds.losses_[-1]:.4f} |",
+            flush=True,
+        )
 
 
 def main(argv=None) -> int:
@@ -854,7 +853,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--models", nargs="+", default=["lmn"])
     parser.add_argument(
-        "--datasets", nargs="+", default=["ArrowHead", "BasicMotions", "ItalyPowerDemand"]
+        "--datasets",
+        nargs="+",
+        default=["ArrowHead", "BasicMotions", "ItalyPowerDemand"],
     )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--epochs", type=int, default=150)
@@ -905,7 +906,10 @@ def main(argv=None) -> int:
             parser.error(f"{flag} must be >= 0, got {value}")
     torch.set_num_threads(1)
     if args.what == "curves":
-        print("| dataset | model | seed | start | best in hindsight | kept | last | spikes |")
+        print(
+            "| dataset | model | seed | start | best in hindsight | kept | last "
+            "| spikes |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         _curves(args)
     elif args.what == "cv":
@@ -930,7 +934,10 @@ def main(argv=None) -> int:
         print("|---|---|---|---|---|---|---|---|---|")
         _ensemble(args)
     else:
-        print("| dataset | model | trained group | training loss per epoch (start first) |")
+        print(
+            "| dataset | model | trained group "
+            "| training loss per epoch (start first) |"
+        )
         print("|---|---|---|---|")
         _step(args)
     return 0
