@@ -321,12 +321,16 @@ class _BaseSequenceEstimator(
         **data)``, seeded as the first (see ``_choose_start``)."""
         prepared = self._prepare_fit(X, y, incremental=False, **data)
         torch.manual_seed(prepared.torch_seed)
-        n_samples = prepared.sequences.n_samples
-        self._plan_fit(prepared.context, n_samples)
-        recurrent = self._build_module(prepared.sequences.n_features)
-        module = self._sequence_net(recurrent)
-        self._initialize_module(module, prepared.context, n_samples)
+        module = self._new_module(prepared)
+        self._initialize_module(
+            module, prepared.context, prepared.sequences.n_samples
+        )
         return module, prepared
+
+    def _new_module(self, prepared):
+        """The untrained network of a new model for the ``prepared`` fit."""
+        self._plan_fit(prepared.context, prepared.sequences.n_samples)
+        return self._sequence_net(self._build_module(prepared.sequences.n_features))
 
     def _start_callbacks(self, context: FitContext) -> list:
         """``(name, callback)`` pairs of the model's start (hook), placed
@@ -530,9 +534,7 @@ class _BaseSequenceEstimator(
                 # train a copy: a fit that fails leaves the fitted model intact
                 module = copy.deepcopy(self.net_.module_)
             else:
-                self._plan_fit(prepared.context, prepared.sequences.n_samples)
-                recurrent = self._build_module(prepared.sequences.n_features)
-                module = self._sequence_net(recurrent)
+                module = self._new_module(prepared)
             # 'auto' weighs the work of one training batch (no larger than
             # the training set)
             batch = min(prepared.batch_size, len(prepared.dataset))

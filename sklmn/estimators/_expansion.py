@@ -234,6 +234,10 @@ class _InputExpansionMixin:
         )
         return expand_inputs(seqs, fitted)
 
+    def _input_map_note(self) -> str | None:
+        steps = getattr(self, "input_expansion_", 0)
+        return f"on the inputs expanded by {steps} tanh steps" if steps else None
+
     def _sklmn_state_(self) -> dict:
         state = super()._sklmn_state_()
         # the expanded input the network is built for is a size too

@@ -467,6 +467,10 @@ class _FitPreparationMixin:
         ``_fit_input_expansion``); the identity here."""
         return seqs
 
+    def _input_map_note(self) -> str | None:
+        """What the fitted input map does, for ``verbose`` (None: nothing)."""
+        return None
+
     def _standardized_inputs(self, seqs: Sequences) -> Sequences:
         """What the network reads: ``seqs`` with standardized valid steps
         (padding stays zero), then the fitted input map, if any; the

@@ -134,9 +134,9 @@ def _start_line(estimator, seconds: float) -> str:
     cross-validated score, and the time it took."""
     pretrainer = estimator.pretrainer_
     parts = [f"Start: {type(pretrainer).__name__}"]
-    steps = getattr(estimator, "input_expansion_", 0)
-    if steps:
-        parts.append(f"on the inputs expanded by {steps} tanh steps")
+    note = estimator._input_map_note()
+    if note:
+        parts.append(note)
     pooling = getattr(pretrainer, "pooling_", None)
     if pooling is not None:
         parts.append(f"pooling {pooling!r}")
