@@ -112,7 +112,11 @@ for truth, guess in list(zip(data.y_test, predicted, strict=True))[:5]:
 # the displacements; a stroke ends where ``pen_up`` is 1. Below it, the
 # posteriors of the letters (colors) and of the blank (grey): CTC networks
 # emit each letter as a short spike and the blank in between.
-correct = [j for j, (t, p) in enumerate(zip(data.y_test, predicted)) if t == p]
+correct = [
+    j
+    for j, (t, p) in enumerate(zip(data.y_test, predicted, strict=True))
+    if t == p
+]
 i = correct[0] if correct else 0
 x = data.X_test[i]
 position = np.cumsum(x[:, :2], axis=0)

@@ -20,7 +20,7 @@ the subpackages hold the rest:
 
 from . import estimators
 from ._version import __version__
-from .estimators import (
+from .estimators import (  # noqa: F401 - exported via the computed __all__
     ENRNNClassifier,
     ENRNNRegressor,
     LMNClassifier,
@@ -31,9 +31,13 @@ from .estimators import (
     RNNRegressor,
     StreamLanguageModel,
 )
-from .laes import LAESTransformer
-from .preprocessing import SequenceStandardScaler
-from .pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
+from .laes import LAESTransformer  # noqa: F401 - exported via __all__
+from .preprocessing import SequenceStandardScaler  # noqa: F401 - exported via __all__
+from .pretraining import (  # noqa: F401 - exported via __all__
+    IncrementalTraining,
+    LAESInitializer,
+    UnrolledPretrainer,
+)
 
 __all__ = [
     "__version__",

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from sklmn.metrics import short_time_objective_intelligibility as stoi
 from sklmn.metrics import _stoi_band_matrix
+from sklmn.metrics import short_time_objective_intelligibility as stoi
 
 
 def _speech_like(rate=8000, seconds=3.0, seed=0):

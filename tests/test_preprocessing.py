@@ -442,7 +442,9 @@ def test_sequence_moments_errors():
         _sequence_moments(np.zeros((2, 3, 1)), [0, 0])
 
 
-@pytest.mark.parametrize("step", [SequenceStandardScaler(), SequenceReshaper(n_features=1)])
+@pytest.mark.parametrize(
+    "step", [SequenceStandardScaler(), SequenceReshaper(n_features=1)]
+)
 def test_pipeline_set_output_configures_the_sequence_transformers(step):
     # Pipeline.set_output configures every step: without set_output the
     # sequence transformers made it fail even for the default output

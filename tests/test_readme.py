@@ -127,7 +127,8 @@ def _same_output(printed, expected):
         return False
     got, want = _NUMBER.findall(printed), _NUMBER.findall(expected)
     return all(
-        math.isclose(float(g), float(w), abs_tol=2e-3) for g, w in zip(got, want)
+        math.isclose(float(g), float(w), abs_tol=2e-3)
+        for g, w in zip(got, want, strict=False)
     )
 
 
@@ -167,7 +168,7 @@ def _run_block(path, lineno, code, tmp_path, monkeypatch):
         f"{path.name} block at line {lineno} printed {printed!r}; "
         f"{len(expected)} print calls expected one line each"
     )
-    for got, want in zip(printed, expected):
+    for got, want in zip(printed, expected, strict=True):
         if want is not None:
             assert _same_output(got, want), (
                 f"{path.name} block at line {lineno} printed {got!r}, "

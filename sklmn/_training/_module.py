@@ -185,7 +185,7 @@ class SequenceNet(nn.Module):
             self.register_buffer("extrema_turn", torch.tensor(1.0))
         self.start = None
 
-    def attach_start_(self, start: "SequenceNet") -> None:
+    def attach_start_(self, start: SequenceNet) -> None:
         """Add the outputs of ``start``, frozen, to this network's outputs.
 
         ``start`` (a network with the same inputs and outputs, e.g. a
@@ -225,7 +225,7 @@ class SequenceNet(nn.Module):
         self.start = start
         start.train(False)
 
-    def train(self, mode: bool = True) -> "SequenceNet":
+    def train(self, mode: bool = True) -> SequenceNet:
         """Set the training mode (:meth:`torch.nn.Module.train`); a frozen
         start (:meth:`attach_start_`) stays in evaluation mode."""
         super().train(mode)

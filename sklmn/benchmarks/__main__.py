@@ -235,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main_bench(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help", "--list"):
-        print("usage: python -m sklmn.benchmarks bench NAME [ARGS]  (NAME --help: its ARGS)")
+        print(
+            "usage: python -m sklmn.benchmarks bench NAME [ARGS]  "
+            "(NAME --help: its ARGS)"
+        )
         print("benchmarks:")
         for name, (_, description) in SCRIPTS.items():
             print(f"  {name:22s} {description}")

@@ -624,7 +624,10 @@ def _item_outcome(
         verdict = kinds.pop() if len(kinds) == 1 else "mixed: " + ", ".join(
             v for v, _ in verdicts
         )
-        detail = " — ".join(f"{c.text}: {d}" for c, (_, d) in zip(claims, verdicts))
+        detail = " — ".join(
+            f"{c.text}: {d}"
+            for c, (_, d) in zip(claims, verdicts, strict=True)
+        )
     return detail + where, verdict
 
 

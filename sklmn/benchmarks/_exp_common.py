@@ -396,7 +396,10 @@ def kept_epoch(estimator) -> str:
         if estimator.validation_loss_curve_ is not None
         else "lowest training loss"
     )
-    note = f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} ({selected})"
+    note = (
+        f"{estimator.n_iter_} epochs, kept epoch {estimator.best_epoch_} "
+        f"({selected})"
+    )
     diverged = divergence_note(estimator)
     if diverged:
         return f"**{diverged}**; {note}"

@@ -337,8 +337,8 @@ def copy_task(preset: str, output_dir: Path, log, *, seed: int = 0) -> Experimen
     if preset == "full":
         result.notes.append(
             "Controlled runs, recorded once "
-            "(`python -m sklmn.benchmarks bench copy-budget`): with the full gradient the "
-            "LMN stays on the memoryless plateau with 4x the budget (seed 0, "
+            "(`python -m sklmn.benchmarks bench copy-budget`): with the full gradient "
+            "the LMN stays on the memoryless plateau with 4x the budget (seed 0, "
             "160 epochs, 5000 batches of 64, half the paper's: validation "
             "loss 0.0401 from epoch 40 to 160, 12.4% of the copied symbols), "
             "with raw one-hot inputs (`standardize=False`, 40 epochs: 12.7%; "

@@ -69,7 +69,11 @@ def _transcription_title(model: str, truth: str, guess: str, n_right: int, n: in
 
 def _pick_example(truths, guesses) -> int:
     """Index of the first test word transcribed right (0 when none is)."""
-    right = [i for i, (t, g) in enumerate(zip(truths, guesses)) if str(t) == str(g)]
+    right = [
+        i
+        for i, (t, g) in enumerate(zip(truths, guesses, strict=True))
+        if str(t) == str(g)
+    ]
     return right[0] if right else 0
 
 

@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-from skorch.callbacks import Callback
 from sklearn.model_selection import train_test_split
+from skorch.callbacks import Callback
 
 from ..datasets import load_mnist_sequences, load_sequential_digits, make_copy_task
 from ..estimators import LMNClassifier, RNNClassifier

@@ -350,7 +350,9 @@ def _execute_parallel(experiments, tasks, preset, folder, n_jobs, progress, even
     pump_thread.start()
 
     def batch(pending, jobs):
-        return _run_batch(experiments, pending, preset, folder, jobs, q, progress, events)
+        return _run_batch(
+            experiments, pending, preset, folder, jobs, q, progress, events
+        )
 
     try:
         with _ticker(progress):

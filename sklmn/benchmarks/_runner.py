@@ -623,7 +623,9 @@ def run_experiments(
                 sorted(runs[res.name], key=lambda r: order[r.seeds[0]])
             )
             done = merged[res.name]
-            status = f"FAILED ({done.error})" if done.error and not done.rows else "done"
+            status = (
+                f"FAILED ({done.error})" if done.error and not done.rows else "done"
+            )
             bars.write(
                 f"{done.name} {status} in {done.seconds:.1f} s "
                 f"({done.cpu_seconds:.1f} CPU s, all seeds)"

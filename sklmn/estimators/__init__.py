@@ -16,12 +16,12 @@ character text) trained by truncated backpropagation through time with the
 recurrent state carried across windows, scored in bits per character.
 """
 
+from ..utils._registry import register_safe_classes
 from ._enrnn import ENRNNClassifier, ENRNNRegressor
 from ._lmn import LMNClassifier, LMNRegressor
 from ._multiscale import MultiScaleLMNClassifier, MultiScaleLMNRegressor
 from ._rnn import RNNClassifier, RNNRegressor
 from ._stream import StreamLanguageModel
-from ..utils._registry import register_safe_classes
 
 __all__ = [
     "ENRNNClassifier",

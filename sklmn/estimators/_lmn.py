@@ -9,9 +9,6 @@ import torch
 from sklearn.base import is_classifier
 
 from .._training._module import POOLINGS
-from ..nn import LMN, _lmn_schur
-from ..nn._base import DEFAULT_INIT_RADIUS
-from ..nn._lmn_schur import check_ring
 from .._training._smooth import (
     LinearWarmup,
     ModeInputNormalization,
@@ -19,6 +16,9 @@ from .._training._smooth import (
     input_normalization_factors,
     remove_input_normalization,
 )
+from ..nn import LMN, _lmn_schur
+from ..nn._base import DEFAULT_INIT_RADIUS
+from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
@@ -26,12 +26,12 @@ from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._ring import choose_ring
+from ._start import _PretrainedStartMixin, _resolve_pooling_
 from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceRegressor,
 )
-from ._start import _PretrainedStartMixin, _resolve_pooling_
 
 __all__ = ["LMNClassifier", "LMNRegressor"]
 
@@ -465,7 +465,8 @@ LMN_PARAMETERS_DOC = """\
         block starts at zero weights.
     bidirectional : bool, default=False
         Add reverse-direction layers (outputs concatenated).
-    memory_matrix : {'auto', 'free', 'orthogonal', 'spectral', 'schur'}, default=%(memory_matrix)s
+    memory_matrix : {'auto', 'free', 'orthogonal', 'spectral', 'schur'}, \
+default=%(memory_matrix)s
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
         Schur form, spectral radius below one whatever the optimizer does,

@@ -12,11 +12,6 @@ from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
-from ._supervised import (
-    CLASS_WEIGHT_CONSTRAINTS,
-    _BaseSequenceClassifier,
-    _BaseSequenceRegressor,
-)
 from ._lmn import (
     FEEDBACK_DOC,
     FINE_TUNING_DOC,
@@ -24,6 +19,11 @@ from ._lmn import (
     _LMNMemoryMixin,
     fitted_feedback,
     pretrained_alpha_doc,
+)
+from ._supervised import (
+    CLASS_WEIGHT_CONSTRAINTS,
+    _BaseSequenceClassifier,
+    _BaseSequenceRegressor,
 )
 
 __all__ = ["MultiScaleLMNClassifier", "MultiScaleLMNRegressor"]

@@ -18,12 +18,12 @@ from ..nn import GRU, LSTM, ClockworkRNN, ElmanRNN, LinearRNN, UnrolledRNN
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
+from ._start import _PretrainerMixin
 from ._supervised import (
     CLASS_WEIGHT_CONSTRAINTS,
     _BaseSequenceClassifier,
     _BaseSequenceRegressor,
 )
-from ._start import _PretrainerMixin
 
 __all__ = ["RNNClassifier", "RNNRegressor"]
 

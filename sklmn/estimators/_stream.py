@@ -40,8 +40,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from ..callbacks import DivergenceWarning
 from .._training._chain import OPTIMIZERS
+from ..callbacks import DivergenceWarning
 from ..nn import ENRNN, GRU, LMN, LSTM, ElmanRNN, LinearRNN
 from ..utils._atomic import atomic_fit as _atomic_fit
 from ..utils._compat import Interval, StrOptions, _fit_context

@@ -4,10 +4,10 @@ Pure numpy/scipy math (Carta, Sperduti & Bacciu, "Encoding-based memory
 modules for recurrent neural networks", §2.3); notation in :mod:`sklmn.laes._xi`.
 """
 
+from ..utils._registry import register_safe_classes
 from ._laes import LAESTransformer
 from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._xi import XiOperator, build_xi, xi_frobenius_sq, xi_lag_moments
-from ..utils._registry import register_safe_classes
 
 __all__ = [
     "LAESTransformer",

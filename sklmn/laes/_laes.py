@@ -22,13 +22,13 @@ from ..utils._layout import _InputLayoutPicklesMixin, fill_input_layout_doc
 from ..utils._tags import _SequenceInputTagsMixin
 from ..utils.sequences import (
     INPUT_LAYOUTS,
-    restore_input_layout,
     check_sequence_weights,
     format_like_input,
+    restore_input_layout,
     validate_sequences,
 )
-from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._recursion import decode, encode, prefix_decoding_terms
+from ._solvers import randomized_svd_operator, solve_dense, solve_gram
 from ._statistics import (
     _check_magnitude,
     _rescaling,

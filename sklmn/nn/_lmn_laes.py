@@ -9,6 +9,8 @@ matrices map to their parameters (constructions in
 
 from __future__ import annotations
 
+from typing import Self
+
 import numpy as np
 import torch
 from torch import Tensor, nn
@@ -74,7 +76,7 @@ class LMNLayerLAESMixin:
         input_scale: float = 1.0,
         partial: bool = False,
         memory_scale: float = 1.0,
-    ) -> LMNLayer:
+    ) -> Self:
         """Initialize from a LAES (Carta et al. 2020b §3.2).
 
         With ``p`` LAES components (``A`` of shape ``(p, input_size)``) and
@@ -196,7 +198,7 @@ class LMNLAESMixin:
     """Elman, LAES and unrolled starts of a stacked :class:`~sklmn.nn.LMN`."""
 
     @classmethod
-    def from_elman(cls, rnn: nn.Module) -> LMN:
+    def from_elman(cls, rnn: nn.Module) -> Self:
         """Build an LMN whose memory equals the hidden state of an Elman RNN.
 
         With ``W_xh = V``, ``W_mh = U``, ``b_h`` = the RNN biases,
@@ -264,7 +266,7 @@ class LMNLAESMixin:
                     layer.weight_mm.zero_()
         return lmn
 
-    def _layer(self, layer: object, direction: object) -> LMNLayer:
+    def _layer(self, layer: object, direction: object) -> nn.Module:
         """Layer ``layer`` of direction ``direction`` (validated)."""
         layer = resolve_layer(self, layer, direction)
         return self.layers[layer] if direction == 0 else self.layers_reverse[layer]
@@ -375,7 +377,7 @@ class LMNLAESMixin:
         input_scale: float = 1.0,
         partial: bool = False,
         memory_scale: float = 1.0,
-    ) -> LMN:
+    ) -> Self:
         """Initialize one layer and direction from a LAES (Carta et al. 2020b §3.2).
 
         See :meth:`LMNLayer.init_from_laes_` for the construction and the

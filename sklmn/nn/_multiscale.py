@@ -58,13 +58,13 @@ from ._clock import (
     default_periods,
     uniform_start,
 )
-from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padded
 
 # Pickles written when ClockworkRNN was defined in this module name it
 # ``sklmn.nn._multiscale.ClockworkRNN``: keep that path importable.
 from ._clockwork import ClockworkRNN as ClockworkRNN
 from ._lmn_laes import MultiScaleLAESMixin
 from ._lmn_schur import MultiScaleSchurMixin, check_ring, memory_output_basis
+from ._padding import gather_last, mask_from_lengths, reverse_padded, zero_padded
 from ._penalties import norm_stabilizer_penalty, orthogonality_penalty
 from ._scan import SortedBatch, multiscale_scan
 from .parametrizations import SpectralRadiusNormalization

@@ -19,10 +19,10 @@ length x features)``) is reduced, and what was reduced is listed in the
 fitted pretrainer's ``notes_``.
 """
 
+from ..utils._registry import register_safe_classes
 from ._incremental import IncrementalTraining, grow_multiscale_
 from ._laes_init import LAESInitializer
 from ._unrolled import UnrolledPretrainer
-from ..utils._registry import register_safe_classes
 
 __all__ = [
     "IncrementalTraining",

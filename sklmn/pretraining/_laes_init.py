@@ -15,8 +15,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._training import FitContext
-from .._training._module import POOLING_WIDTHS
 from .._training._loss import rows_score
+from .._training._module import POOLING_WIDTHS
 from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 from ._common import (

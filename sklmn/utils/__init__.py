@@ -1,7 +1,7 @@
 """Utilities shared by sklmn estimators (input contract, validation)."""
 
 from . import sequences
-from .sequences import (
+from .sequences import (  # noqa: F401 - exported via the computed __all__
     Sequences,
     check_sequences,
     format_like_input,

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._compat import _check_feature_names, _check_sample_weight
 from ._layout import (
-    INPUT_LAYOUTS,
+    INPUT_LAYOUTS,  # noqa: F401 - re-exported: the estimators import it from here
     _as_sequence_item,
     _from_channels_first_input,
     _is_sequence_list,

@@ -263,7 +263,9 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
     assert all(0.0 <= a <= 1.0 for a in rec["accuracy"])
     # every accepted L-BFGS step lowers the objective (here the training loss)
     assert rec["loss"][-1] < rec["loss"][0]
-    assert all(b <= a + 1e-6 for a, b in zip(rec["loss"], rec["loss"][1:]))
+    assert all(
+        b <= a + 1e-6 for a, b in zip(rec["loss"], rec["loss"][1:], strict=False)
+    )
     assert "| toy | lmn | 0 |" in capsys.readouterr().out
     try:
         mh.main(["lbfgs", "--datasets", "toy", "--outer", "0"])

@@ -51,7 +51,7 @@ class _Boom(ClassifierMixin, BaseEstimator):
 
 class _Diverge(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
-        warnings.warn("the loss grew at epoch 1", RuntimeWarning)
+        warnings.warn("the loss grew at epoch 1", RuntimeWarning, stacklevel=2)
         raise FloatingPointError("non-finite loss at epoch 1")
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 from skorch.callbacks import Callback
 
-from sklmn.benchmarks._timeseries import SuiteDataset, run_timeseries_suite
-from sklmn.benchmarks._timeseries import probes
+from sklmn.benchmarks._timeseries import SuiteDataset, probes, run_timeseries_suite
 from sklmn.benchmarks._timeseries import runner as suite
 from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
 from sklmn.pretraining import IncrementalTraining

@@ -42,7 +42,11 @@ def test_memory_parameters_train_at_the_scaled_rate(cls, memory_matrix):
         pretrainer=None, random_state=0,
     ).fit(X, y)
     names = [n for n, _ in clf.net_.module_.named_parameters()]
-    memory = [n for n in names if "weight_mm" in n or ".memory." in n or n.endswith("weight_mh")]
+    memory = [
+        n
+        for n in names
+        if "weight_mm" in n or ".memory." in n or n.endswith("weight_mh")
+    ]
     others = [n for n in names if n not in memory]
     assert memory and others
     for name in memory:
@@ -58,7 +62,9 @@ def test_scale_one_keeps_a_single_rate_and_the_same_fit():
     a = LMNClassifier(**params).fit(X, y)
     b = LMNClassifier(memory_lr_scale=1.0, **params).fit(X, y)
     assert {g["lr"] for g in a.net_.optimizer_.param_groups} == {0.01}
-    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        a.predict_proba(X), b.predict_proba(X), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_frozen_rate_is_refused_and_a_tiny_one_moves_the_memory_less():

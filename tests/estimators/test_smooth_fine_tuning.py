@@ -11,6 +11,12 @@ import torch
 from skorch.callbacks import Callback
 from torch.nn.utils import parametrize
 
+from sklmn._training._smooth import (
+    LinearWarmup,
+    ModeInputNormalization,
+    _ModeGain,
+    remove_input_normalization,
+)
 from sklmn.estimators import (
     LMNClassifier,
     LMNRegressor,
@@ -22,12 +28,6 @@ from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.persistence import load, save
 from sklmn.pretraining import IncrementalTraining, LAESInitializer, UnrolledPretrainer
 from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
-from sklmn._training._smooth import (
-    LinearWarmup,
-    _ModeGain,
-    ModeInputNormalization,
-    remove_input_normalization,
-)
 
 CLASSIFIERS = [LMNClassifier, MultiScaleLMNClassifier]
 

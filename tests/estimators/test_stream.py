@@ -9,8 +9,7 @@ import torch
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from sklmn.estimators import StreamLanguageModel
-from sklmn.estimators import _stream, _threads
+from sklmn.estimators import StreamLanguageModel, _stream, _threads
 
 #: de Bruijn sequence B(2, 4): every 4 consecutive bits occur once per
 #: period of 16, so the next bit is a function of the last 4 (and of no

@@ -190,7 +190,9 @@ def test_regressor_keeps_the_shape_of_y_not_of_y_val():
     )
     assert est.predict(seqs)[0].shape == (len(seqs[0]),)
     with pytest.raises(ValueError, match="y_val must have as many outputs as y: got 2"):
-        est.fit(seqs, steps, X_val=seqs[:3], y_val=[np.ones((len(s), 2)) for s in seqs[:3]])
+        est.fit(
+            seqs, steps, X_val=seqs[:3], y_val=[np.ones((len(s), 2)) for s in seqs[:3]]
+        )
 
 
 def test_a_pandas_series_of_per_step_targets_is_a_target():

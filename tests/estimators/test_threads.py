@@ -10,8 +10,7 @@ import torch
 from skorch.callbacks import Callback
 from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits
 
-from sklmn.estimators import LMNClassifier, RNNClassifier
-from sklmn.estimators import _auto, _threads
+from sklmn.estimators import LMNClassifier, RNNClassifier, _auto, _threads
 from sklmn.estimators._auto import auto_threads
 
 

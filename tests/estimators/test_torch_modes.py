@@ -53,7 +53,7 @@ def test_fit_under_a_float64_default_equals_the_float32_fit(float64_default):
     torch.set_default_dtype(torch.float32)
     expected = [_outputs(m, k, X, y_class, y_reg) for m, k in _models()]
     torch.set_default_dtype(torch.float64)
-    for (model, kind), want in zip(_models(), expected):
+    for (model, kind), want in zip(_models(), expected, strict=True):
         # the fit failed ("mat1 and mat2 must have the same dtype")
         got = _outputs(model, kind, X, y_class, y_reg)
         assert {p.dtype for p in model.net_.module_.parameters()} == {torch.float32}
@@ -95,7 +95,7 @@ def test_model_loaded_under_a_float64_default_trains_on(tmp_path, float64_defaul
 def test_fit_and_predict_inside_no_grad_or_inference_mode(mode):
     X, y_class, y_reg = _data()
     expected = [_outputs(m, k, X, y_class, y_reg) for m, k in _models()]
-    for (model, kind), want in zip(_models(), expected):
+    for (model, kind), want in zip(_models(), expected, strict=True):
         with mode():
             # failed at the first backward pass ("element 0 of tensors does
             # not require grad", "Inference tensors do not track version

@@ -537,8 +537,8 @@ def test_stacked_round_trips(how):
 def test_a_module_pickled_before_stacking_loads_as_one_layer():
     """The state of a module pickled before ``num_layers``/``bidirectional``
     existed (no such attributes, no ``extra_cells``) loads as one layer."""
-    from sklmn.nn.parametrizations import _rebuild_parametrized
     from sklmn.nn._torch_compat import original_class
+    from sklmn.nn.parametrizations import _rebuild_parametrized
 
     net = make_net(coupling=True)
     state = net.__dict__.copy()

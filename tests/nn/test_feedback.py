@@ -15,8 +15,14 @@ from sklmn.estimators import (
     MultiScaleLMNClassifier,
     MultiScaleLMNRegressor,
 )
-from sklmn.nn import LMN, LMNLayer, MultiScaleLMN, TapeReadout, UnrolledRNN
-from sklmn.nn import init_lmn_from_unrolled_
+from sklmn.nn import (
+    LMN,
+    LMNLayer,
+    MultiScaleLMN,
+    TapeReadout,
+    UnrolledRNN,
+    init_lmn_from_unrolled_,
+)
 from sklmn.persistence import load, save
 from sklmn.pretraining import (
     IncrementalTraining,

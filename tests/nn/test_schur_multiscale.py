@@ -100,7 +100,8 @@ def test_radius_below_one_at_every_one_of_200_adam_steps(arch, M, dtype):
         assert net.n_modules == 3
     else:  # the optimizer moved the memory parameters
         assert not any(
-            torch.allclose(a, e, rtol=0, atol=1e-6) for a, e in zip(start, eigen)
+            torch.allclose(a, e, rtol=0, atol=1e-6)
+            for a, e in zip(start, eigen, strict=True)
         )
 
 
@@ -150,7 +151,7 @@ def _free_and_schur(n_modules=3, H=6, N=3, bidirectional=False):
         2, H, N, n_modules, memory_matrix="schur", bidirectional=bidirectional,
         dtype=torch.float64,
     )
-    for f, s in zip(_directions(free), _directions(schur)):
+    for f, s in zip(_directions(free), _directions(schur), strict=True):
         with torch.no_grad():
             for name in ("weight_xh", "bias_h", "weight_mh", "weight_hm"):
                 getattr(s, name).copy_(getattr(f, name))

@@ -10,18 +10,18 @@ import torch
 from sklearn.base import is_regressor
 
 from sklmn.datasets import load_timeseries_dataset
+from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
 from sklmn.laes import LAESTransformer
+from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.nn._scan import SortedBatch, lmn_scan, multiscale_scan
 from sklmn.nn._stable_memory import (
     R_MAX,
     SchurMemory,
-    feedback_gain,
     _standardize_2x2,
+    feedback_gain,
     quasi_triangular_radius,
     real_schur,
 )
-from sklmn.estimators import LMNClassifier, LMNRegressor, MultiScaleLMNClassifier
-from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
 from sklmn.persistence import load, save
 from sklmn.pretraining import LAESInitializer
 from sklmn.training import SequenceNet

@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from skorch.callbacks import Callback, Checkpoint, LoadInitState
 from sklearn.exceptions import ConvergenceWarning
+from skorch.callbacks import Callback, Checkpoint, LoadInitState
 
 from sklmn.estimators import LMNClassifier, MultiScaleLMNRegressor
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from . import (
+from . import (  # noqa: F401 - run_script looks the modules up in globals()
     adding_small,
     anchor,
     check_gpu,
@@ -26,8 +26,8 @@ from . import (
     init_radius,
     laes,
     large_sets,
-    lmn_controls,
     layout_rule,
+    lmn_controls,
     memory_hindsight,
     ms_redundancy,
     recurrence,

@@ -47,9 +47,10 @@ from .._exp_common import int_at_least
 def main(argv=None) -> None:
     from sklearn.base import clone
 
-    from .._exp_chorales import _SIZES, _models, _tuned_accuracy
     from sklmn.datasets import load_bach_chorales
     from sklmn.pretraining._common import spectral_radius
+
+    from .._exp_chorales import _SIZES, _models, _tuned_accuracy
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(

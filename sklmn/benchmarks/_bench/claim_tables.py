@@ -98,7 +98,8 @@ def _render(report: Path) -> tuple[str, str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="*", type=Path,
-                        help="reports (default: every one under benchmarks/)")  # fmt: skip
+                        help="reports (default: every one under "
+                             "benchmarks/)")  # fmt: skip
     parser.add_argument("--root", type=Path, default=Path("benchmarks"),
                         help="where to look for reports without paths")  # fmt: skip
     parser.add_argument("--check", action="store_true",

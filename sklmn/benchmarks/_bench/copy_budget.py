@@ -13,7 +13,8 @@ of the run and the test accuracy on the copied symbols.
 Usage::
 
     .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 160
-    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 --set standardize=False
+    .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 \
+        --set standardize=False
     .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 40 --model LSTM \
         --set standardize=False
     .venv/bin/python -m sklmn.benchmarks bench copy-budget --epochs 120 \
@@ -41,9 +42,10 @@ from .._exp_common import int_at_least
 
 
 def main(argv=None) -> None:
+    from sklmn.datasets import make_copy_task
+
     from .._exp_copy import _N_CLASSES, _N_SYMBOLS, _models
     from .._timeseries.models import with_init_radius
-    from sklmn.datasets import make_copy_task
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="LMN", choices=["LMN", "LSTM", "tanh RNN"])

@@ -42,8 +42,8 @@ import torch
 
 from sklmn import __version__
 
-from .._exp_enrnn import enrnn_split
 from .._exp_common import int_at_least
+from .._exp_enrnn import enrnn_split
 from .._experiments import FULL_ONLY
 from .._runner import _write_json, format_markdown, merge_seeds
 from .claim_tables import result_from_record

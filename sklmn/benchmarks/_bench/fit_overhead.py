@@ -2,13 +2,13 @@
 
 Usage::
 
-    python -m sklmn.benchmarks bench fit-overhead --threads 1     # 4 cases, 7 repeats
+    python -m sklmn.benchmarks bench fit-overhead --threads 1    # 4 cases, 7 repeats
     python -m sklmn.benchmarks bench fit-overhead --models lmn --data medium --repeats 9
-    python -m sklmn.benchmarks bench fit-overhead --breakdown     # where fit's time goes
-    python -m sklmn.benchmarks bench fit-overhead --prototypes    # candidate fixes
-    python -m sklmn.benchmarks bench fit-overhead --threads 1 2   # interleaved counts
-    python -m sklmn.benchmarks bench fit-overhead --profile       # cProfile of a fit
-    python -m sklmn.benchmarks bench fit-overhead --clock cpu     # CPU time, not wall
+    python -m sklmn.benchmarks bench fit-overhead --breakdown    # where fit's time goes
+    python -m sklmn.benchmarks bench fit-overhead --prototypes   # candidate fixes
+    python -m sklmn.benchmarks bench fit-overhead --threads 1 2  # interleaved counts
+    python -m sklmn.benchmarks bench fit-overhead --profile      # cProfile of a fit
+    python -m sklmn.benchmarks bench fit-overhead --clock cpu    # CPU time, not wall
 
 The acceptance figure: ``--models lstm --data acceptance --epochs 30 --batch
 32 --threads 1 --repeats 7`` with ``--clock cpu`` and ``--clock wall``.
@@ -85,25 +85,24 @@ import copy
 import gc
 import statistics
 import sys
-import time
 import warnings
 
 import torch
 
 from .fit_overhead_parts import (
     DATA,
-    make_data,
-    make_estimator,
-    hand_loop,
-    run_fit,
-    prototype,
-    breakdown,
-    profile_fit,
-    now,
-    set_clock,
     _fmt,
     _training_classes,
+    breakdown,
+    hand_loop,
+    make_data,
+    make_estimator,
     no_best_weight_eval,
+    now,
+    profile_fit,
+    prototype,
+    run_fit,
+    set_clock,
 )
 
 

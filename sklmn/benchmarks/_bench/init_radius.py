@@ -1,4 +1,4 @@
-"""Effect of the stable initialization of the LMN memory (``init_radius``).
+r"""Effect of the stable initialization of the LMN memory (``init_radius``).
 
 For several layer sizes, prints the spectral radius of the linearized memory
 map ``W_mm + W_hm W_mh`` of freshly initialized LMN layers (raw draw versus
@@ -9,7 +9,8 @@ suite.
 
 Usage::
 
-    .venv/bin/python -m sklmn.benchmarks bench init-radius [--seeds 5] [--dataset ArrowHead]
+    .venv/bin/python -m sklmn.benchmarks bench init-radius [--seeds 5] \
+        [--dataset ArrowHead]
 
 The dataset needs the wheels of ``bash dev.sh data``; without them the last
 part is skipped.

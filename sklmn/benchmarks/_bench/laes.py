@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m sklmn.benchmarks bench laes --preset speed       # dense vs gram vs matrix_free
-    python -m sklmn.benchmarks bench laes --preset small       # the same, Ξ 18 000 x 960
-    python -m sklmn.benchmarks bench laes --preset musedata    # 250k steps, L=4000, a=88
-    python -m sklmn.benchmarks bench laes --preset tiny        # smoke run (seconds)
+    python -m sklmn.benchmarks bench laes --preset speed  # dense vs gram vs matrix_free
+    python -m sklmn.benchmarks bench laes --preset small  # the same, Ξ 18 000 x 960
+    python -m sklmn.benchmarks bench laes --preset musedata  # 250k steps, L=4000, a=88
+    python -m sklmn.benchmarks bench laes --preset tiny  # smoke run (seconds)
 
 Every solver runs in its own subprocess (``OMP/OPENBLAS/MKL_NUM_THREADS`` and
 the FFT threads ``n_jobs`` = ``--threads``, default 2) on the same seeded
@@ -197,7 +197,10 @@ def run_worker(preset, solver, seed, threads, n_iter, crop=None, skip_errors=Fal
         )
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "sklmn.benchmarks", "bench", "laes", "--worker", payload],
+        [
+            sys.executable, "-m", "sklmn.benchmarks", "bench", "laes",
+            "--worker", payload,
+        ],
         env=env,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""The defaults of large training sets on a generated classification task.
+r"""The defaults of large training sets on a generated classification task.
 
 Above 1000 training sequences the estimators do not pretrain
 (``pretrainer='auto'``), hold out a validation split
@@ -25,7 +25,8 @@ writers. Test accuracy of
 
 Usage::
 
-    .venv/bin/python -m sklmn.benchmarks bench large-sets [--seeds 0 1 2 3] [--only NAME ...]
+    .venv/bin/python -m sklmn.benchmarks bench large-sets [--seeds 0 1 2 3] \
+        [--only NAME ...]
 
 About 11 minutes on 2 cores (2 fits at a time, one thread each). Needs the
 optional ``Hershey-Fonts`` package (``pip install 'sklmn[handwriting]'``).

@@ -802,7 +802,10 @@ class _LBFGSRounds(Callback):
                 (loss * (len(yi) / n)).backward()
                 total += float(loss) * len(yi) / n
             if self.anchor:
-                dist = sum(((p - s) ** 2).sum() for p, s in zip(params, start))
+                dist = sum(
+                    ((p - s) ** 2).sum()
+                    for p, s in zip(params, start, strict=True)
+                )
                 (0.5 * self.anchor * dist).backward()
                 total += 0.5 * self.anchor * float(dist)
             return torch.tensor(total)

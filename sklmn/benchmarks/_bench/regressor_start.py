@@ -126,7 +126,7 @@ def main(argv=None) -> None:
     table: dict = {}
     starts: dict = {}
     seconds: dict = {}
-    for kind, seed, variant, value, fit_seconds in results:
+    for kind, _seed, variant, value, fit_seconds in results:
         key = variant if variant == "ridge" else variant[:2]
         table.setdefault((kind, key), []).append(value)
         if variant != "ridge":
@@ -138,7 +138,11 @@ def main(argv=None) -> None:
     for kind in kinds:
         _, y_train, _, y_test = make_task(kind, args.seeds[0], *shape)
         means.append(rmse(y_test, np.full(N_TEST, y_train.mean())))
-    print("| training mean (first seed) | " + " | ".join(f"{m:.3f}" for m in means) + " | |")
+    print(
+        "| training mean (first seed) | "
+        + " | ".join(f"{m:.3f}" for m in means)
+        + " | |"
+    )
     rows = [("RidgeCV, flattened", "ridge")] + [
         (f"LMNRegressor(memory_size={m}), input_scale={s}", (m, s))
         for m, s in variants

@@ -31,8 +31,8 @@ import warnings
 import numpy as np
 from sklearn.model_selection import GridSearchCV
 
-from .._timeseries.datasets import DATASETS
 from ...estimators import LMNClassifier, MultiScaleLMNClassifier, _lmn, _ring
+from .._timeseries.datasets import DATASETS
 
 __all__ = ["main"]
 
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
             est = _MODELS[args.model](pretrainer=None, random_state=seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for ring, label in zip(rings, labels):
+                for ring, label in zip(rings, labels, strict=True):
                     fit = est.set_params(memory_ring=ring).fit(X_train, y_train)
                     alone[label].append(np.mean(fit.predict(X_test) == y_test))
                 t0 = time.perf_counter()
@@ -109,7 +109,7 @@ def _reservoir(args) -> int:
             found = {}
             original = _ring.choose_ring
 
-            def spy(*a, **k):
+            def spy(*a, found=found, original=original, **k):
                 found["result"] = original(*a, **k)
                 raise _Chosen
 

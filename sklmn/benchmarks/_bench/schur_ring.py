@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{tuple(args.ring)}"
         )
     if "--jobs" in suite and suite[suite.index("--jobs") + 1] != "1":
-        raise ValueError("run the suite with --jobs 1 (workers import the default ring)")
+        raise ValueError(
+            "run the suite with --jobs 1 (workers import the default ring)"
+        )
     name = _RING_NAMES[args.module]
     saved, saved_argv = getattr(_lmn_schur, name), sys.argv
     setattr(_lmn_schur, name, (r_min, r_max, phase * math.pi))

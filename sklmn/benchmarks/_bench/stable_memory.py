@@ -36,8 +36,8 @@ from sklmn.estimators import (
     RNNClassifier,
 )
 from sklmn.nn import LMN, LMNLayer, MultiScaleLMN
-from sklmn.nn._scan import lmn_scan, multiscale_scan
 from sklmn.nn._clock import active_prefix_counts
+from sklmn.nn._scan import lmn_scan, multiscale_scan
 from sklmn.nn._stable_memory import SchurMemory, feedback_gain
 
 
@@ -74,7 +74,10 @@ class StableMSMixin:
 
     def _effective_mh(self, W_mm):
         if self.feedback == "bounded":
-            return feedback_gain(W_mm, self.memory.kind, self.weight_hm, self.weight_mh) * self.weight_mh
+            return (
+                feedback_gain(W_mm, self.memory.kind, self.weight_hm, self.weight_mh)
+                * self.weight_mh
+            )
         return self.weight_mh
 
     def _run_prefix(self, xp, m, W_mm, start, batch_sizes=None):
@@ -124,7 +127,9 @@ def make_stable_(recurrent, feedback, ring, normalize):
             layer.weight_mm.requires_grad_(False)
             ring_start_(layer, layer.memory, ring, normalize)
     elif isinstance(recurrent, MultiScaleLMN):
-        nets = [recurrent] + ([recurrent.reverse] if recurrent.reverse is not None else [])
+        nets = [recurrent] + (
+            [recurrent.reverse] if recurrent.reverse is not None else []
+        )
         for net in nets:
             _swap(net, StableMSMixin)
             net.feedback = feedback
@@ -185,7 +190,10 @@ def normalize_states_(module, context):
     rec = module.recurrent
     X = torch.as_tensor(context.sequences.data)
     L = torch.as_tensor(context.sequences.lengths)
-    out = rec(X.to(rec.weight_xh.dtype if hasattr(rec, "weight_xh") else torch.float32), lengths=L)[0]
+    out = rec(
+        X.to(rec.weight_xh.dtype if hasattr(rec, "weight_xh") else torch.float32),
+        lengths=L,
+    )[0]
     mask = torch.arange(out.shape[1])[None, :] < L[:, None]
     rms = out[mask].double().pow(2).mean(0).sqrt()
     s = rms.clamp(min=1e-3 * float(rms.max()), max=None)
@@ -252,7 +260,11 @@ class MemoryLR(Callback):
 
     def on_train_begin(self, net, **kw):
         names = (".memory.",) + ((".weight_mh",) if self.feedback_too else ())
-        chosen = [p for n, p in net.module_.named_parameters() if any(k in n for k in names)]
+        chosen = [
+            p
+            for n, p in net.module_.named_parameters()
+            if any(k in n for k in names)
+        ]
         ids = {id(p) for p in chosen}
         opt = net.optimizer_
         base = opt.param_groups[0]
@@ -305,7 +317,9 @@ def _maps(recurrent):
                 W_mm, W_mh = layer.weight_mm, layer.weight_mh
             out.append((W_mm, layer.weight_hm, W_mh))
     elif isinstance(recurrent, MultiScaleLMN):
-        nets = [recurrent] + ([recurrent.reverse] if recurrent.reverse is not None else [])
+        nets = [recurrent] + (
+            [recurrent.reverse] if recurrent.reverse is not None else []
+        )
         for net in nets:
             W_mm = net.masked_weight_mm()
             W_mh = net._effective_mh(W_mm) if hasattr(net, "memory") else net.weight_mh
@@ -365,35 +379,91 @@ VARIANTS = {
     "lmn_bounded": lambda s: stable_estimator(LMNClassifier, "bounded")(random_state=s),
     "mslmn_old": lambda s: MultiScaleLMNClassifier(random_state=s),
     "mslmn_free": lambda s: stable_estimator(MultiScaleLMNClassifier)(random_state=s),
-    "mslmn_bounded": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded")(random_state=s),
+    "mslmn_bounded": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded")(
+        random_state=s
+    ),
     "lmn_none_old": lambda s: LMNClassifier(pretrainer=None, random_state=s),
-    "lmn_none_free": lambda s: stable_estimator(LMNClassifier)(pretrainer=None, random_state=s),
-    "lmn_none_bounded": lambda s: stable_estimator(LMNClassifier, "bounded")(pretrainer=None, random_state=s),
-    "mslmn_none_old": lambda s: MultiScaleLMNClassifier(pretrainer=None, random_state=s),
-    "mslmn_none_free": lambda s: stable_estimator(MultiScaleLMNClassifier)(pretrainer=None, random_state=s),
-    "lmn_free_frozen": lambda s: stable_estimator(LMNClassifier, memory_lr=(0,))(random_state=s),
-    "lmn_free_frozen_both": lambda s: stable_estimator(LMNClassifier, memory_lr=(0, True))(random_state=s),
-    "lmn_free_lr0.1": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.1,))(random_state=s),
-    "lmn_free_lr0.01": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.01,))(random_state=s),
-    "lmn_free_norm": lambda s: stable_estimator(LMNClassifier, state_norm=True)(random_state=s),
-    "lmn_bounded_norm": lambda s: stable_estimator(LMNClassifier, "bounded", state_norm=True)(random_state=s),
-    "mslmn_free_norm": lambda s: stable_estimator(MultiScaleLMNClassifier, state_norm=True)(random_state=s),
-    "lmn_bounded_lr0.1": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.1,))(random_state=s),
-    "lmn_bounded_lr0.01": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.01,))(random_state=s),
-    "mslmn_bounded_lr0.01": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,))(random_state=s),
-    "mslmn_none_bounded": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded")(pretrainer=None, random_state=s),
-    "lmn_none_free_ring2": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
-    "lmn_none_free_nonorm": lambda s: stable_estimator(LMNClassifier, normalize=False)(pretrainer=None, random_state=s),
-    "mslmn_none_free_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
-    "lmn_free_lr0.01_both": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.01, True))(random_state=s),
-    "mslmn_free_lr0.01_both": lambda s: stable_estimator(MultiScaleLMNClassifier, memory_lr=(0.01, True))(random_state=s),
-    "lmn_none_bounded_ring2": lambda s: stable_estimator(LMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
-    "mslmn_none_bounded_ring2": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10))(pretrainer=None, random_state=s),
-    "lmn_none_free_ring2_lr0.1": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,))(pretrainer=None, random_state=s),
-    "lmn_none_free_ring2_lr0.01": lambda s: stable_estimator(LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.01,))(pretrainer=None, random_state=s),
-    "mslmn_none_free_ring2_lr0.1": lambda s: stable_estimator(MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,))(pretrainer=None, random_state=s),
-    "lmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(LMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3)(random_state=s),
-    "mslmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3)(random_state=s),
+    "lmn_none_free": lambda s: stable_estimator(LMNClassifier)(
+        pretrainer=None, random_state=s
+    ),
+    "lmn_none_bounded": lambda s: stable_estimator(LMNClassifier, "bounded")(
+        pretrainer=None, random_state=s
+    ),
+    "mslmn_none_old": lambda s: MultiScaleLMNClassifier(
+        pretrainer=None, random_state=s
+    ),
+    "mslmn_none_free": lambda s: stable_estimator(MultiScaleLMNClassifier)(
+        pretrainer=None, random_state=s
+    ),
+    "lmn_free_frozen": lambda s: stable_estimator(LMNClassifier, memory_lr=(0,))(
+        random_state=s
+    ),
+    "lmn_free_frozen_both": lambda s: stable_estimator(
+        LMNClassifier, memory_lr=(0, True)
+    )(random_state=s),
+    "lmn_free_lr0.1": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.1,))(
+        random_state=s
+    ),
+    "lmn_free_lr0.01": lambda s: stable_estimator(LMNClassifier, memory_lr=(0.01,))(
+        random_state=s
+    ),
+    "lmn_free_norm": lambda s: stable_estimator(LMNClassifier, state_norm=True)(
+        random_state=s
+    ),
+    "lmn_bounded_norm": lambda s: stable_estimator(
+        LMNClassifier, "bounded", state_norm=True
+    )(random_state=s),
+    "mslmn_free_norm": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, state_norm=True
+    )(random_state=s),
+    "lmn_bounded_lr0.1": lambda s: stable_estimator(
+        LMNClassifier, "bounded", memory_lr=(0.1,)
+    )(random_state=s),
+    "lmn_bounded_lr0.01": lambda s: stable_estimator(
+        LMNClassifier, "bounded", memory_lr=(0.01,)
+    )(random_state=s),
+    "mslmn_bounded_lr0.01": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,)
+    )(random_state=s),
+    "mslmn_none_bounded": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, "bounded"
+    )(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2": lambda s: stable_estimator(
+        LMNClassifier, ring=(0.9, 0.999, math.pi / 10)
+    )(pretrainer=None, random_state=s),
+    "lmn_none_free_nonorm": lambda s: stable_estimator(LMNClassifier, normalize=False)(
+        pretrainer=None, random_state=s
+    ),
+    "mslmn_none_free_ring2": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10)
+    )(pretrainer=None, random_state=s),
+    "lmn_free_lr0.01_both": lambda s: stable_estimator(
+        LMNClassifier, memory_lr=(0.01, True)
+    )(random_state=s),
+    "mslmn_free_lr0.01_both": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, memory_lr=(0.01, True)
+    )(random_state=s),
+    "lmn_none_bounded_ring2": lambda s: stable_estimator(
+        LMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10)
+    )(pretrainer=None, random_state=s),
+    "mslmn_none_bounded_ring2": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, "bounded", ring=(0.9, 0.999, math.pi / 10)
+    )(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2_lr0.1": lambda s: stable_estimator(
+        LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,)
+    )(pretrainer=None, random_state=s),
+    "lmn_none_free_ring2_lr0.01": lambda s: stable_estimator(
+        LMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.01,)
+    )(pretrainer=None, random_state=s),
+    "mslmn_none_free_ring2_lr0.1": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, ring=(0.9, 0.999, math.pi / 10), memory_lr=(0.1,)
+    )(pretrainer=None, random_state=s),
+    "lmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(
+        LMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3
+    )(random_state=s),
+    "mslmn_bounded_lr0.01_noise0.3": lambda s: stable_estimator(
+        MultiScaleLMNClassifier, "bounded", memory_lr=(0.01,), noise=0.3
+    )(random_state=s),
     "lstm": lambda s: RNNClassifier(cell="lstm", random_state=s),
     "gru": lambda s: RNNClassifier(cell="gru", random_state=s),
 }

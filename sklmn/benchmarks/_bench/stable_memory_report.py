@@ -1,6 +1,7 @@
 """Markdown tables of ``bench stable-memory`` results (JSON lines).
 
-Usage: python -m sklmn.benchmarks bench stable-memory-report [--compact] results.jsonl [variant ...]
+Usage: python -m sklmn.benchmarks bench stable-memory-report [--compact]
+       results.jsonl [variant ...]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def compact(rows, variants):
             if not g:
                 cells.append("")
                 continue
-            f = lambda k: np.mean([r[k] for r in g])  # noqa: E731
+            f = lambda k, g=g: np.mean([r[k] for r in g])  # noqa: E731
             cells.append(
                 f"{f('start'):.3f} → {f('final'):.3f} "
                 f"({sum(r['spikes'] for r in g)}; {f('epochs'):.0f}; "
@@ -59,7 +60,9 @@ def main(argv=None):
     path, variants = args.path, args.variants
     if args.compact:
         rows = [json.loads(line) for line in open(path)]
-        return compact(rows, variants or list(dict.fromkeys(r["variant"] for r in rows)))
+        return compact(
+            rows, variants or list(dict.fromkeys(r["variant"] for r in rows))
+        )
     rows = [json.loads(line) for line in open(path)]
     groups = defaultdict(list)
     for r in rows:
@@ -74,8 +77,8 @@ def main(argv=None):
             g = groups.get((ds, v))
             if not g:
                 continue
-            f = lambda k: np.mean([r[k] for r in g])  # noqa: E731
-            m = lambda k: (  # noqa: E731
+            f = lambda k, g=g: np.mean([r[k] for r in g])  # noqa: E731
+            m = lambda k, g=g: (  # noqa: E731
                 f"{max(r[k] for r in g):.4f}" if k in g[0] else ""
             )
             print(

@@ -57,7 +57,7 @@ def main(argv=None):
             ),
         }
         times = {label: [] for label in nets}
-        for label, net in nets.items():  # warm-up
+        for _label, net in nets.items():  # warm-up
             for _ in range(3):
                 _step(net, x, lengths)
         for _ in range(args.rounds):

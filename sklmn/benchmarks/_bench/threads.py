@@ -50,6 +50,7 @@ within one run otherwise.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -62,7 +63,6 @@ import torch
 
 from sklmn.datasets import load_sequential_digits
 from sklmn.estimators import LMNClassifier, RNNClassifier
-
 
 #: a competitor: a pure-Python busy loop in a fresh interpreter (which
 #: starts in milliseconds: no torch to import)
@@ -334,7 +334,7 @@ def main(argv=None):
         for c in conditions:
             with Competitors(c, args.same_session):
                 for key, (est, X, y) in cases.items():
-                    times[key, c].append(_timed(lambda: est.fit(X, y)))
+                    times[key, c].append(_timed(functools.partial(est.fit, X, y)))
                 if "grid" in args.cases:
                     for t in (None, "auto"):
                         grid[t, c].append(_grid(t))

@@ -1,7 +1,8 @@
 """The time-series suite's models: the registry, the variants and ``--models`` specs.
 
-A factory receives the seed and a :class:`~sklmn.benchmarks._timeseries.datasets.DatasetInfo`
-and returns an estimator, or ``(estimator, note)`` to record a note.
+A factory receives the seed and a
+:class:`~sklmn.benchmarks._timeseries.datasets.DatasetInfo` and returns an
+estimator, or ``(estimator, note)`` to record a note.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from .datasets import LAES_COMPONENTS, DatasetInfo
+
 
 # -- models --
 class PadFlatten(TransformerMixin, BaseEstimator):

@@ -7,6 +7,7 @@ import numpy as np
 from .datasets import PUBLISHED, PUBLISHED_COLUMNS, PUBLISHED_SOURCES, TASKS
 from .models import BASELINES, SPIKE_MODELS
 
+
 # -- report --
 def _mean_std(values: list[float], digits: int = 3) -> str:
     if not values:
@@ -260,7 +261,9 @@ def _models_with(key, datasets, models, by_cell):
     return [
         m
         for m in models
-        if any(r.get(key) is not None for d in datasets for r in by_cell.get((d, m), []))
+        if any(
+            r.get(key) is not None for d in datasets for r in by_cell.get((d, m), [])
+        )
     ]
 
 

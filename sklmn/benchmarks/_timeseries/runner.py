@@ -1,4 +1,5 @@
-"""The time-series suite's run loop: one fit per (dataset, model, seed), JSON records."""
+"""The time-series suite's run loop: one fit per (dataset, model, seed), JSON
+records."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .datasets import DATASETS, METRICS, DatasetInfo, SuiteDataset, _dataset_inf
 from .models import MODELS, parse_model_spec
 from .probes import RadiusProbe, StartProbe
 from .report import format_timeseries_report
+
 
 # -- helpers --
 def count_loss_spikes(losses, factor=2.0):
