@@ -3,7 +3,7 @@
 # one job.  Usage:
 #   bash dev.sh demo    # the main job: the papers' experiments, quick preset
 #                       # (args go to python -m sklmn.benchmarks; see README)
-#   bash dev.sh test    # the whole test suite
+#   bash dev.sh test    # ruff check (the lint), then the whole test suite
 #   bash dev.sh env     # only create/refresh .venv
 #   bash dev.sh data    # only fetch the time-series datasets (see fetch_wheels)
 #   bash dev.sh docs    # build the documentation site (docs/_build/html) and
@@ -31,7 +31,8 @@ refresh_env() {
     local want
     want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] \
-        || ! "$VENV/bin/python" -c "import sklmn, torch, skorch, pytest" 2>/dev/null; then
+        || ! "$VENV/bin/python" -c "import sklmn, torch, skorch, pytest" 2>/dev/null \
+        || [ ! -x "$VENV/bin/ruff" ]; then
         echo "[dev] installing sklmn and its dependencies (torch pinned)"
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
         "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
@@ -137,6 +138,8 @@ case "$job" in
         ;;
     test)
         refresh_env
+        # the lint first (ruff pinned by the test extra); a finding ends the job
+        "$VENV/bin/ruff" check .
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     test-oldest)
