@@ -273,3 +273,58 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
         assert exc.code == 2
     else:  # pragma: no cover
         raise AssertionError("--outer 0 was accepted")
+
+
+def test_ridge_held_out_error_matches_a_direct_ridge():
+    from sklearn.linear_model import Ridge
+
+    from sklmn.benchmarks._bench.memory_hindsight import _ridge_held_out_error
+
+    rng = np.random.default_rng(0)
+    F = torch.as_tensor(rng.normal(size=(12, 3)), dtype=torch.float64)
+    Y = torch.nn.functional.one_hot(torch.as_tensor(np.arange(12) % 2)).double()
+    fit, held = torch.arange(8), torch.arange(8, 12)
+    got = float(_ridge_held_out_error(F, Y, [(fit, held)], 2.0))
+    Z = ((F - F.mean(0)) / (F.std(0) + 1e-6)).numpy()
+    model = Ridge(alpha=2.0).fit(Z[:8], Y[:8].numpy())
+    want = ((model.predict(Z[8:]) - Y[8:].numpy()) ** 2).sum(1).mean()
+    assert abs(got - want) < 1e-10
+
+
+def test_readout_input_is_in_the_order_of_the_sequences():
+    from sklmn import LMNClassifier
+    from sklmn.benchmarks._bench.memory_hindsight import _readout_input
+
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(n, 1)) for n in (5, 9, 3, 9, 7)]
+    est = LMNClassifier(max_iter=1, random_state=0).fit(X, [0, 1, 0, 1, 0])
+    together = _readout_input(est, X)
+    for i, x in enumerate(X):
+        np.testing.assert_allclose(together[i], _readout_input(est, [x])[0],
+                                   rtol=1e-10, atol=1e-12)
+
+
+def test_projection_records_the_guarded_choice(tmp_path, monkeypatch, capsys):
+    import json
+
+    from sklmn.benchmarks._bench import memory_hindsight as mh
+
+    _serve_shifted(monkeypatch, np.repeat([0, 1], 12), 0.5)
+    out = tmp_path / "projection.jsonl"
+    mh.main(["projection", "--datasets", "toy", "--steps", "4", "--every", "2",
+             "--folds", "3", "--out", str(out)])
+    rec = json.loads(out.read_text())
+    assert len(rec["held_out"]) == len(rec["test"]) == 3
+    assert len(rec["objective"]) == 4
+    assert rec["final"] == rec["test"][rec["chosen"]]
+    held = rec["held_out"]
+    # a later copy is chosen only when it beats the start on the held-out
+    # quarter by more than one of its 6 sequences
+    assert rec["chosen"] == 0 or held[rec["chosen"]] > held[0] + 1 / 6
+    assert "| toy | lmn | 0 |" in capsys.readouterr().out
+    try:
+        mh.main(["projection", "--datasets", "toy", "--every", "0"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:  # pragma: no cover
+        raise AssertionError("--every 0 was accepted")

@@ -48,6 +48,32 @@ the training loss falls at every accepted step; prints the start's test
 accuracy, the best and the last of the rounds, and the training loss at
 the start and at the end.
 
+``projection``: the memory trained through a readout solved in closed form
+(variable projection, Golub & Pereyra 1973, "The differentiation of
+pseudo-inverses and nonlinear least squares problems whose variables
+separate"), judged by cross-validation. Before the estimator's first epoch
+(which then runs at a learning rate of 1e-12), full-batch Adam
+(``--lr``) takes ``--steps`` steps on every trained parameter of the
+recurrent network (not the readout); the objective of a step is the mean
+held-out squared error of ridge regression of the one-hot classes on the
+network's pooled features (standardized with the current means and
+deviations), the ridge solved in closed form on ``--folds - 1`` folds and
+scored on the last, the folds stratified and drawn anew for every step,
+the penalty chosen on the start's features from 0.1, 1, 10, 100 and 1000
+(the lowest held-out error over five fixed draws). Every ``--every``
+steps the network is copied; each copy gets a new readout, logistic
+regression on its standardized features with ``C`` in 0.01, 0.1, 1, 10
+chosen by stratified cross-validation (the start, copy 0, keeps the
+estimator's own). The number of steps is chosen on a held-out quarter:
+the training split is divided 3:1 (stratified), the procedure runs on
+the three quarters, and a copy replaces the current choice (the start
+first) when its accuracy on the held-out quarter is higher by more than
+one held-out sequence's worth; the procedure then runs on the whole
+training split and the copy of the chosen step is the final model.
+Prints the start's and the final model's test accuracy, the held-out
+quarter's accuracy of every copy and the test accuracy of every copy of
+the run on the whole split (in hindsight).
+
 Two training variants for ``curves`` and ``cv`` (the prototypes of the
 smooth fine-tuning, now the library's ``LinearWarmup`` and
 ``ModeInputNormalization``): ``--warmup N`` raises every parameter group's
@@ -133,7 +159,12 @@ import warnings
 
 import numpy as np
 import torch
-from sklearn.model_selection import StratifiedKFold
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import (
+    StratifiedKFold,
+    cross_val_score,
+    train_test_split,
+)
 from skorch.callbacks import Callback
 from skorch.dataset import unpack_data
 from torch.nn.utils import parametrize
@@ -849,10 +880,187 @@ def _lbfgs(args) -> None:
         )
 
 
+#: ridge penalties of ``projection`` (the start's features choose one) and
+#: the logistic readouts' ``C`` of its copies
+_PROJECTION_ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+_PROJECTION_CS = (0.01, 0.1, 1.0, 10.0)
+
+
+def _pooled(module, batches) -> torch.Tensor:
+    """The readout's input (pooled features) of every sequence of
+    ``batches``, differentiable."""
+    out = []
+    for batch in batches:
+        x, _ = unpack_data(batch)
+        states, _ = module.recurrent(x["X"], lengths=x.get("lengths"))
+        out.append(module.features(states, x.get("lengths")))
+    return torch.cat(out).float()
+
+
+def _ridge_held_out_error(F, Y, folds, alpha) -> torch.Tensor:
+    """Mean over ``folds`` (pairs of index tensors) of the held-out squared
+    error of ridge regression of ``Y`` on the standardized ``F`` (with
+    intercept), solved in closed form on each fold's training rows."""
+    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+    eye = torch.eye(Z.shape[1], dtype=Z.dtype)
+    total = Z.new_zeros(())
+    for fit, held in folds:
+        Zf, Yf = Z[fit], Y[fit]
+        z_mean, y_mean = Zf.mean(0), Yf.mean(0)
+        Zc = Zf - z_mean
+        W = torch.linalg.solve(Zc.T @ Zc + alpha * eye, Zc.T @ (Yf - y_mean))
+        pred = (Z[held] - z_mean) @ W + y_mean
+        total = total + ((pred - Y[held]) ** 2).sum(1).mean()
+    return total / len(folds)
+
+
+class _ProjectionSteps(Callback):
+    """``projection``'s steps before the first epoch (see the module's
+    docstring); ``states_`` holds the start and every ``every``-th step."""
+
+    def __init__(self, steps, every, lr, folds, seed):
+        self.steps, self.every, self.lr = steps, every, lr
+        self.folds, self.seed = folds, seed
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        module = net.module_
+        batches = list(net.get_iterator(net.get_dataset(X, y), training=False))
+        labels = torch.cat([unpack_data(b)[1] for b in batches]).long().numpy()
+        Y = torch.nn.functional.one_hot(torch.as_tensor(labels)).float()
+        k = int(min(self.folds, np.bincount(labels)[np.unique(labels)].min()))
+        rng = np.random.default_rng(self.seed)
+
+        def draw():
+            split = StratifiedKFold(
+                k, shuffle=True, random_state=int(rng.integers(2**31))
+            ).split(labels, labels)
+            return [(torch.as_tensor(a), torch.as_tensor(b)) for a, b in split]
+
+        with torch.no_grad():
+            F0, fixed = _pooled(module, batches), [draw() for _ in range(5)]
+            errors = [
+                np.mean([float(_ridge_held_out_error(F0, Y, f, a)) for f in fixed])
+                for a in _PROJECTION_ALPHAS
+            ]
+        self.alpha_ = _PROJECTION_ALPHAS[int(np.argmin(errors))]
+        params = [p for p in module.recurrent.parameters() if p.requires_grad]
+        opt = torch.optim.Adam(params, lr=self.lr)
+        self.states_, self.objective_ = [_plain_state(module)], []
+        for step in range(1, self.steps + 1):
+            opt.zero_grad()
+            loss = _ridge_held_out_error(_pooled(module, batches), Y, draw(),
+                                         self.alpha_)
+            loss.backward()
+            opt.step()
+            self.objective_.append(float(loss))
+            if step % self.every == 0:
+                self.states_.append(_plain_state(module))
+
+
+def _readout_input(est, X) -> np.ndarray:
+    """The readout's input of ``est`` on ``X``, in the order of ``X`` (the
+    estimators predict the sequences sorted by decreasing length)."""
+    got = []
+    hook = est.net_.module_.readout.register_forward_hook(
+        lambda module, args, output: got.append(args[0].detach().numpy())
+    )
+    try:
+        est.predict_proba(X)
+    finally:
+        hook.remove()
+    order = np.argsort([-len(x) for x in X], kind="stable")
+    features = np.empty_like(np.concatenate(got))
+    features[order] = np.concatenate(got)
+    return features
+
+
+def _refit_predictions(est, X, y, evals) -> list:
+    """Labels predicted for each of ``evals`` by logistic regression on the
+    standardized readout input of ``est``, fitted on ``(X, y)`` with ``C``
+    chosen by stratified cross-validation."""
+    F = _readout_input(est, X)
+    mean, std = F.mean(0), F.std(0) + 1e-6
+    Z = (F - mean) / std
+    k = int(min(5, np.unique(y, return_counts=True)[1].min()))
+    best, chosen = -np.inf, None
+    for C in _PROJECTION_CS:
+        model = LogisticRegression(C=C, max_iter=3000)
+        score = cross_val_score(model, Z, y, cv=k).mean()
+        if score > best + 1e-9:
+            best, chosen = score, C
+    model = LogisticRegression(C=chosen, max_iter=3000).fit(Z, y)
+    return [model.predict((_readout_input(est, E) - mean) / std) for E in evals]
+
+
+def _projection_run(spec, seed, info, args, X, y, evals) -> tuple[list, list]:
+    """Fit ``spec`` with ``projection``'s steps on ``(X, y)``; per copy (the
+    start first), the labels predicted for each of ``evals``, and the
+    objective of every step."""
+    steps = _ProjectionSteps(args.steps, args.every, args.lr, args.folds, seed)
+    est = _estimator(spec, seed, info, 1, [("projection", steps)])
+    est.set_params(learning_rate_init=1e-12, fine_tuning=_estimator_fine_tuning(spec))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    steps = dict(est.net_.callbacks_)["projection"]
+    predictions = []
+    for i, state in enumerate(steps.states_):
+        est.net_.module_.load_state_dict(state)
+        if i == 0:  # the start, with the estimator's own readout
+            predictions.append([est.predict(E) for E in evals])
+        else:
+            predictions.append(_refit_predictions(est, X, y, evals))
+    return predictions, steps.objective_
+
+
+def _estimator_fine_tuning(spec) -> str:
+    """The fine-tuning ``spec`` asks for ('auto' when it names none):
+    ``projection`` builds the model the estimator's defaults build."""
+    return parse_model_spec(spec)[1].get("fine_tuning", "auto")
+
+
+def _projection(args) -> None:
+    for ds, spec, seed, (X_train, X_test, y_train, y_test), info in _runs(args):
+        t0 = time.perf_counter()
+        fit_rows, held_rows = train_test_split(
+            np.arange(len(y_train)), test_size=0.25, stratify=y_train,
+            random_state=seed,
+        )
+        guard, _ = _projection_run(
+            spec, seed, info, args, _take(X_train, fit_rows), y_train[fit_rows],
+            [_take(X_train, held_rows)],
+        )
+        held = [float(np.mean(p[0] == y_train[held_rows])) for p in guard]
+        chosen = 0
+        for i in range(1, len(held)):
+            if held[i] > held[chosen] + 1.0 / len(held_rows) + 1e-12:
+                chosen = i
+        full, objective = _projection_run(
+            spec, seed, info, args, list(X_train), y_train, [list(X_test)]
+        )
+        test = [float(np.mean(p[0] == y_test)) for p in full]
+        rec = {
+            "dataset": ds, "model": spec, "seed": seed, "steps": args.steps,
+            "every": args.every, "lr": args.lr, "held_out": held,
+            "chosen": chosen, "test": test, "start": test[0],
+            "final": test[chosen], "objective": objective,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+        _append(args.out, rec)
+        print(
+            f"| {ds} | {spec} | {seed} | {test[0]:.3f} | {test[chosen]:.3f} "
+            f"({chosen * args.every}) | "
+            f"{' '.join(f'{v:.2f}' for v in held)} | "
+            f"{' '.join(f'{v:.3f}' for v in test)} | {rec['seconds']} |",
+            flush=True,
+        )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "what", choices=["curves", "step", "cv", "ensemble", "lbfgs"]
+        "what",
+        choices=["curves", "step", "cv", "ensemble", "lbfgs", "projection"],
     )
     parser.add_argument("--models", nargs="+", default=["lmn"])
     parser.add_argument(
@@ -883,11 +1091,19 @@ def main(argv=None) -> int:
     parser.add_argument("--outer", type=int, default=10)
     parser.add_argument("--inner", type=int, default=5)
     parser.add_argument("--anchor", type=float, default=0.0)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--every", type=int, default=20)
+    parser.add_argument("--lr", type=float, default=1e-3)
     args = parser.parse_args(argv)
     if args.outer < 1 or args.inner < 1 or not args.anchor >= 0:
         parser.error(
             f"--outer and --inner must be >= 1 and --anchor >= 0, got "
             f"{args.outer}, {args.inner} and {args.anchor}"
+        )
+    if args.steps < 1 or not 1 <= args.every <= args.steps or not args.lr > 0:
+        parser.error(
+            f"--steps must be >= 1, --every in [1, --steps] and --lr > 0, got "
+            f"{args.steps}, {args.every} and {args.lr}"
         )
     if args.recon < 0 or args.recon_lags < 1:
         parser.error(
@@ -929,6 +1145,13 @@ def main(argv=None) -> int:
         )
         print("|---|---|---|---|---|---|---|")
         _lbfgs(args)
+    elif args.what == "projection":
+        print(
+            "| dataset | model | seed | start | final (steps) | held-out quarter "
+            "per copy | test per copy (hindsight) | seconds |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        _projection(args)
     elif args.what == "ensemble":
         print(
             "| dataset | model | seed | start | fold starts | committee (epochs) | "
