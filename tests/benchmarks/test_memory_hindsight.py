@@ -1,6 +1,7 @@
 """The prototype training variants of ``bench memory-hindsight``."""
 
 import numpy as np
+import pytest
 import torch
 
 
@@ -219,8 +220,6 @@ def test_augment_changes_training_batches_only_and_not_in_place():
 def test_augment_variants_record_and_reject_bad_values(tmp_path, monkeypatch, capsys):
     import json
 
-    import pytest
-
     from sklmn.benchmarks._bench import memory_hindsight as mh
 
     rng = np.random.default_rng(0)
@@ -267,12 +266,9 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
         b <= a + 1e-6 for a, b in zip(rec["loss"], rec["loss"][1:], strict=False)
     )
     assert "| toy | lmn | 0 |" in capsys.readouterr().out
-    try:
+    with pytest.raises(SystemExit) as refused:  # --outer 0
         mh.main(["lbfgs", "--datasets", "toy", "--outer", "0"])
-    except SystemExit as exc:
-        assert exc.code == 2
-    else:  # pragma: no cover
-        raise AssertionError("--outer 0 was accepted")
+    assert refused.value.code == 2
 
 
 def test_ridge_held_out_error_matches_a_direct_ridge():
@@ -322,9 +318,6 @@ def test_projection_records_the_guarded_choice(tmp_path, monkeypatch, capsys):
     # quarter by more than one of its 6 sequences
     assert rec["chosen"] == 0 or held[rec["chosen"]] > held[0] + 1 / 6
     assert "| toy | lmn | 0 |" in capsys.readouterr().out
-    try:
+    with pytest.raises(SystemExit) as refused:  # --every 0
         mh.main(["projection", "--datasets", "toy", "--every", "0"])
-    except SystemExit as exc:
-        assert exc.code == 2
-    else:  # pragma: no cover
-        raise AssertionError("--every 0 was accepted")
+    assert refused.value.code == 2

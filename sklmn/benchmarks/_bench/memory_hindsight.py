@@ -572,14 +572,15 @@ def _variant_fields(args) -> dict:
     return {k: v for k, v in fields.items() if v} | _recon_record(args)
 
 
-def _estimator(spec, seed, info, epochs, callbacks):
+def _estimator(spec, seed, info, epochs, callbacks, fine_tuning="full"):
     base, overrides, _ = parse_model_spec(spec)
     est = model_registry_for([spec])[base]["classification"](seed, info)
     est = est[0] if isinstance(est, tuple) else est
     # the variants build on the full fine-tuning (the smooth default is
-    # --warmup 10 --normalize-input with the slow Schur memory); an override
-    # may still ask for another
-    est.set_params(**{"fine_tuning": "full", **overrides})
+    # --warmup 10 --normalize-input with the slow Schur memory; projection
+    # asks for the estimator's own 'auto'); an override may still ask for
+    # another
+    est.set_params(**{"fine_tuning": fine_tuning, **overrides})
     return est.set_params(
         max_iter=epochs,
         early_stopping=False,
@@ -997,8 +998,9 @@ def _projection_run(spec, seed, info, args, X, y, evals) -> tuple[list, list]:
     start first), the labels predicted for each of ``evals``, and the
     objective of every step."""
     steps = _ProjectionSteps(args.steps, args.every, args.lr, args.folds, seed)
-    est = _estimator(spec, seed, info, 1, [("projection", steps)])
-    est.set_params(learning_rate_init=1e-12, fine_tuning=_estimator_fine_tuning(spec))
+    # the model the estimator's defaults build ('auto' fine-tuning)
+    est = _estimator(spec, seed, info, 1, [("projection", steps)], "auto")
+    est.set_params(learning_rate_init=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
@@ -1011,12 +1013,6 @@ def _projection_run(spec, seed, info, args, X, y, evals) -> tuple[list, list]:
         else:
             predictions.append(_refit_predictions(est, X, y, evals))
     return predictions, steps.objective_
-
-
-def _estimator_fine_tuning(spec) -> str:
-    """The fine-tuning ``spec`` asks for ('auto' when it names none):
-    ``projection`` builds the model the estimator's defaults build."""
-    return parse_model_spec(spec)[1].get("fine_tuning", "auto")
 
 
 def _projection(args) -> None:
