@@ -269,9 +269,13 @@ START_ATTRIBUTES_DOC = """\
     memory_lr_scale_ : float
         The memory's learning-rate fraction of the last ``fit``
         (``memory_lr_scale``, resolved).
-    fine_tuning_ : {'full', 'residual'}
+    fine_tuning_ : {'full', 'smooth', 'projection', 'residual'}
         The fine-tuning of the last ``fit`` (``fine_tuning``, resolved;
         ``'full'`` without a pretrained start).
+    projection_steps_ : int or None
+        The projection steps the last new model kept
+        (``fine_tuning_='projection'``; 0: the start), None for the other
+        fine-tunings.
     memory_ring_ : list of float or None
         The ring ``[r_min, r_max, max_angle]`` the last ``fit`` drew the
         Schur memory's start on (``memory_ring``, resolved); None for the

@@ -9,6 +9,7 @@ import torch
 from sklearn.base import is_classifier
 
 from .._training._module import POOLINGS
+from .._training._projection import VariableProjection
 from .._training._smooth import (
     LinearWarmup,
     ModeInputNormalization,
@@ -70,13 +71,16 @@ _LMN_CONSTRAINTS = {
     "dropout": [Interval(Real, 0, 1, closed="left")],
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-    "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
+    "fine_tuning": [
+        StrOptions({"auto", "full", "smooth", "projection", "residual"})
+    ],
     "feedback": [StrOptions({"auto", "free", "none"})],
 }
 
 #: docstring entry of ``fine_tuning`` (LMN and multi-scale LMN)
 FINE_TUNING_DOC = """\
-    fine_tuning : {'auto', 'full', 'smooth', 'residual'}, default='auto'
+    fine_tuning : {'auto', 'full', 'smooth', 'projection', 'residual'}, \
+default='auto'
         What training does with a pretrained start. ``'full'``: every
         parameter of the pretrained network trains at the learning rate
         (the papers' fine-tuning). ``'smooth'``: every parameter trains,
@@ -97,7 +101,19 @@ FINE_TUNING_DOC = """\
         and the mode input are those of the fit that fine-tunes the start
         (in ``partial_fit``, the first call: one pass at 1/10 of the rate);
         a warm start or a later ``partial_fit`` call trains ``W_hm``
-        itself, at the fitted rates. ``'residual'``: the pretrained network
+        itself, at the fitted rates. ``'projection'`` (a classifier of one
+        label per sequence): the smooth fine-tuning's network and epochs,
+        after its recurrent part is trained through the readout that is
+        refitted after it: full-batch Adam steps on the cross-validated
+        error of a closed-form ridge readout, a logistic readout refitted on
+        the result and written into the linear readout, the number of steps
+        (up to 100) chosen on the held-out sequences (those of
+        ``early_stopping``, or a quarter of the training sequences), the
+        start kept when no copy predicts them better by more than one
+        sequence; the steps kept are ``projection_steps_``. A multilabel
+        target trains as ``'smooth'``; a regressor or per-step targets are
+        an error. See ``docs/memory.md``, "Variable projection".
+        ``'residual'``: the pretrained network
         is kept frozen and a second network of the same architecture,
         trained from the random start (as with ``pretrainer=None``: the
         ``'schur'`` memory on its ring for ``memory_matrix='auto'``, the
@@ -196,6 +212,9 @@ _SCRATCH_MEMORY_LR_SCALE = 0.1
 _SMOOTH_MEMORY_LR_SCALE = 0.01
 _SMOOTH_WARMUP_EPOCHS = 10
 _SMOOTH_GUARD_FRACTION = 0.25
+#: the fine-tunings of a start that build the smooth fine-tuning's network
+#: and train it at its rates (``'projection'``: after its projection steps)
+_SMOOTH_FAMILY = ("smooth", "projection")
 #: ``learning_rate_init='auto'`` of the ``'smooth'`` fine-tuning of a start
 #: (up to 1000 sequences, where ``pretrainer='auto'`` starts from a LAES)
 _SMOOTH_LEARNING_RATE = 3e-4
@@ -225,7 +244,7 @@ def resolve_memory_matrix(estimator, fine_tuning: str = "full") -> str:
     # a residual fit trains its second network from the random start
     scratch = estimator.pretrainer is None or fine_tuning == "residual"
     # the hidden-output LAES start needs a free memory
-    smooth = fine_tuning == "smooth" and _reads_memory(estimator)
+    smooth = fine_tuning in _SMOOTH_FAMILY and _reads_memory(estimator)
     return "schur" if scratch or smooth else "free"
 
 
@@ -262,7 +281,7 @@ def resolve_memory_lr_scale(
     scale = estimator.memory_lr_scale
     if not isinstance(scale, str):
         return float(scale)
-    if start is not None and fine_tuning == "smooth":
+    if start is not None and fine_tuning in _SMOOTH_FAMILY:
         return _SMOOTH_MEMORY_LR_SCALE
     scratch = memory_matrix == "schur" and start is None
     return _SCRATCH_MEMORY_LR_SCALE if scratch else 1.0
@@ -299,6 +318,10 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     choice = estimator.fine_tuning
     if choice == "full":
         return "full"
+    if choice == "projection":
+        _check_projection(estimator)
+        if context is not None and context.problem != "multiclass":
+            choice = "smooth"  # indicator targets: no class readout to refit
     if getattr(estimator, "incremental", None) is not None:
         return "full"
     if choice == "auto":
@@ -313,10 +336,22 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
         choice = "smooth"
     if choice == "residual":
         matrix = start_memory_matrix(estimator)
-    else:  # smooth: the memory the fit builds
-        matrix = resolve_memory_matrix(estimator, "smooth")
+    else:  # smooth or projection: the memory the fit builds
+        matrix = resolve_memory_matrix(estimator, choice)
     start = resolve_pretrainer(estimator, n_samples, context, memory_matrix=matrix)
     return choice if start is not None else "full"
+
+
+def _check_projection(estimator) -> None:
+    """Refuse ``fine_tuning='projection'`` outside a classifier of one
+    label per sequence."""
+    if not (is_classifier(estimator) and estimator.target == "sequence"):
+        raise ValueError(
+            "fine_tuning='projection' trains the memory through a refitted "
+            "logistic readout of one label per sequence; got "
+            f"{type(estimator).__name__} with target={estimator.target!r}. "
+            "Use fine_tuning='smooth' or 'full'."
+        )
 
 
 def start_memory_matrix(estimator) -> str:
@@ -353,7 +388,7 @@ def resolve_feedback(
         return estimator.feedback
     if not _reads_memory(estimator):  # the hidden output reads the memory
         return "free"  # through the feedback
-    if fine_tuning == "smooth":
+    if fine_tuning in _SMOOTH_FAMILY:
         return "none"
     laes_or_random = estimator.pretrainer is None or _laes_start(estimator)
     if not is_classifier(estimator) and laes_or_random and memory_matrix == "schur":
@@ -627,6 +662,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         "fine_tuning_": "str",
         "memory_ring_": "list?",
         "feedback_": "str",
+        "projection_steps_": "int?",
     }
 
     #: models saved before ``feedback`` existed trained their feedback
@@ -639,6 +675,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             except ValueError as error:
                 raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
+        self.projection_steps_ = None  # set by a projection (_record_fit)
         self.memory_matrix_ = resolve_memory_matrix(self, self.fine_tuning_)
         self.feedback_ = resolve_feedback(
             self, self.memory_matrix_, self.fine_tuning_
@@ -709,7 +746,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         if fitted_fine_tuning(self) != "residual":
             super()._initialize_module(module, context, n_samples)
             start = self.pretrainer_
-            if start is None and fitted_fine_tuning(self) == "smooth":
+            if start is None and fitted_fine_tuning(self) in _SMOOTH_FAMILY:
                 # the start policy dropped the start: one network trains
                 # from the random start, as with 'full' (fine_tuning_ says so)
                 self.fine_tuning_ = "full"
@@ -725,7 +762,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     def _smooth_start(self) -> bool:
         """Whether this fit fine-tunes a kept start smoothly."""
         return (
-            fitted_fine_tuning(self) == "smooth"
+            fitted_fine_tuning(self) in _SMOOTH_FAMILY
             and getattr(self, "pretrainer_", None) is not None
         )
 
@@ -742,7 +779,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             warm = context.warm_start
         if warm:
             return self._smooth_start()
-        return resolve_fine_tuning(self, n_samples, context) == "smooth"
+        return resolve_fine_tuning(self, n_samples, context) in _SMOOTH_FAMILY
 
     def _start_callbacks(self, context) -> list:
         """The smooth fine-tuning's input normalization (first: the other
@@ -751,8 +788,20 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         if self._smooth_start() and not context.warm_start:
             if self._memory_matrix() == "schur":
                 callbacks.append(("input_normalization", ModeInputNormalization()))
+            if fitted_fine_tuning(self) == "projection":
+                # seeded by the fit's seeded torch generator (nothing drawn)
+                seed = int(torch.initial_seed() % 2**31)
+                callbacks.append(
+                    ("projection", VariableProjection(random_state=seed))
+                )
             callbacks.append(("warmup", LinearWarmup(_SMOOTH_WARMUP_EPOCHS)))
         return callbacks + super()._start_callbacks(context)
+
+    def _record_fit(self, net) -> None:
+        super()._record_fit(net)
+        projection = dict(net.callbacks_).get("projection")
+        if isinstance(projection, VariableProjection):
+            self.projection_steps_ = int(projection.steps_)
 
     def _end_training(self, net) -> None:
         """Write the input of a smoothly fine-tuned memory back as a plain
@@ -770,7 +819,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         if self.early_stopping != "auto":
             return None
         fine_tuning = resolve_fine_tuning(self, n_samples, context)
-        return _SMOOTH_GUARD_FRACTION if fine_tuning == "smooth" else None
+        return _SMOOTH_GUARD_FRACTION if fine_tuning in _SMOOTH_FAMILY else None
 
     def _initialize_residual(self, module, context, n_samples: int) -> None:
         """Pretrain the frozen start of a residual fit; the trained network

@@ -182,7 +182,9 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             Interval(Real, 0, None, closed="left"),
             StrOptions({"auto"}),
         ],
-        "fine_tuning": [StrOptions({"auto", "full", "smooth", "residual"})],
+        "fine_tuning": [
+            StrOptions({"auto", "full", "smooth", "projection", "residual"})
+        ],
         "feedback": [StrOptions({"auto", "free", "none"})],
     }
 
@@ -264,6 +266,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         return [("incremental", callback)]
 
     def _record_fit(self, net) -> None:
+        super()._record_fit(net)
         growth = dict(net.callbacks_).get("incremental")
         if growth is not None:
             self.module_history_ = growth.history_

@@ -1,0 +1,402 @@
+"""Variable projection: the recurrent network trained through the readout
+that is refitted after it.
+
+Fine-tuning a LAES start by the cross-entropy trains the readout with the
+memory, and on small training sets the jointly trained readout overfits
+first: the same networks with a refitted, regularized readout predict
+better (``docs/memory.md``, "Thirteenth round"). :class:`VariableProjection`
+trains the recurrent parameters only, by the cross-validated error of a
+ridge readout solved in closed form (the readout is projected out, as in
+variable projection: Golub and Pereyra 1973, "The differentiation of pseudo-
+inverses and nonlinear least squares problems whose variables separate"),
+refits a logistic readout on the result, and keeps the number of steps that
+predicts held-out sequences best (none: the start). The estimators'
+``fine_tuning='projection'`` runs it before the epochs of the smooth
+fine-tuning.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, train_test_split
+from skorch.callbacks import Callback
+from skorch.dataset import unpack_data
+from skorch.utils import to_tensor
+
+from ..nn._checks import check_positive_int
+
+__all__ = ["VariableProjection", "choose_copy", "ridge_held_out_error"]
+
+#: ridge penalties the start's features choose from (the objective's) and
+#: the ``C`` of the refitted logistic readouts (chosen by cross-validation)
+_ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+_CS = (0.01, 0.1, 1.0, 10.0)
+#: fold draws that score each ridge penalty at the start
+_ALPHA_DRAWS = 5
+#: the fraction of the training sequences held out to choose the steps when
+#: the fit holds out none
+_GUARD_FRACTION = 0.25
+
+
+def ridge_held_out_error(F, Y, folds, alpha, weight=None) -> torch.Tensor:
+    """Mean over ``folds`` of the held-out squared error of ridge
+    regression of ``Y`` on the standardized ``F``, with an intercept, solved
+    in closed form on each fold's training rows (differentiable in ``F``).
+
+    Parameters
+    ----------
+    F : Tensor of shape (n, d)
+        Features (standardized over all ``n`` rows before the folds).
+    Y : Tensor of shape (n, k)
+        Targets (one-hot rows for classes).
+    folds : list of (Tensor, Tensor)
+        Index tensors of each fold's training rows and held-out rows.
+    alpha : float
+        The ridge penalty (``alpha * ||W||^2``; the intercept is free).
+    weight : Tensor of shape (n,) or None, default=None
+        Weights of the rows in the fits and in the held-out means.
+
+    Returns
+    -------
+    error : Tensor of shape ()
+        The mean over folds of the (weighted) mean over held-out rows of the
+        squared error summed over the ``k`` targets.
+
+    Examples
+    --------
+    >>> import torch
+    >>> F = torch.randn(20, 3, dtype=torch.float64)
+    >>> Y = F @ torch.ones(3, 1, dtype=torch.float64)
+    >>> folds = [(torch.arange(10, 20), torch.arange(10)),
+    ...          (torch.arange(10), torch.arange(10, 20))]
+    >>> float(ridge_held_out_error(F, Y, folds, alpha=1e-9)) < 1e-12
+    True
+    """
+    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+    eye = torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device)
+    total = Z.new_zeros(())
+    for fit, held in folds:
+        Zf, Yf = Z[fit], Y[fit]
+        w = None if weight is None else weight[fit][:, None]
+        if w is None:
+            z_mean, y_mean = Zf.mean(0), Yf.mean(0)
+        else:
+            z_mean = (w * Zf).sum(0) / w.sum()
+            y_mean = (w * Yf).sum(0) / w.sum()
+        Zc = Zf - z_mean
+        Zw = Zc if w is None else w * Zc
+        W = torch.linalg.solve(Zw.T @ Zc + alpha * eye, Zw.T @ (Yf - y_mean))
+        errors = (((Z[held] - z_mean) @ W + y_mean - Y[held]) ** 2).sum(1)
+        if weight is None:
+            total = total + errors.mean()
+        else:
+            total = total + (weight[held] * errors).sum() / weight[held].sum()
+    return total / len(folds)
+
+
+def choose_copy(scores, n_held: int) -> int:
+    """The index of the copy kept from the held-out ``scores`` of the start
+    (first) and the copies: the first that beats the best so far by more
+    than one held-out sequence (``1 / n_held``), 0 for the start.
+
+    Examples
+    --------
+    >>> choose_copy([0.70, 0.72, 0.80, 0.81], n_held=20)
+    2
+    >>> choose_copy([0.70, 0.74], n_held=20)
+    0
+    """
+    chosen = 0
+    for i in range(1, len(scores)):
+        if scores[i] > scores[chosen] + 1.0 / n_held + 1e-12:
+            chosen = i
+    return chosen
+
+
+def _batches(net, datasets) -> list:
+    """The batches of every dataset of ``datasets`` (in order, not
+    shuffled), with their inputs on the net's device."""
+    out = []
+    for dataset in datasets:
+        for batch in net.get_iterator(dataset, training=False):
+            x, y = unpack_data(batch)
+            out.append((to_tensor(x, device=net.device), y))
+    return out
+
+
+def _pooled(module, batches) -> torch.Tensor:
+    """The readout's input (pooled features) of every sequence of
+    ``batches``, differentiable in the recurrent parameters."""
+    out = []
+    for x, _ in batches:
+        states, _ = module.recurrent(x["X"], lengths=x.get("lengths"))
+        out.append(module.features(states, x.get("lengths")))
+    return torch.cat(out).float()
+
+
+def _labels_weights(batches) -> tuple[np.ndarray, np.ndarray | None]:
+    """Class indices and sequence weights (None when unweighted) of
+    ``batches``."""
+    labels = np.concatenate([np.asarray(y).reshape(-1) for _, y in batches])
+    weights = [x.get("sample_weight") for x, _ in batches]
+    if any(w is None for w in weights):
+        return labels.astype(np.int64), None
+    return labels.astype(np.int64), torch.cat(weights).detach().cpu().numpy()
+
+
+def _accuracy(pred, labels, weight) -> float:
+    return float(np.average(pred == labels, weights=weight))
+
+
+class _Readout:
+    """A logistic readout of standardized features, ``C`` chosen by
+    stratified cross-validation (weighted accuracy)."""
+
+    def __init__(self, F, labels, weight):
+        self.mean, self.std = F.mean(0), F.std(0) + 1e-6
+        Z = (F - self.mean) / self.std
+        counts = np.bincount(labels)
+        k = int(min(5, counts[counts > 0].min()))
+        chosen = 1.0
+        if k >= 2:
+            best = -np.inf
+            for C in _CS:
+                scores = []
+                for a, b in StratifiedKFold(k).split(Z, labels):
+                    model = self._fit(Z[a], labels[a], None if weight is None
+                                      else weight[a], C)
+                    scores.append(_accuracy(
+                        model.predict(Z[b]), labels[b],
+                        None if weight is None else weight[b],
+                    ))
+                if np.mean(scores) > best + 1e-9:
+                    best, chosen = float(np.mean(scores)), C
+        self.C = chosen
+        self.model = self._fit(Z, labels, weight, chosen)
+
+    @staticmethod
+    def _fit(Z, labels, weight, C):
+        return LogisticRegression(C=C, max_iter=3000).fit(
+            Z, labels, sample_weight=weight
+        )
+
+    def predict(self, F) -> np.ndarray:
+        return self.model.predict((F - self.mean) / self.std)
+
+    @torch.no_grad()
+    def write_(self, readout: torch.nn.Linear) -> None:
+        """Write the readout into the linear ``readout`` (logits over the
+        ``readout.out_features`` classes; the standardization folded in)."""
+        coef, intercept = self.model.coef_, self.model.intercept_
+        if coef.shape[0] == 1:  # two classes: the logit of the second
+            coef = np.vstack([np.zeros_like(coef), coef])
+            intercept = np.concatenate([[0.0], intercept])
+        weight = coef / self.std
+        bias = intercept - weight @ self.mean
+        readout.weight.copy_(torch.as_tensor(weight, dtype=readout.weight.dtype))
+        readout.bias.copy_(torch.as_tensor(bias, dtype=readout.bias.dtype))
+
+
+class VariableProjection(Callback):
+    """Train the recurrent network through the readout that is refitted
+    after it, before the first epoch.
+
+    At the beginning of training, the recurrent parameters of
+    ``net.module_`` (not the readout) take ``steps`` full-batch Adam steps
+    at learning rate ``lr`` on the cross-validated squared error of a ridge
+    readout of the one-hot classes from the network's pooled features
+    (:func:`ridge_held_out_error`: ``folds`` stratified folds, drawn anew at
+    every step; the ridge penalty the start's features predict best with).
+    Every ``every`` steps a copy of the network gets a logistic readout of
+    its standardized features (``C`` chosen by stratified cross-validation),
+    and the copies, the start included, are scored on held-out sequences:
+    the validation sequences of the net when it has them, otherwise a
+    stratified quarter of the training sequences. The number of steps kept
+    is that of the first copy whose held-out accuracy beats the best so far
+    by more than one held-out sequence; none keeps the start unchanged.
+    Otherwise the start's network takes that many steps again on all the
+    sequences (training and validation) and its readout is the logistic
+    readout of all of them, written into the linear readout (the
+    standardization folded into its weights).
+
+    For classifiers of one label per sequence (class indices as targets).
+    See ``docs/memory.md``, "Variable projection".
+
+    Parameters
+    ----------
+    steps : int, default=100
+        Adam steps of the run that chooses the number kept.
+    every : int, default=20
+        Steps between two scored copies (a copy is scored after every
+        multiple of ``every`` up to ``steps``).
+    lr : float, default=1e-3
+        Adam's learning rate.
+    folds : int, default=5
+        Folds of the ridge objective (fewer when a class has fewer
+        sequences).
+    random_state : int or None, default=None
+        Seed of the folds and of the held-out quarter.
+
+    Attributes
+    ----------
+    steps_ : int
+        The steps kept (0: the start).
+    held_out_scores_ : list of float
+        Held-out accuracy of the start and of every scored copy.
+    objective_ : list of float
+        The ridge objective at every step of the run on all the sequences
+        (empty when the start is kept).
+    alpha_ : float or None
+        The ridge penalty of that run (None when the start is kept).
+    C_ : float or None
+        The ``C`` of the logistic readout written into the network's readout
+        (None when the start is kept).
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklmn._training._projection import VariableProjection
+    >>> from sklmn.nn import LMN
+    >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+    >>> X = torch.randn(40, 6, 1)
+    >>> y = (X[:, :, 0].sum(1) > 0).long()
+    >>> data = SequenceDataset(X, torch.full((40,), 6), y)
+    >>> module = SequenceNet(LMN(1, 4, 4, memory_matrix="schur"), 2)
+    >>> projection = VariableProjection(steps=4, every=2, random_state=0)
+    >>> net = make_sequence_net(
+    ...     module, problem="multiclass", per_step=False, lr=1e-12,
+    ...     max_epochs=1, batch_size=40,
+    ...     callbacks=[("projection", projection)]).fit(data)
+    >>> len(projection.held_out_scores_)
+    3
+    """
+
+    def __init__(self, steps=100, every=20, lr=1e-3, folds=5, random_state=None):
+        self.steps = steps
+        self.every = every
+        self.lr = lr
+        self.folds = folds
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        check_positive_int("steps", self.steps)
+        check_positive_int("every", self.every)
+        check_positive_int("folds", self.folds)
+        if self.folds < 2:
+            raise ValueError(f"folds must be at least 2, got {self.folds}")
+        if not (isinstance(self.lr, int | float) and np.isfinite(self.lr)
+                and self.lr > 0):
+            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
+
+    def _run(self, module, batches, steps, seed, score=None) -> tuple:
+        """``steps`` steps on ``batches``; with ``score`` (called on the
+        module), its value at the start and at every ``every``-th step."""
+        labels, weight = _labels_weights(batches)
+        device = next(module.parameters()).device
+        Y = torch.nn.functional.one_hot(torch.as_tensor(labels)).float().to(device)
+        w = None if weight is None else torch.as_tensor(weight).float().to(device)
+        counts = np.bincount(labels)
+        k = int(min(self.folds, counts[counts > 0].min()))
+        rng = np.random.default_rng(seed)
+
+        def draw():
+            split = StratifiedKFold(
+                k, shuffle=True, random_state=int(rng.integers(2**31))
+            ).split(labels, labels)
+            return [(torch.as_tensor(a, device=device),
+                     torch.as_tensor(b, device=device)) for a, b in split]
+
+        with torch.no_grad():
+            F0 = _pooled(module, batches)
+            fixed = [draw() for _ in range(_ALPHA_DRAWS)]
+            errors = [
+                np.mean([float(ridge_held_out_error(F0, Y, f, a, w)) for f in fixed])
+                for a in _ALPHAS
+            ]
+        alpha = _ALPHAS[int(np.argmin(errors))]
+        params = [p for p in module.recurrent.parameters() if p.requires_grad]
+        optimizer = torch.optim.Adam(params, lr=self.lr)
+        scores = [] if score is None else [score(module)]
+        objective = []
+        for step in range(1, steps + 1):
+            optimizer.zero_grad()
+            loss = ridge_held_out_error(_pooled(module, batches), Y, draw(), alpha, w)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(
+                    f"variable projection: the objective is {float(loss.detach())} at "
+                    f"step {step}"
+                )
+            loss.backward()
+            optimizer.step()
+            objective.append(float(loss.detach()))
+            if score is not None and step % self.every == 0:
+                scores.append(score(module))
+        return alpha, objective, scores
+
+    @staticmethod
+    def _features(module, batches) -> np.ndarray:
+        with torch.no_grad():
+            return _pooled(module, batches).double().cpu().numpy()
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self._check_params()
+        module = net.module_
+        train, valid = net.get_split_datasets(X, y)
+        fit_batches = _batches(net, [train])
+        labels, weight = _labels_weights(fit_batches)
+        n_classes = int(module.readout.out_features)
+        self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
+        self.held_out_scores_ = []
+        if np.unique(labels).size != n_classes:
+            return  # a class without sequences: nothing to project on
+        seed = self.random_state
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**31))
+        if valid is not None:
+            held_batches = _batches(net, [valid])
+        else:
+            if np.bincount(labels).min() < 2:
+                return  # a class too small to hold a sequence out
+            rows = np.arange(len(labels))
+            fit_rows, held_rows = train_test_split(
+                rows, test_size=_GUARD_FRACTION, stratify=labels,
+                random_state=seed % 2**31,
+            )
+            fit_batches = _batches(
+                net, [torch.utils.data.Subset(train, fit_rows.tolist())]
+            )
+            held_batches = _batches(
+                net, [torch.utils.data.Subset(train, held_rows.tolist())]
+            )
+        fit_labels, fit_weight = _labels_weights(fit_batches)
+        held_labels, held_weight = _labels_weights(held_batches)
+        if np.unique(fit_labels).size != n_classes:
+            return
+
+        def score(candidate):
+            readout = _Readout(
+                self._features(candidate, fit_batches), fit_labels, fit_weight
+            )
+            pred = readout.predict(self._features(candidate, held_batches))
+            return _accuracy(pred, held_labels, held_weight)
+
+        start = copy.deepcopy(module.state_dict())
+        _, _, scores = self._run(module, fit_batches, self.steps, seed, score)
+        self.held_out_scores_ = [float(s) for s in scores]
+        module.load_state_dict(start)
+        chosen = choose_copy(scores, len(held_labels))
+        if chosen == 0:
+            return
+        self.steps_ = chosen * self.every
+        everything = _batches(net, [train] if valid is None else [train, valid])
+        self.alpha_, self.objective_, _ = self._run(
+            module, everything, self.steps_, seed
+        )
+        all_labels, all_weight = _labels_weights(everything)
+        readout = _Readout(self._features(module, everything), all_labels, all_weight)
+        readout.write_(module.readout)
+        self.C_ = readout.C

@@ -1,0 +1,184 @@
+"""Variable projection (the callback of ``fine_tuning='projection'``): the
+ridge objective against scikit-learn's ridge, the refitted readout written
+exactly into the network's linear readout, the rule that keeps a copy."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from sklmn._training import _projection
+from sklmn._training._projection import (
+    VariableProjection,
+    _Readout,
+    choose_copy,
+    ridge_held_out_error,
+)
+from sklmn.nn import LMN
+from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+
+
+def _reference_error(F, Y, folds, alpha, weight=None):
+    """The objective with scikit-learn's Ridge on the standardized features
+    (standardized over all rows, then an intercept fitted per fold)."""
+    F = np.asarray(F, dtype=np.float64)
+    Z = (F - F.mean(0)) / (F.std(0, ddof=1) + 1e-6)
+    total = 0.0
+    for fit, held in folds:
+        w = None if weight is None else weight[fit]
+        model = Ridge(alpha=alpha).fit(Z[fit], Y[fit], sample_weight=w)
+        errors = ((model.predict(Z[held]) - Y[held]) ** 2).sum(1)
+        total += np.average(errors, weights=None if weight is None else weight[held])
+    return total / len(folds)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("alpha", [0.1, 10.0])
+def test_ridge_objective_matches_sklearn_ridge(weighted, alpha):
+    rng = np.random.RandomState(0)
+    F = rng.randn(30, 4) * [1.0, 3.0, 0.5, 2.0] + [0.0, 1.0, -2.0, 5.0]
+    Y = np.eye(3)[rng.randint(0, 3, 30)]
+    weight = rng.uniform(0.2, 2.0, 30) if weighted else None
+    order = rng.permutation(30)
+    folds = [(np.setdiff1d(order, part), part) for part in np.split(order, 3)]
+    got = ridge_held_out_error(
+        torch.as_tensor(F),
+        torch.as_tensor(Y),
+        [(torch.as_tensor(a), torch.as_tensor(b)) for a, b in folds],
+        alpha,
+        None if weight is None else torch.as_tensor(weight),
+    )
+    expected = _reference_error(F, Y, folds, alpha, weight)
+    np.testing.assert_allclose(float(got), expected, rtol=1e-9)
+
+
+def test_ridge_objective_is_differentiable():
+    F = torch.randn(12, 3, dtype=torch.float64, requires_grad=True)
+    Y = torch.eye(2, dtype=torch.float64)[torch.arange(12) % 2]
+    a, b = torch.arange(6), torch.arange(6, 12)
+    folds = [(b, a), (a, b)]
+    ridge_held_out_error(F, Y, folds, 1.0).backward()
+    assert F.grad is not None and bool(torch.isfinite(F.grad).all())
+    assert float(F.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_refitted_readout_is_written_exactly(n_classes):
+    rng = np.random.RandomState(1)
+    F = rng.randn(60, 5) * 4.0 + 2.0
+    labels = rng.randint(0, n_classes, 60)
+    labels[:n_classes] = np.arange(n_classes)
+    readout = _Readout(F, labels, None)
+    linear = torch.nn.Linear(5, n_classes).double()
+    readout.write_(linear)
+    logits = linear(torch.as_tensor(F)).detach().numpy()
+    # an independent fit on the standardized features, at the chosen C
+    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+    model = LogisticRegression(C=readout.C, max_iter=3000).fit(Z, labels)
+    decision = model.decision_function(Z)
+    if n_classes == 2:
+        np.testing.assert_allclose(logits[:, 1] - logits[:, 0], decision, atol=1e-8)
+    else:
+        np.testing.assert_allclose(logits, decision, atol=1e-8)
+    np.testing.assert_array_equal(logits.argmax(1), model.predict(Z))
+
+
+def test_choose_copy_needs_more_than_one_held_out_sequence():
+    assert choose_copy([0.5], 10) == 0
+    assert choose_copy([0.5, 0.6], 10) == 0  # exactly one sequence better
+    assert choose_copy([0.5, 0.61, 0.65, 0.75], 10) == 3
+    assert choose_copy([0.5, 0.7, 0.75, 0.65], 10) == 1
+    assert choose_copy([0.9, 0.5, 0.95], 10) == 0
+
+
+def _data(n=48, T=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, T, 1, generator=g)
+    y = (X[:, :3, 0].sum(1) > 0).long()
+    return SequenceDataset(X, torch.full((n,), T), y), X, y
+
+
+def _fit(projection, seed=0, valid=None):
+    torch.manual_seed(seed)
+    data, X, y = _data()
+    module = SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2)
+    start = copy.deepcopy(module.state_dict())
+    net = make_sequence_net(
+        module,
+        problem="multiclass",
+        per_step=False,
+        lr=1e-12,
+        max_epochs=1,
+        batch_size=len(data),
+        valid_dataset=valid,
+        callbacks=[("projection", projection)],
+    )
+    return net.fit(data), start, X, y
+
+
+def test_the_start_is_kept_when_no_copy_is_better(monkeypatch):
+    monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 0)
+    projection = VariableProjection(steps=4, every=2, random_state=0)
+    net, start, _, _ = _fit(projection)
+    assert projection.steps_ == 0 and projection.objective_ == []
+    assert len(projection.held_out_scores_) == 3
+    for key, value in net.module_.state_dict().items():
+        # the start itself (at lr 1e-12 the epoch moves nothing measurable)
+        np.testing.assert_allclose(value.numpy(), start[key].numpy(), atol=1e-9)
+
+
+def test_a_kept_copy_has_the_logistic_readout_of_all_sequences(monkeypatch):
+    monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 2)
+    projection = VariableProjection(steps=4, every=2, lr=1e-2, random_state=0)
+    net, start, X, y = _fit(projection)
+    assert projection.steps_ == 4 and len(projection.objective_) == 4
+    module = net.module_
+    # the recurrent parameters moved, the readout is the refit's
+    moved = [
+        k for k, v in module.state_dict().items()
+        if k.startswith("recurrent") and not torch.allclose(v, start[k])
+    ]
+    assert moved
+    with torch.no_grad():
+        states, _ = module.recurrent(X, lengths=torch.full((len(X),), X.shape[1]))
+        F = module.features(states, None).double().numpy()
+        logits = module(X).double().numpy()
+    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+    model = LogisticRegression(C=projection.C_, max_iter=3000).fit(Z, y.numpy())
+    np.testing.assert_allclose(
+        logits[:, 1] - logits[:, 0], model.decision_function(Z), atol=1e-4
+    )
+
+
+def test_the_run_is_seeded():
+    a = VariableProjection(steps=4, every=2, random_state=3)
+    b = VariableProjection(steps=4, every=2, random_state=3)
+    _fit(a)
+    _fit(b)
+    assert a.held_out_scores_ == b.held_out_scores_
+
+
+def test_the_validation_sequences_judge_the_copies():
+    valid, _, _ = _data(n=20, seed=1)
+    projection = VariableProjection(steps=2, every=1, random_state=0)
+    _fit(projection, valid=valid)
+    assert len(projection.held_out_scores_) == 3
+    # scores are accuracies of the 20 validation sequences
+    assert all(abs(s * 20 - round(s * 20)) < 1e-9 for s in projection.held_out_scores_)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(steps=0), "steps"),
+        (dict(every=0), "every"),
+        (dict(folds=1), "folds must be at least 2, got 1"),
+        (dict(lr=-1.0), "lr must be a positive float, got -1.0"),
+        (dict(lr="fast"), "lr must be a positive float, got 'fast'"),
+    ],
+)
+def test_bad_parameters_are_refused(params, message):
+    with pytest.raises(ValueError, match=message):
+        _fit(VariableProjection(**params))
