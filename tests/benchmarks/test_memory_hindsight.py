@@ -271,22 +271,6 @@ def test_lbfgs_lowers_the_training_loss_and_records_every_round(
     assert refused.value.code == 2
 
 
-def test_ridge_held_out_error_matches_a_direct_ridge():
-    from sklearn.linear_model import Ridge
-
-    from sklmn.benchmarks._bench.memory_hindsight import _ridge_held_out_error
-
-    rng = np.random.default_rng(0)
-    F = torch.as_tensor(rng.normal(size=(12, 3)), dtype=torch.float64)
-    Y = torch.nn.functional.one_hot(torch.as_tensor(np.arange(12) % 2)).double()
-    fit, held = torch.arange(8), torch.arange(8, 12)
-    got = float(_ridge_held_out_error(F, Y, [(fit, held)], 2.0))
-    Z = ((F - F.mean(0)) / (F.std(0) + 1e-6)).numpy()
-    model = Ridge(alpha=2.0).fit(Z[:8], Y[:8].numpy())
-    want = ((model.predict(Z[8:]) - Y[8:].numpy()) ** 2).sum(1).mean()
-    assert abs(got - want) < 1e-10
-
-
 def test_readout_input_is_in_the_order_of_the_sequences():
     from sklmn import LMNClassifier
     from sklmn.benchmarks._bench.memory_hindsight import _readout_input

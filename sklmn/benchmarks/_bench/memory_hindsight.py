@@ -159,16 +159,20 @@ import warnings
 
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import (
     StratifiedKFold,
-    cross_val_score,
     train_test_split,
 )
 from skorch.callbacks import Callback
 from skorch.dataset import unpack_data
 from torch.nn.utils import parametrize
 
+from ..._training._projection import (
+    _ALPHAS,
+    _pooled,
+    _Readout,
+    ridge_held_out_error,
+)
 from ..._training._smooth import (
     LinearWarmup,
     ModeInputNormalization,
@@ -881,40 +885,6 @@ def _lbfgs(args) -> None:
         )
 
 
-#: ridge penalties of ``projection`` (the start's features choose one) and
-#: the logistic readouts' ``C`` of its copies
-_PROJECTION_ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
-_PROJECTION_CS = (0.01, 0.1, 1.0, 10.0)
-
-
-def _pooled(module, batches) -> torch.Tensor:
-    """The readout's input (pooled features) of every sequence of
-    ``batches``, differentiable."""
-    out = []
-    for batch in batches:
-        x, _ = unpack_data(batch)
-        states, _ = module.recurrent(x["X"], lengths=x.get("lengths"))
-        out.append(module.features(states, x.get("lengths")))
-    return torch.cat(out).float()
-
-
-def _ridge_held_out_error(F, Y, folds, alpha) -> torch.Tensor:
-    """Mean over ``folds`` (pairs of index tensors) of the held-out squared
-    error of ridge regression of ``Y`` on the standardized ``F`` (with
-    intercept), solved in closed form on each fold's training rows."""
-    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
-    eye = torch.eye(Z.shape[1], dtype=Z.dtype)
-    total = Z.new_zeros(())
-    for fit, held in folds:
-        Zf, Yf = Z[fit], Y[fit]
-        z_mean, y_mean = Zf.mean(0), Yf.mean(0)
-        Zc = Zf - z_mean
-        W = torch.linalg.solve(Zc.T @ Zc + alpha * eye, Zc.T @ (Yf - y_mean))
-        pred = (Z[held] - z_mean) @ W + y_mean
-        total = total + ((pred - Y[held]) ** 2).sum(1).mean()
-    return total / len(folds)
-
-
 class _ProjectionSteps(Callback):
     """``projection``'s steps before the first epoch (see the module's
     docstring); ``states_`` holds the start and every ``every``-th step."""
@@ -925,8 +895,11 @@ class _ProjectionSteps(Callback):
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         module = net.module_
-        batches = list(net.get_iterator(net.get_dataset(X, y), training=False))
-        labels = torch.cat([unpack_data(b)[1] for b in batches]).long().numpy()
+        batches = [
+            unpack_data(b)
+            for b in net.get_iterator(net.get_dataset(X, y), training=False)
+        ]
+        labels = torch.cat([b[1] for b in batches]).long().numpy()
         Y = torch.nn.functional.one_hot(torch.as_tensor(labels)).float()
         k = int(min(self.folds, np.bincount(labels)[np.unique(labels)].min()))
         rng = np.random.default_rng(self.seed)
@@ -940,17 +913,17 @@ class _ProjectionSteps(Callback):
         with torch.no_grad():
             F0, fixed = _pooled(module, batches), [draw() for _ in range(5)]
             errors = [
-                np.mean([float(_ridge_held_out_error(F0, Y, f, a)) for f in fixed])
-                for a in _PROJECTION_ALPHAS
+                np.mean([float(ridge_held_out_error(F0, Y, f, a)) for f in fixed])
+                for a in _ALPHAS
             ]
-        self.alpha_ = _PROJECTION_ALPHAS[int(np.argmin(errors))]
+        self.alpha_ = _ALPHAS[int(np.argmin(errors))]
         params = [p for p in module.recurrent.parameters() if p.requires_grad]
         opt = torch.optim.Adam(params, lr=self.lr)
         self.states_, self.objective_ = [_plain_state(module)], []
         for step in range(1, self.steps + 1):
             opt.zero_grad()
-            loss = _ridge_held_out_error(_pooled(module, batches), Y, draw(),
-                                         self.alpha_)
+            loss = ridge_held_out_error(_pooled(module, batches), Y, draw(),
+                                        self.alpha_)
             loss.backward()
             opt.step()
             self.objective_.append(float(loss))
@@ -978,19 +951,11 @@ def _readout_input(est, X) -> np.ndarray:
 def _refit_predictions(est, X, y, evals) -> list:
     """Labels predicted for each of ``evals`` by logistic regression on the
     standardized readout input of ``est``, fitted on ``(X, y)`` with ``C``
-    chosen by stratified cross-validation."""
-    F = _readout_input(est, X)
-    mean, std = F.mean(0), F.std(0) + 1e-6
-    Z = (F - mean) / std
-    k = int(min(5, np.unique(y, return_counts=True)[1].min()))
-    best, chosen = -np.inf, None
-    for C in _PROJECTION_CS:
-        model = LogisticRegression(C=C, max_iter=3000)
-        score = cross_val_score(model, Z, y, cv=k).mean()
-        if score > best + 1e-9:
-            best, chosen = score, C
-    model = LogisticRegression(C=chosen, max_iter=3000).fit(Z, y)
-    return [model.predict((_readout_input(est, E) - mean) / std) for E in evals]
+    chosen by stratified cross-validation (the readout that
+    ``fine_tuning='projection'`` refits)."""
+    classes, codes = np.unique(y, return_inverse=True)
+    readout = _Readout(_readout_input(est, X).astype(np.float64), codes, None)
+    return [classes[readout.predict(_readout_input(est, E))] for E in evals]
 
 
 def _projection_run(spec, seed, info, args, X, y, evals) -> tuple[list, list]:
