@@ -26,8 +26,10 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from skorch.callbacks import Callback
 from skorch.dataset import unpack_data
 from skorch.utils import to_tensor
+from torch.utils.data import Subset
 
 from ..nn._checks import check_positive_int
+from ._smooth import _mode_gains, normalize_mode_inputs_
 
 __all__ = ["VariableProjection", "choose_copy", "ridge_held_out_error"]
 
@@ -37,8 +39,7 @@ _ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 _CS = (0.01, 0.1, 1.0, 10.0)
 #: fold draws that score each ridge penalty at the start
 _ALPHA_DRAWS = 5
-#: the fraction of the training sequences held out to choose the steps when
-#: the fit holds out none
+#: the fraction of the sequences held out to choose the steps
 _GUARD_FRACTION = 0.25
 
 
@@ -206,22 +207,22 @@ class VariableProjection(Callback):
     after it, before the first epoch.
 
     At the beginning of training, the recurrent parameters of
-    ``net.module_`` (not the readout) take ``steps`` full-batch Adam steps
-    at learning rate ``lr`` on the cross-validated squared error of a ridge
+    ``net.module_`` (not the readout) take full-batch Adam steps at
+    learning rate ``lr`` on the cross-validated squared error of a ridge
     readout of the one-hot classes from the network's pooled features
     (:func:`ridge_held_out_error`: ``folds`` stratified folds, drawn anew at
     every step; the ridge penalty the start's features predict best with).
-    Every ``every`` steps a copy of the network gets a logistic readout of
-    its standardized features (``C`` chosen by stratified cross-validation),
-    and the copies, the start included, are scored on held-out sequences:
-    the validation sequences of the net when it has them, otherwise a
-    stratified quarter of the training sequences. The number of steps kept
-    is that of the first copy whose held-out accuracy beats the best so far
-    by more than one held-out sequence; none keeps the start unchanged.
-    Otherwise the start's network takes that many steps again on all the
-    sequences (training and validation) and its readout is the logistic
-    readout of all of them, written into the linear readout (the
-    standardization folded into its weights).
+    The number of steps is chosen first on a stratified quarter of the
+    sequences held out: a start fitted on the other three quarters
+    (``guard_start``) takes ``steps`` steps on them, every ``every`` steps a
+    copy gets a logistic readout of its standardized features (``C`` chosen
+    by stratified cross-validation), and the start (with its own readout)
+    and the copies are scored on the held-out quarter; the copy kept is the
+    first that beats the best so far by more than one held-out sequence
+    (:func:`choose_copy`). None: the network is left as it is. Otherwise the
+    network takes that many steps on all the sequences, and its readout
+    becomes the logistic readout of all of them, written into the linear
+    readout (the standardization folded into its weights).
 
     For classifiers of one label per sequence (class indices as targets).
     See ``docs/memory.md``, "Variable projection".
@@ -238,27 +239,40 @@ class VariableProjection(Callback):
     folds : int, default=5
         Folds of the ridge objective (fewer when a class has fewer
         sequences).
+    dataset : SequenceDataset or None, default=None
+        The sequences to project on (those the start was fitted on); None:
+        the data the net is fitted on.
+    guard_start : callable or None, default=None
+        ``guard_start(rows)`` returns a network of the same architecture
+        started on the sequences ``rows`` of the data only, or None when it
+        has none (then the network is left as it is). None: a copy of
+        ``net.module_`` judged with refitted readouts only (its own readout
+        has seen the held-out quarter).
     random_state : int or None, default=None
-        Seed of the folds and of the held-out quarter.
+        Seed of the held-out quarter and of the folds.
+
+    ``dataset`` and ``guard_start`` are released (set to None) once the
+    projection has run, so that the fitted net keeps neither.
 
     Attributes
     ----------
     steps_ : int
-        The steps kept (0: the start).
+        The steps kept (0: the network left as it is).
     held_out_scores_ : list of float
-        Held-out accuracy of the start and of every scored copy.
+        Held-out accuracy of the guard's start and of every scored copy
+        (empty when no choice was made).
     objective_ : list of float
         The ridge objective at every step of the run on all the sequences
-        (empty when the start is kept).
+        (empty when none is kept).
     alpha_ : float or None
-        The ridge penalty of that run (None when the start is kept).
+        The ridge penalty of that run (None when none is kept).
     C_ : float or None
         The ``C`` of the logistic readout written into the network's readout
-        (None when the start is kept).
+        (None when none is kept).
 
     Examples
     --------
-    >>> import numpy as np, torch
+    >>> import torch
     >>> from sklmn._training._projection import VariableProjection
     >>> from sklmn.nn import LMN
     >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
@@ -275,11 +289,22 @@ class VariableProjection(Callback):
     3
     """
 
-    def __init__(self, steps=100, every=20, lr=1e-3, folds=5, random_state=None):
+    def __init__(
+        self,
+        steps=100,
+        every=20,
+        lr=1e-3,
+        folds=5,
+        dataset=None,
+        guard_start=None,
+        random_state=None,
+    ):
         self.steps = steps
         self.every = every
         self.lr = lr
         self.folds = folds
+        self.dataset = dataset
+        self.guard_start = guard_start
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -294,7 +319,8 @@ class VariableProjection(Callback):
 
     def _run(self, module, batches, steps, seed, score=None) -> tuple:
         """``steps`` steps on ``batches``; with ``score`` (called on the
-        module), its value at the start and at every ``every``-th step."""
+        module and the step), its value at the start and at every
+        ``every``-th step."""
         labels, weight = _labels_weights(batches)
         device = next(module.parameters()).device
         Y = torch.nn.functional.one_hot(torch.as_tensor(labels)).float().to(device)
@@ -320,21 +346,21 @@ class VariableProjection(Callback):
         alpha = _ALPHAS[int(np.argmin(errors))]
         params = [p for p in module.recurrent.parameters() if p.requires_grad]
         optimizer = torch.optim.Adam(params, lr=self.lr)
-        scores = [] if score is None else [score(module)]
+        scores = [] if score is None else [score(module, 0)]
         objective = []
         for step in range(1, steps + 1):
             optimizer.zero_grad()
             loss = ridge_held_out_error(_pooled(module, batches), Y, draw(), alpha, w)
             if not torch.isfinite(loss):
                 raise FloatingPointError(
-                    f"variable projection: the objective is {float(loss.detach())} at "
-                    f"step {step}"
+                    f"variable projection: the objective is "
+                    f"{float(loss.detach())} at step {step}"
                 )
             loss.backward()
             optimizer.step()
             objective.append(float(loss.detach()))
             if score is not None and step % self.every == 0:
-                scores.append(score(module))
+                scores.append(score(module, step))
         return alpha, objective, scores
 
     @staticmethod
@@ -343,56 +369,63 @@ class VariableProjection(Callback):
             return _pooled(module, batches).double().cpu().numpy()
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
+        try:
+            self._project(net, X)
+        finally:
+            # the data and the guard's start are not kept with the net
+            self.dataset = self.guard_start = None
+
+    def _project(self, net, X) -> None:
         self._check_params()
-        module = net.module_
-        train, valid = net.get_split_datasets(X, y)
-        fit_batches = _batches(net, [train])
-        labels, weight = _labels_weights(fit_batches)
-        n_classes = int(module.readout.out_features)
         self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
         self.held_out_scores_ = []
-        if np.unique(labels).size != n_classes:
-            return  # a class without sequences: nothing to project on
+        module = net.module_
+        dataset = X if self.dataset is None else self.dataset
+        everything = _batches(net, [dataset])
+        labels, _ = _labels_weights(everything)
+        counts = np.bincount(labels, minlength=module.readout.out_features)
+        if counts.size != module.readout.out_features or counts.min() < 2:
+            return  # a class too small to hold a sequence out
         seed = self.random_state
         if seed is None:
             seed = int(np.random.default_rng().integers(2**31))
-        if valid is not None:
-            held_batches = _batches(net, [valid])
-        else:
-            if np.bincount(labels).min() < 2:
-                return  # a class too small to hold a sequence out
-            rows = np.arange(len(labels))
-            fit_rows, held_rows = train_test_split(
-                rows, test_size=_GUARD_FRACTION, stratify=labels,
-                random_state=seed % 2**31,
-            )
-            fit_batches = _batches(
-                net, [torch.utils.data.Subset(train, fit_rows.tolist())]
-            )
-            held_batches = _batches(
-                net, [torch.utils.data.Subset(train, held_rows.tolist())]
-            )
+        fit_rows, held_rows = train_test_split(
+            np.arange(len(labels)), test_size=_GUARD_FRACTION, stratify=labels,
+            random_state=seed % 2**31,
+        )
+        fit_rows, held_rows = np.sort(fit_rows), np.sort(held_rows)
+        own = self.guard_start is not None  # a start of the three quarters
+        guard = self.guard_start(fit_rows) if own else copy.deepcopy(module)
+        if guard is None:
+            return
+        if _mode_gains(module) and not _mode_gains(guard):
+            normalize_mode_inputs_(guard)  # trained as the network is
+        fit_batches = _batches(net, [Subset(dataset, fit_rows.tolist())])
+        held_batches = _batches(net, [Subset(dataset, held_rows.tolist())])
         fit_labels, fit_weight = _labels_weights(fit_batches)
         held_labels, held_weight = _labels_weights(held_batches)
-        if np.unique(fit_labels).size != n_classes:
-            return
 
-        def score(candidate):
-            readout = _Readout(
-                self._features(candidate, fit_batches), fit_labels, fit_weight
-            )
-            pred = readout.predict(self._features(candidate, held_batches))
+        def score(candidate, step):
+            if own and step == 0:  # the start, with its own readout
+                with torch.no_grad():
+                    logits = torch.cat([
+                        candidate(x["X"], x.get("lengths")) for x, _ in held_batches
+                    ])
+                pred = logits.argmax(1).cpu().numpy()
+            else:
+                readout = _Readout(
+                    self._features(candidate, fit_batches), fit_labels, fit_weight
+                )
+                pred = readout.predict(self._features(candidate, held_batches))
             return _accuracy(pred, held_labels, held_weight)
 
-        start = copy.deepcopy(module.state_dict())
-        _, _, scores = self._run(module, fit_batches, self.steps, seed, score)
-        self.held_out_scores_ = [float(s) for s in scores]
-        module.load_state_dict(start)
+        _, _, scores = self._run(guard, fit_batches, self.steps, seed, score)
+        del guard
+        self.held_out_scores_ = [float(v) for v in scores]
         chosen = choose_copy(scores, len(held_labels))
         if chosen == 0:
             return
         self.steps_ = chosen * self.every
-        everything = _batches(net, [train] if valid is None else [train, valid])
         self.alpha_, self.objective_, _ = self._run(
             module, everything, self.steps_, seed
         )

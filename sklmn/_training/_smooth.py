@@ -26,6 +26,7 @@ __all__ = [
     "ModeInputNormalization",
     "carry_optimizer_state",
     "input_normalization_factors",
+    "normalize_mode_inputs_",
     "remove_input_normalization",
 ]
 
@@ -172,14 +173,30 @@ class ModeInputNormalization(Callback):
     """
 
     def on_train_begin(self, net, **kwargs):
-        layers = _schur_layers(net.module_.recurrent)
-        for layer in layers:
-            if not parametrize.is_parametrized(layer, "weight_hm"):
-                parametrize.register_parametrization(
-                    layer, "weight_hm", _ModeGain(layer)
-                )
-        if layers:
+        if normalize_mode_inputs_(net.module_):
             net.initialize_optimizer()
+
+
+def normalize_mode_inputs_(module: torch.nn.Module) -> int:
+    """Parametrize the memory input of every Schur layer (LMN) or direction
+    (multi-scale LMN) of ``module.recurrent`` as ``W_hm = diag(1 -
+    |lambda|) V`` (what :class:`ModeInputNormalization` does at the
+    beginning of training); the number of such layers. The function of the
+    network is unchanged.
+
+    Examples
+    --------
+    >>> from sklmn._training._smooth import normalize_mode_inputs_
+    >>> from sklmn.nn import LMN
+    >>> from sklmn.training import SequenceNet
+    >>> normalize_mode_inputs_(SequenceNet(LMN(2, 4, 4, memory_matrix="schur"), 1))
+    1
+    """
+    layers = _schur_layers(module.recurrent)
+    for layer in layers:
+        if not parametrize.is_parametrized(layer, "weight_hm"):
+            parametrize.register_parametrization(layer, "weight_hm", _ModeGain(layer))
+    return len(layers)
 
 
 def _mode_gains(module: torch.nn.Module) -> list:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 
 from .._training._module import POOLINGS
 from .._training._projection import VariableProjection
@@ -22,6 +23,7 @@ from ..nn._base import DEFAULT_INIT_RADIUS
 from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
+from ..utils.sequences import Sequences
 from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
@@ -789,11 +791,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             if self._memory_matrix() == "schur":
                 callbacks.append(("input_normalization", ModeInputNormalization()))
             if fitted_fine_tuning(self) == "projection":
-                # seeded by the fit's seeded torch generator (nothing drawn)
-                seed = int(torch.initial_seed() % 2**31)
-                callbacks.append(
-                    ("projection", VariableProjection(random_state=seed))
-                )
+                callbacks.append(("projection", self._projection(context)))
             callbacks.append(("warmup", LinearWarmup(_SMOOTH_WARMUP_EPOCHS)))
         return callbacks + super()._start_callbacks(context)
 
@@ -802,6 +800,36 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         projection = dict(net.callbacks_).get("projection")
         if isinstance(projection, VariableProjection):
             self.projection_steps_ = int(projection.steps_)
+
+    def _projection(self, context) -> VariableProjection:
+        """The projection steps of ``fine_tuning='projection'``: on the
+        sequences of ``context`` (those the start was fitted on), the steps
+        chosen with a start fitted on three quarters of them by a clone of
+        ``pretrainer_``."""
+        # seeded by the fit's seeded torch generator (nothing drawn)
+        seed = int(torch.initial_seed() % 2**31)
+        seqs, weight = context.sequences, context.sample_weight
+
+        def guard_start(rows):
+            part = dataclasses.replace(
+                context,
+                sequences=Sequences(
+                    seqs.data[rows], seqs.lengths[rows], seqs.ragged, seqs.univariate
+                ),
+                y=context.y[rows],
+                sample_weight=None if weight is None else weight[rows],
+            )
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                module = self._sequence_net(self._build_module(seqs.n_features))
+            clone(self.pretrainer_).initialize(module, part)
+            return module
+
+        return VariableProjection(
+            dataset=self._dataset(seqs, context.y, weight),
+            guard_start=guard_start,
+            random_state=seed,
+        )
 
     def _end_training(self, net) -> None:
         """Write the input of a smoothly fine-tuned memory back as a plain

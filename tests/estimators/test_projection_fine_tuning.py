@@ -55,6 +55,9 @@ def test_projection_builds_the_smooth_network(cls):
     assert (clf.memory_matrix_, clf.feedback_) == ("schur", "none")
     assert clf.memory_lr_scale_ == pytest.approx(0.01)
     assert clf.projection_steps_ in (0, 20, 40, 60, 80, 100)
+    # the fitted net keeps neither the training data nor the guard's start
+    projection = dict(clf.net_.callbacks_)["projection"]
+    assert projection.dataset is None and projection.guard_start is None
     assert np.all(np.isfinite(clf.predict_proba(X)))
     # the other fine-tunings record no projection
     assert _small(cls).fit(X, y).projection_steps_ is None

@@ -100,7 +100,7 @@ def _data(n=48, T=8, seed=0):
     return SequenceDataset(X, torch.full((n,), T), y), X, y
 
 
-def _fit(projection, seed=0, valid=None):
+def _fit(projection, seed=0):
     torch.manual_seed(seed)
     data, X, y = _data()
     module = SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2)
@@ -112,7 +112,6 @@ def _fit(projection, seed=0, valid=None):
         lr=1e-12,
         max_epochs=1,
         batch_size=len(data),
-        valid_dataset=valid,
         callbacks=[("projection", projection)],
     )
     return net.fit(data), start, X, y
@@ -160,13 +159,34 @@ def test_the_run_is_seeded():
     assert a.held_out_scores_ == b.held_out_scores_
 
 
-def test_the_validation_sequences_judge_the_copies():
-    valid, _, _ = _data(n=20, seed=1)
-    projection = VariableProjection(steps=2, every=1, random_state=0)
-    _fit(projection, valid=valid)
+def test_the_guard_start_is_fitted_on_three_quarters():
+    seen = []
+
+    def guard_start(rows):
+        seen.append(rows)
+        torch.manual_seed(1)
+        return SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2)
+
+    projection = VariableProjection(
+        steps=2, every=1, guard_start=guard_start, random_state=0
+    )
+    _, _, _, y = _fit(projection)
+    (rows,) = seen
+    assert len(rows) == 36 and len(set(rows.tolist())) == 36
+    # stratified: the held-out quarter has both classes in proportion
+    held = np.setdiff1d(np.arange(48), rows)
+    assert abs(y.numpy()[held].mean() - y.numpy().mean()) < 0.1
+    # scores are accuracies of the 12 held-out sequences
     assert len(projection.held_out_scores_) == 3
-    # scores are accuracies of the 20 validation sequences
-    assert all(abs(s * 20 - round(s * 20)) < 1e-9 for s in projection.held_out_scores_)
+    assert all(abs(v * 12 - round(v * 12)) < 1e-9 for v in projection.held_out_scores_)
+
+
+def test_no_guard_start_leaves_the_network():
+    projection = VariableProjection(steps=2, every=1, guard_start=lambda rows: None)
+    net, start, _, _ = _fit(projection)
+    assert projection.steps_ == 0 and projection.held_out_scores_ == []
+    for key, value in net.module_.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), start[key].numpy(), atol=1e-9)
 
 
 @pytest.mark.parametrize(
