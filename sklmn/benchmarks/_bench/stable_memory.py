@@ -3,7 +3,7 @@ MS-LMN estimators without editing them (subclasses + a pretrainer wrapper).
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python python -m sklmn.benchmarks bench stable-memory \
+    python -m sklmn.benchmarks bench stable-memory \\
         --variants lmn_old lmn_free --datasets ArrowHead --seeds 0 1 \
         --out /tmp/proto.jsonl
 
