@@ -150,6 +150,9 @@ def _labels_weights(batches) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _accuracy(pred, labels, weight) -> float:
+    """Accuracy, weighted when the weights do not all vanish."""
+    if weight is not None and not float(np.sum(weight)) > 0:
+        weight = None
     return float(np.average(pred == labels, weights=weight))
 
 

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklmn._training import _projection
 from sklmn._training._projection import (
     VariableProjection,
+    _accuracy,
     _Readout,
     choose_copy,
     ridge_held_out_error,
@@ -91,6 +92,12 @@ def test_choose_copy_needs_more_than_one_held_out_sequence():
     assert choose_copy([0.5, 0.61, 0.65, 0.75], 10) == 3
     assert choose_copy([0.5, 0.7, 0.75, 0.65], 10) == 1
     assert choose_copy([0.9, 0.5, 0.95], 10) == 0
+
+
+def test_accuracy_of_vanishing_weights_is_unweighted():
+    pred, labels = np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0])
+    assert _accuracy(pred, labels, np.zeros(4)) == 0.75
+    assert _accuracy(pred, labels, np.array([1.0, 1.0, 2.0, 0.0])) == 0.5
 
 
 def _data(n=48, T=8, seed=0):
