@@ -401,6 +401,7 @@ class VariableProjection(Callback):
         guard = self.guard_start(fit_rows) if own else copy.deepcopy(module)
         if guard is None:
             return
+        guard.to(next(module.parameters()).device)
         if _mode_gains(module) and not _mode_gains(guard):
             normalize_mode_inputs_(guard)  # trained as the network is
         fit_batches = _batches(net, [Subset(dataset, fit_rows.tolist())])

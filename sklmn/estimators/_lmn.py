@@ -109,10 +109,10 @@ default='auto'
         refitted after it: full-batch Adam steps on the cross-validated
         error of a closed-form ridge readout, a logistic readout refitted on
         the result and written into the linear readout, the number of steps
-        (up to 100) chosen on the held-out sequences (those of
-        ``early_stopping``, or a quarter of the training sequences), the
-        start kept when no copy predicts them better by more than one
-        sequence; the steps kept are ``projection_steps_``. A multilabel
+        (up to 100) chosen on a quarter of the start's sequences held out
+        from a second start fitted on the other three quarters, the start
+        kept when no copy predicts them better by more than one sequence;
+        the steps kept are ``projection_steps_``. A multilabel
         target trains as ``'smooth'``; a regressor or per-step targets are
         an error. See ``docs/memory.md``, "Variable projection".
         ``'residual'``: the pretrained network
