@@ -385,7 +385,7 @@ class VariableProjection(Callback):
         module = net.module_
         dataset = X if self.dataset is None else self.dataset
         everything = _batches(net, [dataset])
-        labels, _ = _labels_weights(everything)
+        labels, weights = _labels_weights(everything)
         counts = np.bincount(labels, minlength=module.readout.out_features)
         if counts.size != module.readout.out_features or counts.min() < 2:
             return  # a class too small to hold a sequence out
@@ -433,7 +433,6 @@ class VariableProjection(Callback):
         self.alpha_, self.objective_, _ = self._run(
             module, everything, self.steps_, seed
         )
-        all_labels, all_weight = _labels_weights(everything)
-        readout = _Readout(self._features(module, everything), all_labels, all_weight)
+        readout = _Readout(self._features(module, everything), labels, weights)
         readout.write_(module.readout)
         self.C_ = readout.C

@@ -23,11 +23,11 @@ from ..nn._base import DEFAULT_INIT_RADIUS
 from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ..utils.sequences import Sequences
 from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
+from ._prepare import _take_sequences
 from ._ring import choose_ring
 from ._start import _PretrainedStartMixin, _resolve_pooling_
 from ._supervised import (
@@ -811,12 +811,11 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         seqs, weight = context.sequences, context.sample_weight
 
         def guard_start(rows):
+            part_seqs, part_y = _take_sequences(seqs, context.y, rows)
             part = dataclasses.replace(
                 context,
-                sequences=Sequences(
-                    seqs.data[rows], seqs.lengths[rows], seqs.ragged, seqs.univariate
-                ),
-                y=context.y[rows],
+                sequences=part_seqs,
+                y=part_y,
                 sample_weight=None if weight is None else weight[rows],
             )
             with torch.random.fork_rng(devices=[]):

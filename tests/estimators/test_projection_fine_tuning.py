@@ -18,20 +18,16 @@ from sklmn.estimators import (
 from sklmn.estimators._lmn import resolve_fine_tuning
 from sklmn.persistence import load, save
 
+from ._fine_tuning import data, small
+
 CLASSIFIERS = [LMNClassifier, MultiScaleLMNClassifier]
 
 
-def _data(n=40, T=10, d=2, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.randn(n, T, d)
-    return X, (X[:, :3, 0].sum(1) > 0).astype(int)
+_data = data
 
 
 def _small(cls, **params):
-    sizes = dict(hidden_size=6, memory_size=4)
-    if cls in (MultiScaleLMNClassifier, MultiScaleLMNRegressor):
-        sizes["n_modules"] = 2
-    return cls(**sizes, random_state=0, **{"max_iter": 4, **params})
+    return small(cls, 4, **params)
 
 
 @pytest.fixture

@@ -168,10 +168,9 @@ from skorch.dataset import unpack_data
 from torch.nn.utils import parametrize
 
 from ..._training._projection import (
-    _ALPHAS,
-    _pooled,
+    VariableProjection,
+    _batches,
     _Readout,
-    ridge_held_out_error,
 )
 from ..._training._smooth import (
     LinearWarmup,
@@ -894,41 +893,14 @@ class _ProjectionSteps(Callback):
         self.folds, self.seed = folds, seed
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        module = net.module_
-        batches = [
-            unpack_data(b)
-            for b in net.get_iterator(net.get_dataset(X, y), training=False)
-        ]
-        labels = torch.cat([b[1] for b in batches]).long().numpy()
-        Y = torch.nn.functional.one_hot(torch.as_tensor(labels)).float()
-        k = int(min(self.folds, np.bincount(labels)[np.unique(labels)].min()))
-        rng = np.random.default_rng(self.seed)
-
-        def draw():
-            split = StratifiedKFold(
-                k, shuffle=True, random_state=int(rng.integers(2**31))
-            ).split(labels, labels)
-            return [(torch.as_tensor(a), torch.as_tensor(b)) for a, b in split]
-
-        with torch.no_grad():
-            F0, fixed = _pooled(module, batches), [draw() for _ in range(5)]
-            errors = [
-                np.mean([float(ridge_held_out_error(F0, Y, f, a)) for f in fixed])
-                for a in _ALPHAS
-            ]
-        self.alpha_ = _ALPHAS[int(np.argmin(errors))]
-        params = [p for p in module.recurrent.parameters() if p.requires_grad]
-        opt = torch.optim.Adam(params, lr=self.lr)
-        self.states_, self.objective_ = [_plain_state(module)], []
-        for step in range(1, self.steps + 1):
-            opt.zero_grad()
-            loss = ridge_held_out_error(_pooled(module, batches), Y, draw(),
-                                        self.alpha_)
-            loss.backward()
-            opt.step()
-            self.objective_.append(float(loss))
-            if step % self.every == 0:
-                self.states_.append(_plain_state(module))
+        # the library's steps (fine_tuning='projection'), a copy of the
+        # network as each step's score
+        steps = VariableProjection(every=self.every, lr=self.lr, folds=self.folds)
+        batches = _batches(net, [net.get_dataset(X, y)])
+        self.alpha_, self.objective_, self.states_ = steps._run(
+            net.module_, batches, self.steps, self.seed,
+            lambda module, step: _plain_state(module),
+        )
 
 
 def _readout_input(est, X) -> np.ndarray:
