@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from sklearn.base import clone, is_classifier
 
-from .._training._module import POOLINGS
+from .._training._module import POOLINGS, SequenceNet
 from .._training._projection import VariableProjection
 from .._training._smooth import (
     LinearWarmup,
@@ -805,10 +805,17 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         """The projection steps of ``fine_tuning='projection'``: on the
         sequences of ``context`` (those the start was fitted on), the steps
         chosen with a start fitted on three quarters of them by a clone of
-        ``pretrainer_``."""
+        ``pretrainer_``, with the readout's pooling and ``C`` that the
+        fit's start chose (not cross-validated again: on long sequences
+        most of a start's cost)."""
         # seeded by the fit's seeded torch generator (nothing drawn)
         seed = int(torch.initial_seed() % 2**31)
         seqs, weight = context.sequences, context.sample_weight
+        pretrainer = clone(self.pretrainer_)
+        pooling = getattr(self.pretrainer_, "pooling_", None)
+        C = getattr(self.pretrainer_, "C_", None)
+        if C is not None and "C_candidates" in pretrainer.get_params(deep=False):
+            pretrainer.set_params(C=C, C_candidates=None)
 
         def guard_start(rows):
             part_seqs, part_y = _take_sequences(seqs, context.y, rows)
@@ -820,8 +827,14 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             )
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                module = self._sequence_net(self._build_module(seqs.n_features))
-            clone(self.pretrainer_).initialize(module, part)
+                recurrent = self._build_module(seqs.n_features)
+                if pooling in POOLINGS:  # the fit's choice, not 'auto' again
+                    module = SequenceNet(
+                        recurrent, int(self.n_outputs_), pooling=pooling
+                    )
+                else:
+                    module = self._sequence_net(recurrent)
+            clone(pretrainer).initialize(module, part)
             return module
 
         return VariableProjection(

@@ -17,6 +17,7 @@ from sklmn.estimators import (
 )
 from sklmn.estimators._lmn import resolve_fine_tuning
 from sklmn.persistence import load, save
+from sklmn.pretraining import LAESInitializer
 
 from ._fine_tuning import data, small
 
@@ -36,6 +37,26 @@ def keep_a_copy(monkeypatch):
     in tests/training/test_projection.py, would often keep the start on tiny
     data)."""
     monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 2)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_guard_start_takes_the_fit_start_readout_choices(cls, monkeypatch):
+    # the guard's start (three quarters) reads the pooling and the C that
+    # the fit's start chose, without cross-validating them again
+    calls = []
+    initialize = LAESInitializer.initialize
+
+    def spy(self, module, context):
+        calls.append((self.C, self.C_candidates, module.pooling))
+        return initialize(self, module, context)
+
+    monkeypatch.setattr(LAESInitializer, "initialize", spy)
+    X, y = _data(n=60)
+    clf = _small(cls, fine_tuning="projection").fit(X, y)
+    fit_start, guard_start = calls[-2], calls[-1]
+    assert fit_start[1] is not None and fit_start[2] == "auto"
+    assert guard_start == (clf.pretrainer_.C_, None, clf.pooling_)
+    assert clf.pooling_ != "auto"
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)

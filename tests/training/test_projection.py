@@ -209,3 +209,43 @@ def test_no_guard_start_leaves_the_network():
 def test_bad_parameters_are_refused(params, message):
     with pytest.raises(ValueError, match=message):
         _fit(VariableProjection(**params))
+
+
+@pytest.mark.parametrize("limit", [2, 64])
+def test_batches_by_length_give_the_rows_in_the_data_order(limit, monkeypatch):
+    # ragged sequences, batched by decreasing length (at most ``limit`` and
+    # the net's 3 per batch): the pooled features, labels and weights come
+    # back in the data's order, each sequence's features those of the
+    # sequence run alone (float64)
+    monkeypatch.setattr(_projection, "_BATCH_SIZE", limit)
+    torch.manual_seed(0)
+    lengths = torch.tensor([3, 9, 5, 9, 2, 7, 4, 8])
+    X = torch.randn(8, 9, 2, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    weight = torch.linspace(0.5, 2.0, 8, dtype=torch.float64)
+    data = SequenceDataset(X, lengths, y, sample_weight=weight)
+    module = SequenceNet(LMN(2, 3, 4, memory_matrix="schur"), 3).double()
+    net = make_sequence_net(
+        module, problem="multiclass", per_step=False, lr=1e-3, max_epochs=1,
+        batch_size=3,
+    ).initialize()
+    sub = torch.utils.data.Subset(data, [6, 1, 4, 3])
+    batches = _projection._batches(net, [data, sub])
+    rows = list(range(8)) + [6, 1, 4, 3]
+    with torch.no_grad():
+        got = _projection._pooled(net.module_, batches).double()
+        alone = torch.cat([
+            net.module_.features(
+                net.module_.recurrent(X[i:i + 1, : lengths[i]],
+                                      lengths=lengths[i:i + 1])[0],
+                lengths[i:i + 1],
+            )
+            for i in rows
+        ]).float().double()
+    torch.testing.assert_close(got, alone, rtol=1e-5, atol=1e-6)
+    labels, weights = _projection._labels_weights(batches)
+    np.testing.assert_array_equal(labels, y[rows].numpy())
+    np.testing.assert_allclose(weights, weight[rows].numpy())
+    # the batches pad little: sorted by decreasing length in each dataset
+    maxima = [int(x["lengths"].max()) for x, _ in batches]
+    assert maxima == ([9, 7, 3, 9, 2] if limit == 64 else [9, 8, 5, 3, 9, 4])
