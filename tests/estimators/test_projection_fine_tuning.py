@@ -37,6 +37,7 @@ def keep_a_copy(monkeypatch):
     in tests/training/test_projection.py, would often keep the start on tiny
     data)."""
     monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 2)
+    monkeypatch.setattr(_projection, "_settled", lambda *args: False)
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)

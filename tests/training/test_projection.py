@@ -14,6 +14,7 @@ from sklmn._training._projection import (
     VariableProjection,
     _accuracy,
     _Readout,
+    _settled,
     choose_copy,
     ridge_held_out_error,
 )
@@ -126,6 +127,7 @@ def _fit(projection, seed=0):
 
 def test_the_start_is_kept_when_no_copy_is_better(monkeypatch):
     monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 0)
+    monkeypatch.setattr(_projection, "_settled", lambda *args: False)
     projection = VariableProjection(steps=4, every=2, random_state=0)
     net, start, _, _ = _fit(projection)
     assert projection.steps_ == 0 and projection.objective_ == []
@@ -137,6 +139,7 @@ def test_the_start_is_kept_when_no_copy_is_better(monkeypatch):
 
 def test_a_kept_copy_has_the_logistic_readout_of_all_sequences(monkeypatch):
     monkeypatch.setattr(_projection, "choose_copy", lambda scores, n: 2)
+    monkeypatch.setattr(_projection, "_settled", lambda *args: False)
     projection = VariableProjection(steps=4, every=2, lr=1e-2, random_state=0)
     net, start, X, y = _fit(projection)
     assert projection.steps_ == 4 and len(projection.objective_) == 4
@@ -156,6 +159,51 @@ def test_a_kept_copy_has_the_logistic_readout_of_all_sequences(monkeypatch):
     np.testing.assert_allclose(
         logits[:, 1] - logits[:, 0], model.decision_function(Z), atol=1e-4
     )
+
+
+def test_settled_when_no_later_copy_can_be_kept():
+    # a copy is kept when it beats the kept one by more than one sequence
+    assert _settled([1.0], 12, 1.0)
+    assert _settled([11 / 12], 12, 1.0)  # 12 / 12 is not more than one better
+    assert not _settled([10 / 12], 12, 1.0)
+    assert _settled([0.5, 0.9], 10, 1.0)  # the copy kept, then nothing above it
+    assert not _settled([0.5, 0.8], 10, 1.0)
+    # weighted scores: the perfect score as the same weighted mean computes it
+    assert _settled([0.7], 10, 0.79)
+    assert not _settled([0.7], 10, 0.81)
+
+
+def test_the_guard_run_stops_once_settled(monkeypatch):
+    # a start that gets every held-out sequence right takes no step: no
+    # objective is evaluated, the network is the start
+    calls = []
+    error = _projection.ridge_held_out_error
+    monkeypatch.setattr(
+        _projection, "ridge_held_out_error",
+        lambda *args, **kw: calls.append(1) or error(*args, **kw),
+    )
+    monkeypatch.setattr(_projection, "_accuracy", lambda *args: 1.0)
+    projection = VariableProjection(steps=4, every=2, random_state=0)
+    net, start, _, _ = _fit(projection)
+    assert projection.held_out_scores_ == [1.0] and projection.steps_ == 0
+    assert calls == []
+    for key, value in net.module_.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), start[key].numpy(), atol=1e-9)
+    # stopped after the first copy: scores of the start and of that copy
+    scores = iter([0.5, 1.0, 0.0])
+    steps = VariableProjection(steps=6, every=2)
+    data, _, _ = _data()
+    module = SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2)
+    net = make_sequence_net(
+        module, problem="multiclass", per_step=False, lr=1e-3, max_epochs=1,
+        batch_size=len(data),
+    ).initialize()
+    _, objective, got = steps._run(
+        net.module_, _projection._batches(net, [data]), 6, 0,
+        score=lambda m, step: next(scores),
+        stop=lambda s: _settled(s, 10, 1.0),
+    )
+    assert got == [0.5, 1.0] and len(objective) == 2
 
 
 def test_the_run_is_seeded():
