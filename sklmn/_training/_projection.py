@@ -46,7 +46,7 @@ _GUARD_FRACTION = 0.25
 #: backward pass over all of them, batched by decreasing length, takes 0.77 s
 #: in batches of 64 against 1.5 s in batches of 200 for the multi-scale LMN,
 #: 0.31 s against 0.42 s for the LMN (0.65 s in batches of 200 in the data's
-#: order); ``docs/memory.md``, "Variable projection"
+#: order); ``docs/memory.md``, "The projection made cheaper"
 _BATCH_SIZE = 64
 
 
@@ -322,10 +322,10 @@ class VariableProjection(Callback):
     held_out_scores_ : list of float
         Held-out accuracy of the guard's start and of every scored copy
         (empty when no choice was made). The guard's run stops once no later
-        copy could be kept (the copy kept beaten by more than one held-out
-        sequence only by a score above every held-out sequence right): a
-        start that gets all the held-out sequences right, or all but one,
-        takes no step.
+        copy could be kept, when beating the kept one by more than one
+        held-out sequence would take more than every held-out sequence
+        right: a start that gets all of them right, or all but one, takes
+        no step.
     objective_ : list of float
         The ridge objective at every step of the run on all the sequences
         (empty when none is kept).
