@@ -21,7 +21,7 @@ from .._training._smooth import (
 from ..nn import LMN, _lmn_schur
 from ..nn._base import DEFAULT_INIT_RADIUS
 from ..nn._lmn_schur import check_ring
-from ..pretraining import LAESInitializer
+from ..pretraining import LAESInitializer, ProjectionFineTuning
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import _AUTO_BATCH_LARGE_DATA
 from ._base import _BaseSequenceEstimator
@@ -74,15 +74,16 @@ _LMN_CONSTRAINTS = {
     "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
     "pretrained_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "fine_tuning": [
-        StrOptions({"auto", "full", "smooth", "projection", "residual"})
+        StrOptions({"auto", "full", "smooth", "projection", "residual"}),
+        ProjectionFineTuning,
     ],
     "feedback": [StrOptions({"auto", "free", "none"})],
 }
 
 #: docstring entry of ``fine_tuning`` (LMN and multi-scale LMN)
 FINE_TUNING_DOC = """\
-    fine_tuning : {'auto', 'full', 'smooth', 'projection', 'residual'}, \
-default='auto'
+    fine_tuning : {'auto', 'full', 'smooth', 'projection', 'residual'} or \
+ProjectionFineTuning, default='auto'
         What training does with a pretrained start. ``'full'``: every
         parameter of the pretrained network trains at the learning rate
         (the papers' fine-tuning). ``'smooth'``: every parameter trains,
@@ -112,9 +113,13 @@ default='auto'
         (up to 100) chosen on a quarter of the start's sequences held out
         from a second start fitted on the other three quarters, the start
         kept when no copy predicts them better by more than one sequence;
-        the steps kept are ``projection_steps_``. A multilabel
-        target trains as ``'smooth'``; a regressor or per-step targets are
-        an error. See ``docs/memory.md``, "Variable projection".
+        the steps kept are ``projection_steps_``. A
+        :class:`~sklmn.pretraining.ProjectionFineTuning` is
+        ``'projection'`` with its settings (steps, learning rate, folds), a
+        parameter ``GridSearchCV`` can tune (``fine_tuning__steps``). A
+        multilabel target trains as ``'smooth'``; a regressor or per-step
+        targets are an error. See ``docs/memory.md``, "Variable
+        projection".
         ``'residual'``: the pretrained network
         is kept frozen and a second network of the same architecture,
         trained from the random start (as with ``pretrainer=None``: the
@@ -318,6 +323,8 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     'full'
     """
     choice = estimator.fine_tuning
+    if isinstance(choice, ProjectionFineTuning):
+        choice = "projection"  # with these settings
     if choice == "full":
         return "full"
     if choice == "projection":
@@ -346,7 +353,7 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
 
 def _check_projection(estimator) -> None:
     """Refuse ``fine_tuning='projection'`` outside a classifier of one
-    label per sequence."""
+    label per sequence, and settings out of range."""
     if not (is_classifier(estimator) and estimator.target == "sequence"):
         raise ValueError(
             "fine_tuning='projection' trains the memory through a refitted "
@@ -354,6 +361,8 @@ def _check_projection(estimator) -> None:
             f"{type(estimator).__name__} with target={estimator.target!r}. "
             "Use fine_tuning='smooth' or 'full'."
         )
+    if isinstance(estimator.fine_tuning, ProjectionFineTuning):
+        estimator.fine_tuning.validate()
 
 
 def start_memory_matrix(estimator) -> str:
@@ -837,7 +846,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             clone(pretrainer).initialize(module, part)
             return module
 
-        return VariableProjection(
+        settings = self.fine_tuning
+        if not isinstance(settings, ProjectionFineTuning):
+            settings = ProjectionFineTuning()  # 'projection': the defaults
+        return settings.make_callback(
             dataset=self._dataset(seqs, context.y, weight),
             guard_start=guard_start,
             random_state=seed,

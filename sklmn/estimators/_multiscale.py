@@ -8,6 +8,7 @@ from sklearn.base import clone
 
 from .._training._module import POOLINGS
 from ..nn import MultiScaleLMN, _lmn_schur
+from ..pretraining import ProjectionFineTuning
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
@@ -183,7 +184,8 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             StrOptions({"auto"}),
         ],
         "fine_tuning": [
-            StrOptions({"auto", "full", "smooth", "projection", "residual"})
+            StrOptions({"auto", "full", "smooth", "projection", "residual"}),
+            ProjectionFineTuning,
         ],
         "feedback": [StrOptions({"auto", "free", "none"})],
     }

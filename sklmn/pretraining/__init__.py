@@ -12,6 +12,9 @@
   Alg. 2; Carta, Sperduti & Bacciu 2020, "Incremental training of a recurrent
   neural network exploiting a multi-scale dynamic memory", §4.1),
   ``MultiScaleLMNClassifier(incremental=IncrementalTraining())``.
+- :class:`ProjectionFineTuning`: the settings of ``fine_tuning='projection'``
+  (the memory trained through the readout that is refitted after it),
+  ``LMNClassifier(fine_tuning=ProjectionFineTuning(steps=50))``.
 
 The pretrainers adapt to the data: a number of LAES components that the
 training sequences cannot support (more than ``min(total steps, longest
@@ -22,11 +25,13 @@ fitted pretrainer's ``notes_``.
 from ..utils._registry import register_safe_classes
 from ._incremental import IncrementalTraining, grow_multiscale_
 from ._laes_init import LAESInitializer
+from ._projection import ProjectionFineTuning
 from ._unrolled import UnrolledPretrainer
 
 __all__ = [
     "IncrementalTraining",
     "LAESInitializer",
+    "ProjectionFineTuning",
     "UnrolledPretrainer",
     "grow_multiscale_",
 ]

@@ -17,7 +17,7 @@ from sklmn.estimators import (
 )
 from sklmn.estimators._lmn import resolve_fine_tuning
 from sklmn.persistence import load, save
-from sklmn.pretraining import LAESInitializer
+from sklmn.pretraining import LAESInitializer, ProjectionFineTuning
 
 from ._fine_tuning import data, small
 
@@ -190,3 +190,74 @@ def test_grid_search_tunes_the_fine_tuning():
     ).fit(X, y)
     assert search.best_params_["fine_tuning"] in ("smooth", "projection")
     assert np.isfinite(search.best_score_)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_projection_settings_reach_the_steps(cls, keep_a_copy):
+    X, y = _data()
+    settings = ProjectionFineTuning(steps=8, every=4, lr=3e-3, folds=3)
+    clf = _small(cls, fine_tuning=settings).fit(X, y)
+    assert clf.fine_tuning_ == "projection"
+    projection = dict(clf.net_.callbacks_)["projection"]
+    assert (projection.steps, projection.every, projection.lr, projection.folds) == (
+        8, 4, 3e-3, 3
+    )
+    assert clf.projection_steps_ == 8  # the second copy, every 4 steps
+    # the parameter is left as given
+    assert clf.fine_tuning is settings and settings.get_params() == dict(
+        steps=8, every=4, lr=3e-3, folds=3
+    )
+
+
+def test_grid_search_tunes_the_projection_settings():
+    X, y = _data(n=48)
+    search = GridSearchCV(
+        _small(LMNClassifier, max_iter=2, fine_tuning=ProjectionFineTuning()),
+        {"fine_tuning__steps": [4, 8], "fine_tuning__every": [2]},
+        cv=2,
+    ).fit(X, y)
+    best = search.best_estimator_
+    assert best.fine_tuning.steps == search.best_params_["fine_tuning__steps"]
+    assert dict(best.net_.callbacks_)["projection"].steps == best.fine_tuning.steps
+    assert best.projection_steps_ in range(0, best.fine_tuning.steps + 1, 2)
+
+
+@pytest.mark.parametrize(
+    "settings, error, message",
+    [
+        (ProjectionFineTuning(steps=0), ValueError, "'steps' parameter"),
+        (ProjectionFineTuning(lr=-1.0), ValueError, "'lr' parameter"),
+        (ProjectionFineTuning(folds=1), ValueError, "'folds' parameter"),
+        (ProjectionFineTuning(steps=10, every=20), ValueError,
+         "every=20 and steps=10"),
+    ],
+)
+def test_bad_projection_settings_fail_before_training(settings, error, message):
+    X, y = _data()
+    clf = _small(LMNClassifier, fine_tuning="smooth").fit(X, y)
+    before = clf.predict_proba(X)
+    with pytest.raises(error, match=message):
+        clf.set_params(fine_tuning=settings).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), before, rtol=1e-6, atol=1e-7)
+    assert clf.fine_tuning_ == "smooth"
+
+
+def test_projection_settings_save_and_load(tmp_path):
+    X, y = _data()
+    clf = _small(
+        MultiScaleLMNClassifier, fine_tuning=ProjectionFineTuning(steps=4, every=2)
+    ).fit(X, y)
+    path = tmp_path / "model.skops"
+    save(clf, path)
+    back = load(path)
+    assert back.fine_tuning.get_params() == clf.fine_tuning.get_params()
+    assert back.projection_steps_ == clf.projection_steps_
+    np.testing.assert_allclose(
+        back.predict_proba(X), clf.predict_proba(X), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_regressors_refuse_projection_settings():
+    X, y = _data()
+    with pytest.raises(ValueError, match="fine_tuning='projection'"):
+        _small(LMNRegressor, fine_tuning=ProjectionFineTuning()).fit(X, y.astype(float))
