@@ -456,6 +456,9 @@ class VariableProjection(Callback):
         counts = np.bincount(labels, minlength=module.readout.out_features)
         if counts.size != module.readout.out_features or counts.min() < 2:
             return  # a class too small to hold a sequence out
+        n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
+        if min(n_held, len(labels) - n_held) < counts.size:
+            return  # too few sequences for every class on both sides
         seed = self.random_state
         if seed is None:
             seed = int(np.random.default_rng().integers(2**31))

@@ -261,3 +261,16 @@ def test_regressors_refuse_projection_settings():
     X, y = _data()
     with pytest.raises(ValueError, match="fine_tuning='projection'"):
         _small(LMNRegressor, fine_tuning=ProjectionFineTuning()).fit(X, y.astype(float))
+
+
+@pytest.mark.parametrize("n, n_classes", [(4, 2), (6, 3)])
+def test_too_few_sequences_for_a_held_out_quarter_keep_the_start(n, n_classes):
+    # a quarter of 1 (or 2) sequences cannot hold each of 2 (or 3) classes
+    # (two of each at least): no projection, the start kept, the fit runs
+    rng = np.random.RandomState(0)
+    X = rng.randn(n, 3, 2)
+    y = np.arange(n) % n_classes
+    clf = _small(LMNClassifier, fine_tuning="projection", max_iter=2).fit(X, y)
+    projection = dict(clf.net_.callbacks_)["projection"]
+    assert clf.projection_steps_ == 0 and projection.held_out_scores_ == []
+    assert np.all(np.isfinite(clf.predict_proba(X)))
