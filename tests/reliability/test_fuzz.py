@@ -28,6 +28,7 @@ from sklmn.estimators import (
     RNNRegressor,
 )
 from sklmn.laes import LAESTransformer
+from sklmn.pretraining import ProjectionFineTuning
 
 N_FEATURES = 2
 _TINY = dict(max_iter=1, random_state=0)
@@ -35,6 +36,13 @@ _TINY = dict(max_iter=1, random_state=0)
 ESTIMATORS = {
     "LMNClassifier": lambda: LMNClassifier(hidden_size=3, memory_size=2, **_TINY),
     "LMNRegressor": lambda: LMNRegressor(hidden_size=3, memory_size=2, **_TINY),
+    # the memory trained through a refitted readout, in a few steps
+    "LMNClassifier-projection": lambda: LMNClassifier(
+        hidden_size=3,
+        memory_size=2,
+        fine_tuning=ProjectionFineTuning(steps=4, every=2),
+        **_TINY,
+    ),
     "MultiScaleLMNClassifier": lambda: MultiScaleLMNClassifier(
         hidden_size=3, memory_size=2, n_modules=2, **_TINY
     ),
