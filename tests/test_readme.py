@@ -23,6 +23,7 @@ import contextlib
 import io
 import math
 import re
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -58,7 +59,9 @@ def _python_blocks(text):
             end = start
             while lines[end].strip() != "```":
                 end += 1
-            blocks.append((heading, start + 1, "\n".join(lines[start:end]), skipped))
+            # a block inside a list item is indented with it
+            code = textwrap.dedent("\n".join(lines[start:end]))
+            blocks.append((heading, start + 1, code, skipped))
             i = end
         i += 1
     return blocks
