@@ -129,7 +129,7 @@ class _Batches(list):
     """Batches whose concatenated rows are permuted: ``restore`` (an index
     array) puts them back in the order of the data."""
 
-    restore = None
+    restore: np.ndarray
 
 
 def _lengths(dataset) -> np.ndarray | None:
@@ -177,13 +177,11 @@ def _batches(net, datasets) -> _Batches:
 
 
 def _restore(batches, rows):
-    """``rows`` (concatenated over ``batches``) in the data's order."""
-    restore = getattr(batches, "restore", None)
-    if restore is None:
-        return rows
+    """``rows`` (concatenated over the :class:`_Batches` ``batches``) in the
+    data's order."""
     if isinstance(rows, torch.Tensor):
-        return rows[torch.as_tensor(restore, device=rows.device)]
-    return rows[restore]
+        return rows[torch.as_tensor(batches.restore, device=rows.device)]
+    return rows[batches.restore]
 
 
 def _pooled(module, batches) -> torch.Tensor:

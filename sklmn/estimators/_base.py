@@ -288,14 +288,17 @@ class _BaseSequenceEstimator(
         read their ``pooling`` parameter."""
         return "last"
 
-    def _sequence_net(self, recurrent: torch.nn.Module) -> SequenceNet:
+    def _sequence_net(
+        self, recurrent: torch.nn.Module, pooling: str | None = None
+    ) -> SequenceNet:
         """``recurrent`` with this estimator's readout: ``n_outputs_``
-        outputs per sequence or per step, and its pooling."""
+        outputs per sequence or per step, and its pooling (``pooling``
+        when given: a pooling already chosen)."""
         return SequenceNet(
             recurrent,
             int(self.n_outputs_),
             per_step=self.target != "sequence",
-            pooling=self._pooling(),
+            pooling=self._pooling() if pooling is None else pooling,
         )
 
     def _initialize_module(

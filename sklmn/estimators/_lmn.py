@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from sklearn.base import clone, is_classifier
 
-from .._training._module import POOLINGS, SequenceNet
+from .._training._module import POOLINGS
 from .._training._projection import VariableProjection
 from .._training._smooth import (
     LinearWarmup,
@@ -743,8 +743,8 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     def _memory_matrix(self) -> str:
         return fitted_memory_matrix(self)
 
-    def _sequence_net(self, recurrent):
-        net = super()._sequence_net(recurrent)
+    def _sequence_net(self, recurrent, pooling=None):
+        net = super()._sequence_net(recurrent, pooling)
         if fitted_fine_tuning(self) == "residual":
             # the frozen start, in the memory of start_memory_matrix
             start = self._build_module(
@@ -821,7 +821,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         seed = int(torch.initial_seed() % 2**31)
         seqs, weight = context.sequences, context.sample_weight
         pretrainer = clone(self.pretrainer_)
-        pooling = getattr(self.pretrainer_, "pooling_", None)
+        pooling = getattr(self.pretrainer_, "pooling_", None)  # None: 'auto'
         C = getattr(self.pretrainer_, "C_", None)
         if C is not None and "C_candidates" in pretrainer.get_params(deep=False):
             pretrainer.set_params(C=C, C_candidates=None)
@@ -836,13 +836,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
             )
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                recurrent = self._build_module(seqs.n_features)
-                if pooling in POOLINGS:  # the fit's choice, not 'auto' again
-                    module = SequenceNet(
-                        recurrent, int(self.n_outputs_), pooling=pooling
-                    )
-                else:
-                    module = self._sequence_net(recurrent)
+                # the pooling the fit's start chose, not 'auto' again
+                module = self._sequence_net(
+                    self._build_module(seqs.n_features), pooling
+                )
             clone(pretrainer).initialize(module, part)
             return module
 
