@@ -100,6 +100,13 @@ def estimators(quick: bool):
             ),
         ),
         (
+            "LMNClassifier(fine_tuning='projection')",
+            "clf",
+            lambda d: sk.LMNClassifier(
+                **small, memory_size=16, fine_tuning="projection", device=d
+            ),
+        ),
+        (
             "LMNClassifier(pretrainer=None, memory_ring=(0.5, 0.999, pi))",
             "clf",
             lambda d: sk.LMNClassifier(
@@ -134,6 +141,13 @@ def estimators(quick: bool):
             "clf",
             lambda d: sk.MultiScaleLMNClassifier(
                 **small, memory_size=4, fine_tuning="residual", device=d
+            ),
+        ),
+        (
+            "MultiScaleLMNClassifier(fine_tuning='projection')",
+            "clf",
+            lambda d: sk.MultiScaleLMNClassifier(
+                **small, memory_size=4, fine_tuning="projection", device=d
             ),
         ),
         (
