@@ -130,7 +130,10 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="NAME[:PARAM=VALUE,...]",
         help="registry names, optionally with parameter overrides, e.g. "
-        "lmn:learning_rate_init=0.003 (default: all)",
+        "lmn:learning_rate_init=0.003 or "
+        "\"mslmn:fine_tuning=ProjectionFineTuning(lr=0.003)\" (values: Python "
+        "literals, or IncrementalTraining/ProjectionFineTuning with literal "
+        "keyword arguments; default: all)",
     )
     ts.add_argument(
         "--tuning",

@@ -22,6 +22,7 @@ from sklmn.benchmarks._timeseries import (
 from sklmn.benchmarks._timeseries import runner as suite
 from sklmn.benchmarks._timeseries.models import VARIANTS
 from sklmn.estimators import LMNClassifier, LMNRegressor
+from sklmn.pretraining import IncrementalTraining, ProjectionFineTuning
 
 
 def _toy_classification():
@@ -370,6 +371,64 @@ def test_parse_model_spec_keeps_commas_inside_brackets_and_quotes():
     # a parameter given twice was silently set to its last value
     with pytest.raises(ValueError, match=r"parameter 'max_iter' is given twice"):
         parse_model_spec("lmn:max_iter=3,max_iter=4")
+
+
+def test_parse_model_spec_builds_settings_objects():
+    # fine_tuning=ProjectionFineTuning(lr=0.003) was kept as a string, which
+    # the estimator refuses: its settings could not be run through the suite
+    name, overrides, label = parse_model_spec(
+        "mslmn:fine_tuning=ProjectionFineTuning(lr=0.003, steps=50),max_iter=3"
+    )
+    assert name == "mslmn" and overrides["max_iter"] == 3
+    settings = overrides["fine_tuning"]
+    assert isinstance(settings, ProjectionFineTuning)
+    assert (settings.lr, settings.steps, settings.every) == (0.003, 50, 20)
+    # the label shows the object as written (its repr hides default values)
+    assert label == (
+        "mslmn[fine_tuning=ProjectionFineTuning(lr=0.003, steps=50),max_iter=3]"
+    )
+    incremental = parse_model_spec(
+        "mslmn:incremental=IncrementalTraining(epochs_per_module=2)"
+    )[1]["incremental"]
+    assert isinstance(incremental, IncrementalTraining)
+    assert incremental.epochs_per_module == 2
+    # a name that is not a settings object stays a string
+    assert parse_model_spec("lmn:tag=Foo(a=1)")[1] == {"tag": "Foo(a=1)"}
+    with pytest.raises(ValueError, match=r"keyword arguments only"):
+        parse_model_spec("lmn:fine_tuning=ProjectionFineTuning(0.1)")
+    with pytest.raises(ValueError, match=r"the value of 'lr' .* not a Python literal"):
+        parse_model_spec("lmn:fine_tuning=ProjectionFineTuning(lr=x)")
+    with pytest.raises(ValueError, match=r"model spec .*'rate'"):
+        parse_model_spec("lmn:fine_tuning=ProjectionFineTuning(rate=0.1)")
+
+
+def test_settings_object_reaches_each_fit_as_its_own_copy(tmp_path):
+    seen = []
+
+    class _Record(ClassifierMixin, BaseEstimator):
+        def __init__(self, settings=None):
+            self.settings = settings
+
+        def fit(self, X, y):
+            seen.append(self.settings)
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[0])
+
+    registry = {"rec": {"classification": lambda s, i: _Record()}}
+    records, _ = run(
+        tmp_path,
+        datasets=["toy_clf"],
+        models=["rec:settings=ProjectionFineTuning(steps=7)"],
+        seeds=2,
+        model_registry=registry,
+    )
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    assert records[0]["model"] == "rec[settings=ProjectionFineTuning(steps=7)]"
+    assert len(seen) == 2 and seen[0] is not seen[1]
+    assert all(isinstance(v, ProjectionFineTuning) and v.steps == 7 for v in seen)
 
 
 def test_real_registry_factories_build_default_estimators():

@@ -17,6 +17,7 @@ from sklearn.linear_model import LogisticRegression, RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from ...pretraining import IncrementalTraining, ProjectionFineTuning
 from .datasets import LAES_COMPONENTS, DatasetInfo
 
 
@@ -274,13 +275,56 @@ def _split_items(text: str, spec: str) -> list[str]:
     return [*items, text[start:]]
 
 
+#: The settings objects a ``--models`` value may construct, by name (keyword
+#: arguments that are Python literals only).
+SPEC_OBJECTS = {
+    "IncrementalTraining": IncrementalTraining,
+    "ProjectionFineTuning": ProjectionFineTuning,
+}
+
+
+def _spec_object(raw, spec):
+    """The object of a value ``Name(key=literal, ...)`` with ``Name`` in
+    :data:`SPEC_OBJECTS`; None when ``raw`` is not such a call."""
+    try:
+        node = ast.parse(raw, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in SPEC_OBJECTS
+    ):
+        return None
+    if node.args or any(kw.arg is None for kw in node.keywords):
+        raise ValueError(
+            f"model spec {spec!r}: {raw!r} takes keyword arguments only."
+        )
+    kwargs = {}
+    for kw in node.keywords:
+        try:
+            kwargs[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            raise ValueError(
+                f"model spec {spec!r}: the value of {kw.arg!r} in {raw!r} is not "
+                f"a Python literal."
+            ) from None
+    try:
+        return SPEC_OBJECTS[node.func.id](**kwargs)
+    except TypeError as error:  # an unknown keyword
+        raise ValueError(f"model spec {spec!r}: {error}") from None
+
+
 def parse_model_spec(spec):
     """Split a ``--models`` entry ``name[:param=value,...]``.
 
     Values are Python literals (numbers, True/False/None, quoted strings,
-    tuples, lists); anything else is kept as a string. Commas inside
-    brackets or quotes belong to the value. For a pipeline, name the step
-    as scikit-learn does (``laes_logreg:logisticregression__C=0.1``).
+    tuples, lists) or a settings object of :data:`SPEC_OBJECTS` written as
+    its constructor with literal keyword arguments
+    (``fine_tuning=ProjectionFineTuning(lr=0.003)``); anything else is kept
+    as a string. Commas inside brackets or quotes belong to the value. For a
+    pipeline, name the step as scikit-learn does
+    (``laes_logreg:logisticregression__C=0.1``).
 
     Parameters
     ----------
@@ -305,6 +349,9 @@ def parse_model_spec(spec):
     >>> parse_model_spec("lmn:memory_ring=(0.5,0.999,1.5),hidden_size=8")
     ('lmn', {'memory_ring': (0.5, 0.999, 1.5), 'hidden_size': 8}, \
 'lmn[memory_ring=(0.5, 0.999, 1.5),hidden_size=8]')
+    >>> parse_model_spec("mslmn:fine_tuning=ProjectionFineTuning(steps=50)")
+    ('mslmn', {'fine_tuning': ProjectionFineTuning(steps=50)}, \
+'mslmn[fine_tuning=ProjectionFineTuning(steps=50)]')
     >>> parse_model_spec("lmn:0.003")
     Traceback (most recent call last):
     ...
@@ -313,7 +360,7 @@ def parse_model_spec(spec):
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"model spec must be a non-empty string, got {spec!r}.")
     name, _, rest = spec.strip().partition(":")
-    overrides = {}
+    overrides, labels = {}, []
     for item in filter(None, (s.strip() for s in _split_items(rest, spec))):
         key, eq, raw = item.partition("=")
         if not eq or not key.strip():
@@ -324,12 +371,18 @@ def parse_model_spec(spec):
             raise ValueError(
                 f"model spec {spec!r}: parameter {key.strip()!r} is given twice."
             )
+        shown = None  # the label shows the value, or the object as written
         try:
             value = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError):
-            value = raw.strip()
+            value = _spec_object(raw.strip(), spec)
+            if value is None:
+                value = raw.strip()
+            else:
+                shown = raw.strip()
         overrides[key.strip()] = value
+        labels.append(f"{key.strip()}={value if shown is None else shown}")
     label = name
     if overrides:
-        label += "[" + ",".join(f"{k}={v}" for k, v in overrides.items()) + "]"
+        label += "[" + ",".join(labels) + "]"
     return name, overrides, label

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
 from .datasets import DATASETS, METRICS, DatasetInfo, SuiteDataset, _dataset_info
@@ -145,7 +146,11 @@ def _fit_one(
             built = factory(seed, info)
             est, note = built if isinstance(built, tuple) else (built, "")
             if overrides:
-                est.set_params(**overrides)
+                # a settings object of the spec is shared by its fits: each
+                # fit gets its own copy
+                est.set_params(
+                    **{k: clone(v, safe=False) for k, v in overrides.items()}
+                )
             record["note"] = note
             record["estimator"] = repr(est)  # as configured, without the probes
             probes = _add_probes(_final_step(est))
