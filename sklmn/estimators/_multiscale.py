@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 from sklearn.base import clone
 
-from .._training._module import POOLINGS
 from ..nn import MultiScaleLMN, _lmn_schur
-from ..pretraining import ProjectionFineTuning
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._lmn import (
+    _LMN_CONSTRAINTS,
     FEEDBACK_DOC,
     FINE_TUNING_DOC,
     MEMORY_LR_SCALE_DOC,
@@ -162,32 +161,17 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
 
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
-        "hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "memory_size": [Interval(Integral, 1, None, closed="left")],
+        # the LMN's, but for its layers, memory bias and dropout
+        **{
+            name: constraint
+            for name, constraint in _LMN_CONSTRAINTS.items()
+            if name not in ("num_layers", "memory_bias", "dropout")
+        },
         "n_modules": [Interval(Integral, 1, None, closed="left")],
-        "output": [StrOptions({"memory", "hidden"})],
-        "pooling": [StrOptions(set(POOLINGS))],
-        "bidirectional": ["boolean"],
+        # no 'orthogonal': an orthogonal block-triangular matrix is block
+        # diagonal
         "memory_matrix": [StrOptions({"auto", "free", "spectral", "schur"})],
-        "memory_lr_scale": [
-            Interval(Real, 0, None, closed="neither"),
-            StrOptions({"auto"}),
-        ],
-        "memory_ring": [None, tuple, list, StrOptions({"auto"})],
-        "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
-        "norm_penalty": [Interval(Real, 0, None, closed="left")],
-        "truncate_gradient": ["boolean"],
         "incremental": [None, HasMethods(["make_callback"])],
-        "pretrainer": [None, StrOptions({"auto"}), HasMethods(["initialize"])],
-        "pretrained_alpha": [
-            Interval(Real, 0, None, closed="left"),
-            StrOptions({"auto"}),
-        ],
-        "fine_tuning": [
-            StrOptions({"auto", "full", "smooth", "projection", "residual"}),
-            ProjectionFineTuning,
-        ],
-        "feedback": [StrOptions({"auto", "free", "none"})],
     }
 
     def _build_module(
