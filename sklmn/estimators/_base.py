@@ -405,7 +405,13 @@ class _BaseSequenceEstimator(
             per_step=per_step,
             validation=valid_dataset is not None,
             gradient_clipping=self.gradient_clipping,
-            model_callbacks=[] if context is None else self._start_callbacks(context),
+            model_callbacks=[
+                # callbacks set on the instance to run first (the benchmark
+                # suite's start probe: the model's own callbacks may change
+                # the network when training begins)
+                *getattr(self, "_leading_callbacks", ()),
+                *([] if context is None else self._start_callbacks(context)),
+            ],
             user_callbacks=self.callbacks,
             verbose=self.verbose,
             plugin_callbacks=(

@@ -127,8 +127,9 @@ ProjectionFineTuning, default='auto'
         memory learning-rate fraction and the batch size of training from
         scratch), adds its outputs to the start's. Its readout starts at
         zero, so training begins exactly at the start and learns what the
-        start leaves unexplained. ``'auto'``: ``'smooth'`` for a classifier
-        of one label per sequence with a LAES start (``pretrainer='auto'``
+        start leaves unexplained. ``'auto'``: ``'projection'`` for a
+        classifier of one label per sequence (``'smooth'`` for multilabel
+        targets) with a LAES start (``pretrainer='auto'``
         or a ``LAESInitializer``; a ``'schur'`` or ``'auto'`` memory, its
         memory as output, no ``incremental`` growth), ``'full'`` otherwise
         (other pretrainers, the regressors). Without a start
@@ -153,16 +154,16 @@ FEEDBACK_DOC = """\
         memory (the small-gain bound of the feedback, which at the slow
         memories of these models leaves no room for feedback); the kernel
         then computes the hidden states of all steps at once. ``'auto'``:
-        ``'none'`` for the ``'smooth'`` fine-tuning of a LAES start (the
-        classifiers' default, whose start has no feedback) and for a
-        regressor whose memory is ``'schur'``, whose start is a LAES start
-        or the random one (``pretrainer='auto'``, a
-        :class:`~sklmn.pretraining.LAESInitializer` or None) and whose
-        output is its memory; ``'free'`` otherwise (the classifiers trained
-        from their random start, whose accuracy the bound costs, the
-        ``'full'`` and ``'residual'`` fine-tuning, and the unrolled
-        transfer, which writes ``W_mh``). Chosen before the start policy:
-        a smooth fit whose start is dropped trains without feedback.
+        ``'none'`` for the ``'smooth'`` and ``'projection'`` fine-tuning of a
+        LAES start (the classifiers' default, whose start has no feedback) and
+        for a regressor whose memory is ``'schur'``, whose start is a LAES
+        start or the random one (``pretrainer='auto'``, a
+        :class:`~sklmn.pretraining.LAESInitializer` or None) and whose output
+        is its memory; ``'free'`` otherwise (the classifiers trained from their
+        random start, whose accuracy the bound costs, the ``'full'`` and
+        ``'residual'`` fine-tuning, and the unrolled transfer, which writes
+        ``W_mh``). Chosen before the start policy: a smooth fit whose start is
+        dropped trains without feedback.
         ``'none'`` with ``output='hidden'`` is an error (the output would
         carry no memory). The choice made is ``feedback_``. See
         ``docs/memory.md``, "The feedback bound" and "The default fits
@@ -177,8 +178,8 @@ MEMORY_LR_SCALE_DOC = """\
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
-        without a pretrained start, 0.01 for the ``'smooth'`` fine-tuning of
-        a start, 1.0 otherwise; the value used is
+        without a pretrained start, 0.01 for the ``'smooth'`` and
+        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
     memory_ring : 'auto', tuple (r_min, r_max, max_angle) or None, default='auto'
@@ -273,7 +274,8 @@ def resolve_memory_lr_scale(
     ``memory_matrix``, whose kept pretrainer is ``start`` (None without
     one) and whose fine-tuning is ``fine_tuning``: ``memory_lr_scale``, with
     ``'auto'`` resolved to 0.1 for a Schur memory trained without a start,
-    0.01 for the ``'smooth'`` fine-tuning of a start and 1.0 otherwise.
+    0.01 for the ``'smooth'`` and ``'projection'`` fine-tuning of a start
+    and 1.0 otherwise.
 
     Examples
     --------
@@ -298,15 +300,13 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     """The fine-tuning of an LMN estimator's next fit on ``n_samples``
     training sequences (and, when given, the training data of ``context``).
 
-    ``'residual'`` and ``'smooth'`` when asked for, the ``pretrainer``
-    gives a start (``'auto'``'s LAES start, or an object) and no
-    ``incremental`` growth is asked for; ``'auto'``: ``'smooth'`` under
-    the same conditions for a classifier of one label per sequence whose
-    start is a LAES start (``pretrainer='auto'`` or a
-    :class:`~sklmn.pretraining.LAESInitializer`), whose ``memory_matrix``
-    is ``'auto'`` or ``'schur'`` and whose output is its memory; ``'full'``
-    otherwise
-    (one network trains from its start at the learning rate).
+    ``'residual'`` and ``'smooth'`` when asked for, the ``pretrainer`` gives a start
+    (``'auto'``'s LAES start, or an object) and no ``incremental`` growth is asked for;
+    ``'auto'``: ``'projection'`` under the same conditions for a classifier of one label
+    per sequence (``'smooth'`` for multilabel targets) whose start is a LAES start
+    (``pretrainer='auto'`` or a :class:`~sklmn.pretraining.LAESInitializer`), whose
+    ``memory_matrix`` is ``'auto'`` or ``'schur'`` and whose output is its memory;
+    ``'full'`` otherwise (one network trains from its start at the learning rate).
 
     Examples
     --------
@@ -316,7 +316,7 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     >>> resolve_fine_tuning(LMNClassifier(fine_tuning="residual"), 5000)
     'full'
     >>> resolve_fine_tuning(LMNClassifier(), 100)
-    'smooth'
+    'projection'
     >>> resolve_fine_tuning(LMNClassifier(memory_matrix="free"), 100)
     'full'
     >>> resolve_fine_tuning(LMNRegressor(), 100)
@@ -342,7 +342,10 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
             and _reads_memory(estimator)
         ):
             return "full"
-        choice = "smooth"
+        # the projection refits a readout of one class per sequence;
+        # indicator (multilabel) targets have none: the smooth fine-tuning
+        multiclass = context is None or context.problem == "multiclass"
+        choice = "projection" if multiclass else "smooth"
     if choice == "residual":
         matrix = start_memory_matrix(estimator)
     else:  # smooth or projection: the memory the fit builds
@@ -515,13 +518,14 @@ LMN_PARAMETERS_DOC = """\
 default=%(memory_matrix)s
         Constraint on the memory recurrence ``W_mm``: none, orthogonal,
         spectral radius normalized below one, or ``'schur'``: held in real
-        Schur form, spectral radius below one whatever the optimizer does,
-        the LAES start exact. ``'auto'``: ``'schur'`` for ``pretrainer=None``
-        (its ring start) and for the ``'smooth'`` or ``'residual'``
-        ``fine_tuning``, ``'free'`` otherwise (the ``'full'`` fine-tuning of
-        a start); the parametrization used is ``memory_matrix_``. The regressors default
-        to ``'schur'``, the classifiers to ``'auto'`` (chosen by
-        measurement, see ``docs/memory.md``).
+        Schur form, spectral radius below one whatever the optimizer does, the
+        LAES start exact. ``'auto'``: ``'schur'`` for ``pretrainer=None`` (its
+        ring start) and for the ``'smooth'``, ``'projection'`` or
+        ``'residual'`` ``fine_tuning``, ``'free'`` otherwise (the ``'full'``
+        fine-tuning of a start); the parametrization used is
+        ``memory_matrix_``. The regressors default to ``'schur'``, the
+        classifiers to ``'auto'`` (chosen by measurement, see
+        ``docs/memory.md``).
     memory_bias : bool, default=False
         Add a bias to the memory update.
     memory_lr_scale : float or 'auto', default='auto'
@@ -529,8 +533,8 @@ default=%(memory_matrix)s
         ``'schur'`` memory) and the memory-to-hidden feedback ``W_mh`` train
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
-        without a pretrained start, 0.01 for the ``'smooth'`` fine-tuning of
-        a start, 1.0 otherwise; the value used is
+        without a pretrained start, 0.01 for the ``'smooth'`` and
+        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value used is
         ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
         scratch").
     orthogonality_penalty : float, default=0.0

@@ -59,16 +59,16 @@ MULTISCALE_PARAMETERS_DOC = """\
     memory_matrix : {'auto', 'free', 'spectral', 'schur'}, default=%(memory_matrix)s
         Constraint on the memory recurrence: ``'free'``, the block
         upper-triangular matrix of the paper; ``'spectral'``, that matrix
-        divided by its spectral radius (latch rule); ``'schur'``, held in
-        real Schur form (one orthogonal change of coordinates per module),
-        spectral radius below one whatever the optimizer does, the LAES
-        start and the incremental growth exact. ``'auto'``: ``'schur'`` for
-        ``pretrainer=None`` (its ring start) and for the ``'smooth'`` or
-        ``'residual'`` ``fine_tuning``, ``'free'`` otherwise (the ``'full'``
-        fine-tuning of a start); the parametrization used is
-        ``memory_matrix_``. The regressors
-        default to ``'schur'``, the classifiers to ``'auto'`` (chosen by
-        measurement, see ``docs/memory.md``).
+        divided by its spectral radius (latch rule); ``'schur'``, held in real
+        Schur form (one orthogonal change of coordinates per module), spectral
+        radius below one whatever the optimizer does, the LAES start and the
+        incremental growth exact. ``'auto'``: ``'schur'`` for
+        ``pretrainer=None`` (its ring start) and for the ``'smooth'``,
+        ``'projection'`` or ``'residual'`` ``fine_tuning``, ``'free'``
+        otherwise (the ``'full'`` fine-tuning of a start); the parametrization
+        used is ``memory_matrix_``. The regressors default to ``'schur'``, the
+        classifiers to ``'auto'`` (chosen by measurement, see
+        ``docs/memory.md``).
 """ + MEMORY_LR_SCALE_DOC + """\
     orthogonality_penalty : float, default=0.0
         Weight of the soft orthogonality penalty on the memory recurrence

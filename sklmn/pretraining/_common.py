@@ -316,8 +316,8 @@ def readout_rows(
 #: Folds and repeats of the cross-validation with which ``pooling='auto'``
 #: compares the two readouts of a classification start.
 POOLING_CV_FOLDS, POOLING_CV_REPEATS = 5, 4
-#: The cross-validation fits use Newton's method up to this cost of a
-#: Newton step (rows x (features x outputs)^2), L-BFGS above.
+#: The cross-validation fits use Newton's method (Cholesky) up to this cost
+#: of a Newton step (rows x (features x outputs)^2), Newton-CG above.
 NEWTON_MAX_WORK = 1e8
 
 
@@ -346,10 +346,13 @@ def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
     # Newton steps converge in a few iterations where L-BFGS takes thousands
     # on the nearly separable states of a few rows (ACSF1, 80 rows: 0.02 s
     # against 0.4 s per fit), but each costs rows x (features x classes)^2
-    # (digits, 718 rows x 64 features x 10 classes: 0.4 s against 0.01 s)
+    # (digits, 718 rows x 64 features x 10 classes: 0.4 s against 0.01 s);
+    # above that, Newton-CG's truncated Newton steps (Hessian-vector
+    # products) still take far fewer passes than L-BFGS on these unscaled
+    # states and stop nearer the optimum (docs/memory.md)
     unknowns = features.shape[1] * targets.shape[1]
     small = len(features) * unknowns**2 <= NEWTON_MAX_WORK
-    solver = "newton-cholesky" if small else "lbfgs"
+    solver = "newton-cholesky" if small else "newton-cg"
     scores = []
     for train, test in splitter.split(features, labels):
         weight = None if sample_weight is None else sample_weight[train]

@@ -78,7 +78,7 @@ def test_projection_builds_the_smooth_network(cls):
     assert projection.dataset is None and projection.guard_start is None
     assert np.all(np.isfinite(clf.predict_proba(X)))
     # the other fine-tunings record no projection
-    assert _small(cls).fit(X, y).projection_steps_ is None
+    assert _small(cls, fine_tuning="smooth").fit(X, y).projection_steps_ is None
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)

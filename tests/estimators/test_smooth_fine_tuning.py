@@ -1,5 +1,6 @@
-"""``fine_tuning='smooth'`` (the classifiers' default with a LAES start): a
-slow Schur memory, a linear warm-up, the input of each mode trained in
+"""``fine_tuning='smooth'`` (the network of the classifiers' default
+fine-tuning of a LAES start, ``'projection'``, without its steps): a slow
+Schur memory, a linear warm-up, the input of each mode trained in
 units of its gain, and a held-out quarter judging the fine-tuning of a start
 fitted on all the sequences."""
 
@@ -38,6 +39,8 @@ _data = data
 
 
 def _small(cls, **params):
+    """``cls`` small, with the smooth fine-tuning unless told otherwise."""
+    params.setdefault("fine_tuning", "smooth")
     return small(cls, 14, **params)
 
 
@@ -72,10 +75,18 @@ class _CountingLAES(LAESInitializer):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)
-def test_classifiers_default_to_smooth_with_a_start(cls):
+def test_classifiers_default_to_projection_with_a_start(cls):
     assert cls().fine_tuning == "auto"
-    assert resolve_fine_tuning(cls(), 100) == "smooth"
-    assert resolve_fine_tuning(cls(memory_matrix="schur"), 100) == "smooth"
+    assert resolve_fine_tuning(cls(), 100) == "projection"
+    assert resolve_fine_tuning(cls(memory_matrix="schur"), 100) == "projection"
+    # multilabel targets: no class readout to refit, the smooth fine-tuning
+    X, y = _data()
+    Y = np.stack([y, 1 - y], axis=1)
+    clf = _small(cls, fine_tuning="auto", max_iter=2).fit(X, Y)
+    assert clf.fine_tuning_ == "smooth"
+    assert _small(cls, fine_tuning="auto", max_iter=2).fit(X, y).fine_tuning_ == (
+        "projection"
+    )
     # no start: nothing to fine-tune smoothly
     assert resolve_fine_tuning(cls(), 5000) == "full"
     assert resolve_fine_tuning(cls(pretrainer=None), 100) == "full"
@@ -85,7 +96,8 @@ def test_classifiers_default_to_smooth_with_a_start(cls):
     # another pretrainer than the LAES start: the papers' fine-tuning
     unrolled = cls(pretrainer=UnrolledPretrainer())
     assert resolve_fine_tuning(unrolled, 100) == "full"
-    assert resolve_fine_tuning(cls(pretrainer=LAESInitializer()), 100) == "smooth"
+    laes = cls(pretrainer=LAESInitializer())
+    assert resolve_fine_tuning(laes, 100) == "projection"
     # asked for explicitly, it is taken with any memory
     smooth_free = cls(fine_tuning="smooth", memory_matrix="free")
     assert resolve_fine_tuning(smooth_free, 100) == "smooth"

@@ -525,8 +525,14 @@ def test_estimators_hand_the_loss_weights_to_the_pretrainer():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # (the smooth fine-tuning: the projection's guard fits a second
+        # start on three quarters of the sequences)
         clf = LMNClassifier(
-            hidden_size=4, memory_size=4, max_iter=1, pretrainer=Record()
+            hidden_size=4,
+            memory_size=4,
+            max_iter=1,
+            pretrainer=Record(),
+            fine_tuning="smooth",
         )
         clf.fit(X, y)
         assert seen["w"] is None
@@ -536,6 +542,7 @@ def test_estimators_hand_the_loss_weights_to_the_pretrainer():
             max_iter=1,
             pretrainer=Record(),
             class_weight="balanced",
+            fine_tuning="smooth",
         ).fit(X, y)
     counts = np.bincount(y)
     expected = (len(y) / (2 * counts))[y]

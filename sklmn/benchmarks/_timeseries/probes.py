@@ -90,6 +90,10 @@ def map_radii(module, n_random: int = 8, seed: int = 0) -> tuple | None:
 class StartProbe(Callback):
     """Keep a copy of the network (``module_``) when training begins.
 
+    The suite runs it before the model's own callbacks (the estimator's
+    ``_leading_callbacks``), so that the copy is the pretrained start even
+    where a callback changes the network when training begins (the
+    projection fine-tuning's steps).
     The whole module is copied, not only its state: a network that grows
     during training (the multi-scale LMN's ``incremental`` schedule) ends
     with parameters of other shapes than its start.

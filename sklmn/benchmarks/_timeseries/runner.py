@@ -221,8 +221,11 @@ def _add_probes(final) -> bool:
     if "callbacks" not in final.get_params(deep=False):
         return False
     callbacks = list(final.get_params(deep=False)["callbacks"] or [])
-    callbacks += [("suite_start", StartProbe()), ("suite_radius", RadiusProbe())]
+    callbacks += [("suite_radius", RadiusProbe())]
     final.set_params(callbacks=callbacks)
+    # the start is copied before the model's own callbacks run: the
+    # projection fine-tuning changes the network when training begins
+    final._leading_callbacks = [("suite_start", StartProbe())]
     return True
 
 
