@@ -465,6 +465,9 @@ class VariableProjection(Callback):
             random_state=seed % 2**31,
         )
         fit_rows, held_rows = np.sort(fit_rows), np.sort(held_rows)
+        fit_counts = np.bincount(labels[fit_rows], minlength=counts.size)
+        if fit_counts.min() < 2:
+            return  # the guard's objective needs two folds of every class
         own = self.guard_start is not None  # a start of the three quarters
         guard = self.guard_start(fit_rows) if own else copy.deepcopy(module)
         if guard is None:

@@ -274,3 +274,15 @@ def test_too_few_sequences_for_a_held_out_quarter_keep_the_start(n, n_classes):
     projection = dict(clf.net_.callbacks_)["projection"]
     assert clf.projection_steps_ == 0 and projection.held_out_scores_ == []
     assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_a_class_too_small_for_the_guard_keeps_the_start(cls):
+    # five sequences, two of class 1: the guard's three quarters keep one of
+    # them, too few for the two folds of its objective; the start is kept
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(n, 1)) for n in (5, 9, 3, 9, 7)]
+    clf = cls(max_iter=1, random_state=0).fit(X, [0, 1, 0, 1, 0])
+    assert clf.fine_tuning_ == "projection"
+    assert clf.projection_steps_ == 0
+    assert np.all(np.isfinite(clf.predict_proba(X)))

@@ -579,10 +579,10 @@ def _estimator(spec, seed, info, epochs, callbacks, fine_tuning="full"):
     base, overrides, _ = parse_model_spec(spec)
     est = model_registry_for([spec])[base]["classification"](seed, info)
     est = est[0] if isinstance(est, tuple) else est
-    # the variants build on the full fine-tuning (the smooth default is
+    # the variants build on the full fine-tuning (the smooth fine-tuning is
     # --warmup 10 --normalize-input with the slow Schur memory; projection
-    # asks for the estimator's own 'auto'); an override may still ask for
-    # another
+    # asks for 'smooth', the network it projects); an override may still ask
+    # for another
     est.set_params(**{"fine_tuning": fine_tuning, **overrides})
     return est.set_params(
         max_iter=epochs,
@@ -935,8 +935,8 @@ def _projection_run(spec, seed, info, args, X, y, evals) -> tuple[list, list]:
     start first), the labels predicted for each of ``evals``, and the
     objective of every step."""
     steps = _ProjectionSteps(args.steps, args.every, args.lr, args.folds, seed)
-    # the model the estimator's defaults build ('auto' fine-tuning)
-    est = _estimator(spec, seed, info, 1, [("projection", steps)], "auto")
+    # the network of the smooth fine-tuning, the one the option projects
+    est = _estimator(spec, seed, info, 1, [("projection", steps)], "smooth")
     est.set_params(learning_rate_init=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
