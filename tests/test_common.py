@@ -38,11 +38,11 @@ _FAST = dict(
 )
 
 ESTIMATORS = [
+    # the classifiers' default fine-tuning is the projection (the memory
+    # trained through a refitted readout before the smooth epochs)
     LMNClassifier(hidden_size=8, memory_size=8, **_FAST),
     LMNRegressor(hidden_size=8, memory_size=8, **_FAST),
     MultiScaleLMNClassifier(hidden_size=8, memory_size=4, n_modules=2, **_FAST),
-    # the memory trained through a refitted readout before the epochs
-    LMNClassifier(hidden_size=8, memory_size=8, fine_tuning="projection", **_FAST),
     MultiScaleLMNRegressor(hidden_size=8, memory_size=4, n_modules=2, **_FAST),
     ENRNNClassifier(hidden_size=6, short_size=4, **_FAST),
     ENRNNRegressor(hidden_size=6, short_size=4, **_FAST),

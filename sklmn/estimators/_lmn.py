@@ -137,8 +137,8 @@ ProjectionFineTuning, default='auto'
         constant inputs, or a start the start policy drops) and with
         ``incremental`` training one network trains from its start, as with
         ``'full'``; the choice made is ``fine_tuning_``. See
-        ``docs/memory.md``, "Smooth fine-tuning as the default" and
-        "Residual fine-tuning".
+        ``docs/memory.md``, "The projection as the default", "Smooth
+        fine-tuning as the default" and "Residual fine-tuning".
 """
 
 
