@@ -63,13 +63,14 @@ TRAINING_PARAMETERS_DOC = """\
         computation on padding when lengths vary widely, at the price of less
         random batch compositions.
     learning_rate_init : float or 'auto', default='auto'
-        Learning rate of the optimizer. ``'auto'``: 0.001 up to 1000 training sequences
-        and 0.003 above (``auto_learning_rate`` in ``sklmn.estimators._auto``; the rate
-        used is ``net_.lr``; in ``partial_fit`` the sequences of each call count, as for
-        ``batch_size``; measurements: ``docs/training.md``, "Large training sets: a
-        higher learning rate"; the LMN estimators' ``'smooth'`` and ``'projection'``
-        fine-tuning of a start trains at 0.0003, see ``fine_tuning``). The papers'
-        experiments pin their own rates.
+        Learning rate of the optimizer. ``'auto'``: 0.001 up to 1000 training
+        sequences and 0.003 above (``auto_learning_rate`` in
+        ``sklmn.estimators._auto``; the rate used is ``net_.lr``; in
+        ``partial_fit`` the sequences of each call count, as for
+        ``batch_size``; measurements: ``docs/training.md``, "Large training
+        sets: a higher learning rate"; the LMN estimators' ``'smooth'`` and
+        ``'projection'`` fine-tuning of a start trains at 0.0003, see
+        ``fine_tuning``). The papers' experiments pin their own rates.
     learning_rate : {'constant', 'adaptive'}, default='constant' or 'adaptive'
         ``'constant'`` for classifiers, ``'adaptive'`` for regressors.
         ``'adaptive'`` divides the learning rate by 5 each time

@@ -300,13 +300,14 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
     """The fine-tuning of an LMN estimator's next fit on ``n_samples``
     training sequences (and, when given, the training data of ``context``).
 
-    ``'residual'`` and ``'smooth'`` when asked for, the ``pretrainer`` gives a start
-    (``'auto'``'s LAES start, or an object) and no ``incremental`` growth is asked for;
-    ``'auto'``: ``'projection'`` under the same conditions for a classifier of one label
-    per sequence (``'smooth'`` for multilabel targets) whose start is a LAES start
-    (``pretrainer='auto'`` or a :class:`~sklmn.pretraining.LAESInitializer`), whose
-    ``memory_matrix`` is ``'auto'`` or ``'schur'`` and whose output is its memory;
-    ``'full'`` otherwise (one network trains from its start at the learning rate).
+    ``'residual'`` and ``'smooth'`` when asked for, the ``pretrainer`` gives a
+    start (``'auto'``'s LAES start, or an object) and no ``incremental`` growth
+    is asked for; ``'auto'``: ``'projection'`` under the same conditions for a
+    classifier of one label per sequence (``'smooth'`` for multilabel targets)
+    whose start is a LAES start (``pretrainer='auto'`` or a
+    :class:`~sklmn.pretraining.LAESInitializer`), whose ``memory_matrix`` is
+    ``'auto'`` or ``'schur'`` and whose output is its memory; ``'full'``
+    otherwise (one network trains from its start at the learning rate).
 
     Examples
     --------

@@ -94,6 +94,7 @@ class StartProbe(Callback):
     ``_leading_callbacks``), so that the copy is the pretrained start even
     where a callback changes the network when training begins (the
     projection fine-tuning's steps).
+
     The whole module is copied, not only its state: a network that grows
     during training (the multi-scale LMN's ``incremental`` schedule) ends
     with parameters of other shapes than its start.
