@@ -179,9 +179,9 @@ MEMORY_LR_SCALE_DOC = """\
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
         without a pretrained start, 0.01 for the ``'smooth'`` and
-        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value used is
-        ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
-        scratch").
+        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value
+        used is ``memory_lr_scale_`` (see ``docs/memory.md``, "Training
+        from scratch").
     memory_ring : 'auto', tuple (r_min, r_max, max_angle) or None, default='auto'
         The random start of a ``'schur'`` memory (ignored by the other
         memories and overwritten by a pretrained start): eigenvalue moduli
@@ -330,8 +330,6 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
         return "full"
     if choice == "projection":
         _check_projection(estimator)
-        if context is not None and context.problem != "multiclass":
-            choice = "smooth"  # indicator targets: no class readout to refit
     if getattr(estimator, "incremental", None) is not None:
         return "full"
     if choice == "auto":
@@ -343,10 +341,10 @@ def resolve_fine_tuning(estimator, n_samples: int, context=None) -> str:
             and _reads_memory(estimator)
         ):
             return "full"
-        # the projection refits a readout of one class per sequence;
-        # indicator (multilabel) targets have none: the smooth fine-tuning
-        multiclass = context is None or context.problem == "multiclass"
-        choice = "projection" if multiclass else "smooth"
+        choice = "projection"
+    if choice == "projection" and context is not None:
+        if context.problem != "multiclass":
+            choice = "smooth"  # indicator targets: no class readout to refit
     if choice == "residual":
         matrix = start_memory_matrix(estimator)
     else:  # smooth or projection: the memory the fit builds
@@ -535,9 +533,9 @@ default=%(memory_matrix)s
         at this fraction of the learning rate (an optimizer parameter group
         of their own). ``'auto'``: 0.1 for a ``'schur'`` memory trained
         without a pretrained start, 0.01 for the ``'smooth'`` and
-        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value used is
-        ``memory_lr_scale_`` (see ``docs/memory.md``, "Training from
-        scratch").
+        ``'projection'`` fine-tuning of a start, 1.0 otherwise; the value
+        used is ``memory_lr_scale_`` (see ``docs/memory.md``, "Training
+        from scratch").
     orthogonality_penalty : float, default=0.0
         Weight ``λ`` of the soft orthogonality penalty ``λ‖W_mmᵀW_mm − I‖²_F``
         added to the loss (Carta et al. 2020b §2.1).
