@@ -124,7 +124,8 @@ html_copy_source = False
 API_GROUPS = [
     ("estimators", "Estimators",
      "The scikit-learn estimators: classifiers and regressors over "
-     "sequences, and the language model over one stream.",
+     "sequences, the language model over one stream, and the rows a fitted "
+     "network's readout reads, as a transformer.",
      [("sklmn.estimators", "Estimators")]),
     ("transformers", "Transformers",
      "The linear autoencoder for sequences, standardization and the flat "

@@ -27,6 +27,7 @@ from .estimators import (  # noqa: F401 - exported via the computed __all__
     LMNRegressor,
     MultiScaleLMNClassifier,
     MultiScaleLMNRegressor,
+    ReadoutFeatures,
     RNNClassifier,
     RNNRegressor,
     StreamLanguageModel,

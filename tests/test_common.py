@@ -18,6 +18,7 @@ from sklmn.estimators import (
     LMNRegressor,
     MultiScaleLMNClassifier,
     MultiScaleLMNRegressor,
+    ReadoutFeatures,
     RNNClassifier,
     RNNRegressor,
 )
@@ -71,6 +72,9 @@ ESTIMATORS = [
         for cell in ("elman", "lstm", "gru", "linear", "clockwork", "unrolled")
     ],
     SequenceStandardScaler(),
+    ReadoutFeatures(
+        LMNClassifier(hidden_size=8, memory_size=8, random_state=0, **_FAST)
+    ),
     SequenceStandardScaler(with_mean=False),
     SequenceStandardScaler(with_std=False),
 ]

@@ -636,7 +636,27 @@ class SequenceNeuralNet(NeuralNet):
         with torch.inference_mode(False), torch.no_grad():
             return self._predict_outputs(dataset)
 
-    def _predict_outputs(self, dataset: SequenceDataset) -> np.ndarray:
+    def predict_features(self, dataset: SequenceDataset) -> np.ndarray:
+        """What the readout reads, for a whole dataset, as a float64 array.
+
+        The rows of a sequence-level module's :meth:`SequenceNet.features`
+        (the pooled recurrent output), computed as :meth:`predict_outputs`
+        computes the outputs (on the CPU by the float64 copy of the module).
+        A module with per-time-step outputs has no pooled features and
+        raises ``ValueError``.
+        """
+        self.check_is_fitted()
+        if getattr(self.module_, "per_step", False):
+            raise ValueError(
+                "the readout of per-time-step outputs reads every step: there "
+                "are no pooled features of a sequence"
+            )
+        with torch.inference_mode(False), torch.no_grad():
+            return self._predict_outputs(dataset, features=True)
+
+    def _predict_outputs(
+        self, dataset: SequenceDataset, features: bool = False
+    ) -> np.ndarray:
         module = self.module_
         dtype = next(module.parameters()).dtype
         device = next(module.parameters()).device
@@ -647,10 +667,12 @@ class SequenceNeuralNet(NeuralNet):
         T = int(dataset.X.shape[1])
         chunks = []
         for Xb, _ in self.get_iterator(dataset, training=False):
-            yp = module(
-                Xb["X"].to(device=device, dtype=dtype),
-                lengths=Xb["lengths"],
-            )
+            x = Xb["X"].to(device=device, dtype=dtype)
+            if features:
+                output, _ = module.recurrent(x, lengths=Xb["lengths"])
+                yp = module.features(output, Xb["lengths"])
+            else:
+                yp = module(x, lengths=Xb["lengths"])
             if yp.dim() == 3 and yp.shape[1] < T:
                 yp = F.pad(yp, (0, 0, 0, T - yp.shape[1]))
             chunks.append(yp.to(device="cpu", dtype=torch.float64))

@@ -741,6 +741,25 @@ class _BaseSequenceEstimator(
     # ------------------------------------------------------------ prediction
     def _predict_outputs(self, X) -> tuple[np.ndarray, Sequences]:
         """Raw readout outputs (float64) and the validated ``X``."""
+        outputs, seqs = self._network_rows(X, features=False)
+        restored = np.empty_like(outputs, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            restored[:] = self._unstandardized_outputs(outputs)
+        self._check_finite_outputs(restored, seqs)
+        return restored, seqs
+
+    def _readout_features(self, X) -> np.ndarray:
+        """What the readout reads (the pooled recurrent output) of every
+        sequence of ``X``, float64, in the order of ``X``
+        (:class:`~sklmn.estimators.ReadoutFeatures`)."""
+        features, seqs = self._network_rows(X, features=True)
+        self._check_finite_outputs(features, seqs)
+        return features
+
+    def _network_rows(self, X, *, features: bool) -> tuple[np.ndarray, Sequences]:
+        """The network's outputs (or, with ``features``, its readout's
+        inputs) of every sequence of ``X`` in the order of ``X``, and the
+        validated ``X``."""
         check_is_fitted(self)
         seqs = validate_sequences(self, X, reset=False, dtype=np.float32)
         model_seqs = self._standardized_inputs(seqs)
@@ -761,12 +780,11 @@ class _BaseSequenceEstimator(
         threads = _resolved_threads(
             n_threads, self.net_.module_, min(batch, len(dataset))
         )
+        predict = self.net_.predict_features if features else self.net_.predict_outputs
         with _torch_threads(threads, wait=not isinstance(n_threads, str)):
-            outputs = self.net_.predict_outputs(dataset)
-        restored = np.empty_like(outputs, dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            restored[order] = self._unstandardized_outputs(outputs)
-        self._check_finite_outputs(restored, seqs)
+            rows = predict(dataset)
+        restored = np.empty_like(rows, dtype=np.float64)
+        restored[order] = rows
         return restored, seqs
 
     def _check_finite_outputs(self, outputs: np.ndarray, seqs: Sequences) -> None:

@@ -78,8 +78,9 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     estimator : estimator instance
         An sklmn sequence classifier or regressor,
         :class:`sklmn.laes.LAESTransformer` or
-        :class:`sklmn.preprocessing.SequenceStandardScaler` or
-        :class:`sklmn.preprocessing.FlattenSequences`. Other estimators (among
+        :class:`sklmn.preprocessing.SequenceStandardScaler`,
+        :class:`sklmn.preprocessing.FlattenSequences` or
+        :class:`sklmn.estimators.ReadoutFeatures`. Other estimators (among
         them :class:`sklmn.preprocessing.SequenceReshaper`, which reads a
         plain 2-D table) get an empty dict.
 
@@ -107,6 +108,7 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     from sklearn.base import is_classifier
 
     from ..estimators._base import _BaseSequenceEstimator
+    from ..estimators._features import ReadoutFeatures
     from ..laes import LAESTransformer
     from ..preprocessing import FlattenSequences, SequenceStandardScaler
 
@@ -116,7 +118,8 @@ def expected_failed_checks(estimator) -> dict[str, str]:
             del checks["check_classifiers_train"]
         return checks
     if isinstance(
-        estimator, LAESTransformer | SequenceStandardScaler | FlattenSequences
+        estimator,
+        LAESTransformer | SequenceStandardScaler | FlattenSequences | ReadoutFeatures,
     ):
         return dict(_TRANSFORMER_CHECKS)
     return {}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.dummy import DummyRegressor
+from sklearn.ensemble import ExtraTreesClassifier
 from sklearn.linear_model import LogisticRegression, RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -85,6 +86,23 @@ def _est(cls_name: str, **params):
     factory.__qualname__ = (
         f"{cls_name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
     )
+    return factory
+
+
+def _readout_trees(cls_name: str):
+    """Factory of a tree ensemble on the readout's features of a default
+    ``sklmn.estimators.<cls_name>`` (:class:`~sklmn.estimators.ReadoutFeatures`)."""
+
+    def factory(seed: int, info: DatasetInfo):
+        from ... import estimators
+
+        network = getattr(estimators, cls_name)(random_state=seed)
+        return make_pipeline(
+            estimators.ReadoutFeatures(network),
+            ExtraTreesClassifier(n_estimators=500, random_state=seed),
+        )
+
+    factory.__qualname__ = f"ReadoutFeatures({cls_name}()) + ExtraTreesClassifier"
     return factory
 
 
@@ -198,6 +216,9 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     "lmn_laes_logistic": _lmn_variant(
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
     ),
+    # a tree ensemble on the pooled features of the default network
+    "lmn_trees": {"classification": _readout_trees("LMNClassifier")},
+    "mslmn_trees": {"classification": _readout_trees("MultiScaleLMNClassifier")},
     "lmn_laes_logistic_C0.1": _lmn_variant(
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
     ),
