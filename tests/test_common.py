@@ -72,8 +72,12 @@ ESTIMATORS = [
         for cell in ("elman", "lstm", "gru", "linear", "clockwork", "unrolled")
     ],
     SequenceStandardScaler(),
+    # the transformer's contract; the network inside is a small, seeded one
     ReadoutFeatures(
-        LMNClassifier(hidden_size=8, memory_size=8, random_state=0, **_FAST)
+        LMNClassifier(
+            hidden_size=4, memory_size=4, fine_tuning="smooth", random_state=0,
+            **_FAST,
+        )
     ),
     SequenceStandardScaler(with_mean=False),
     SequenceStandardScaler(with_std=False),

@@ -26,6 +26,8 @@ from sklmn.persistence import load, save
 from sklmn.utils.sequences import validate_sequences
 
 _FAST = dict(max_iter=3, early_stopping=False, random_state=0)
+#: the classifiers' projection steps are not what these tests are about
+_SMOOTH = dict(_FAST, fine_tuning="smooth")
 
 
 def _data(n=30, T=10, d=2, seed=0):
@@ -46,8 +48,8 @@ def _readout(est):
 @pytest.mark.parametrize(
     "network",
     [
-        LMNClassifier(hidden_size=5, memory_size=4, **_FAST),
-        MultiScaleLMNClassifier(hidden_size=6, memory_size=2, n_modules=2, **_FAST),
+        LMNClassifier(hidden_size=5, memory_size=4, **_SMOOTH),
+        MultiScaleLMNClassifier(hidden_size=6, memory_size=2, n_modules=2, **_SMOOTH),
         RNNClassifier(cell="gru", hidden_size=5, **_FAST),
     ],
     ids=["lmn", "mslmn", "gru"],
@@ -74,7 +76,7 @@ def test_the_last_step_pooling_against_the_recurrence_run_alone():
     X = [rng.randn(T, 2) for T in (7, 3, 9, 5, 4, 8) * 4]
     y = np.arange(len(X)) % 2
     features = ReadoutFeatures(
-        LMNClassifier(hidden_size=4, memory_size=3, pooling="last", **_FAST)
+        LMNClassifier(hidden_size=4, memory_size=3, pooling="last", **_SMOOTH)
     ).fit(X, y)
     est = features.estimator_
     recurrent = copy.deepcopy(est.net_.module_.recurrent).double()
@@ -91,7 +93,7 @@ def test_rows_follow_the_order_of_ragged_input():
     rng = np.random.RandomState(2)
     X = [rng.randn(T, 1) for T in (6, 2, 9, 4) * 6]
     y = np.arange(len(X)) % 2
-    features = ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_FAST))
+    features = ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_SMOOTH))
     F = features.fit(X, y).transform(X)
     one_by_one = np.vstack([features.transform([x]) for x in X])
     assert_allclose(F, one_by_one, rtol=1e-10, atol=1e-12)
@@ -110,7 +112,7 @@ def test_a_regressor_gives_its_readout_rows():
 def test_in_a_pipeline_and_a_grid_search():
     X, y = _data(n=40)
     model = make_pipeline(
-        ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_FAST)),
+        ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_SMOOTH)),
         ExtraTreesClassifier(n_estimators=20, random_state=0),
     )
     search = GridSearchCV(
@@ -145,7 +147,7 @@ def test_bad_settings_name_the_problem():
 def test_user_data_is_not_modified_and_a_failed_fit_keeps_the_fitted_state():
     X, y = _data()
     X_copy, y_copy = X.copy(), y.copy()
-    features = ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_FAST))
+    features = ReadoutFeatures(LMNClassifier(hidden_size=4, memory_size=3, **_SMOOTH))
     F = features.fit(X, y).transform(X)
     np.testing.assert_array_equal(X, X_copy)
     np.testing.assert_array_equal(y, y_copy)
@@ -159,7 +161,7 @@ def test_user_data_is_not_modified_and_a_failed_fit_keeps_the_fitted_state():
 def test_saved_and_loaded(tmp_path):
     X, y = _data()
     features = ReadoutFeatures(
-        MultiScaleLMNClassifier(hidden_size=6, memory_size=2, n_modules=2, **_FAST)
+        MultiScaleLMNClassifier(hidden_size=6, memory_size=2, n_modules=2, **_SMOOTH)
     ).fit(X, y)
     save(features, tmp_path / "features.sklmn")
     loaded = load(tmp_path / "features.sklmn")
