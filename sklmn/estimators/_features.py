@@ -36,7 +36,9 @@ class ReadoutFeatures(
     readout: the recurrent output pooled over the valid steps as the
     fitted network pools it (``pooling``: the last step, and the mean, the
     maximum and the minimum where chosen). The estimator's own prediction
-    is that readout applied to these rows.
+    is that readout applied to these rows (a regressor's output
+    unstandardized; with ``fine_tuning='residual'``, plus the frozen
+    start's output).
 
     The rows are a flat table, so any scikit-learn model can read the
     sequences through the network: a tree ensemble, for instance, reads
