@@ -167,3 +167,17 @@ def test_saved_and_loaded(tmp_path):
     loaded = load(tmp_path / "features.sklmn")
     assert_allclose(loaded.transform(X), features.transform(X), rtol=1e-6, atol=1e-7)
     assert clone(loaded).get_params()["estimator"].get_params()["memory_size"] == 2
+
+
+def test_fit_parameters_reach_the_network_and_pandas_output():
+    X, y = _data()
+    weight = np.linspace(0.5, 2.0, len(X))
+    network = LMNClassifier(hidden_size=4, memory_size=3, **_SMOOTH)
+    features = ReadoutFeatures(network).fit(X, y, sample_weight=weight)
+    direct = clone(network).fit(X, y, sample_weight=weight)
+    assert_allclose(
+        features.transform(X), direct._readout_features(X), rtol=1e-6, atol=1e-8
+    )
+    frame = features.set_output(transform="pandas").transform(X[:4])
+    assert list(frame.columns) == list(features.get_feature_names_out())
+    assert frame.shape == (4, features.transform(X).shape[1])
