@@ -644,6 +644,28 @@ class SequenceNeuralNet(NeuralNet):
         computes the outputs (on the CPU by the float64 copy of the module).
         A module with per-time-step outputs has no pooled features and
         raises ``ValueError``.
+
+        Parameters
+        ----------
+        dataset : SequenceDataset
+            The sequences, in the order of the rows returned.
+
+        Returns
+        -------
+        features : ndarray of shape (n_sequences, readout.in_features)
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceDataset, SequenceNet, make_sequence_net
+        >>> X = torch.randn(8, 5, 1)
+        >>> data = SequenceDataset(X, torch.full((8,), 5), torch.arange(8) % 2)
+        >>> net = make_sequence_net(
+        ...     SequenceNet(LMN(1, 3, 2), 2), problem="multiclass",
+        ...     per_step=False, lr=1e-3, max_epochs=1, batch_size=8).fit(data)
+        >>> net.predict_features(data).shape  # the memory at the last step
+        (8, 2)
         """
         self.check_is_fitted()
         if getattr(self.module_, "per_step", False):

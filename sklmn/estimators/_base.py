@@ -742,9 +742,10 @@ class _BaseSequenceEstimator(
     def _predict_outputs(self, X) -> tuple[np.ndarray, Sequences]:
         """Raw readout outputs (float64) and the validated ``X``."""
         outputs, seqs = self._network_rows(X, features=False)
-        restored = np.empty_like(outputs, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
-            restored[:] = self._unstandardized_outputs(outputs)
+            restored = np.asarray(
+                self._unstandardized_outputs(outputs), dtype=np.float64
+            )
         self._check_finite_outputs(restored, seqs)
         return restored, seqs
 

@@ -181,3 +181,12 @@ def test_fit_parameters_reach_the_network_and_pandas_output():
     frame = features.set_output(transform="pandas").transform(X[:4])
     assert list(frame.columns) == list(features.get_feature_names_out())
     assert frame.shape == (4, features.transform(X).shape[1])
+
+
+def test_per_step_networks_have_no_pooled_rows():
+    X, y = _data()
+    Y = np.repeat(y[:, None], X.shape[1], axis=1)
+    est = LMNClassifier(target="timestep", hidden_size=4, memory_size=3, **_FAST)
+    est.fit(X, Y)
+    with pytest.raises(ValueError, match="per-time-step"):
+        est._readout_features(X)
