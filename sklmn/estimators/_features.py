@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -90,8 +89,12 @@ class ReadoutFeatures(
     def __init__(self, estimator=None):
         self.estimator = estimator
 
+    def _estimator(self):
+        """``estimator``, or the default network when it is None."""
+        return LMNClassifier() if self.estimator is None else self.estimator
+
     def _checked_estimator(self):
-        est = LMNClassifier() if self.estimator is None else self.estimator
+        est = self._estimator()
         target = est.get_params(deep=False).get("target", "sequence")
         if target != "sequence":
             raise ValueError(
@@ -142,11 +145,11 @@ class ReadoutFeatures(
             float64 rows in the order of ``X``.
         """
         check_is_fitted(self)
-        return np.asarray(self.estimator_._readout_features(X), dtype=np.float64)
+        return self.estimator_._readout_features(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        est = LMNClassifier() if self.estimator is None else self.estimator
-        tags.input_tags.allow_nan = est.__sklearn_tags__().input_tags.allow_nan
+        allow_nan = self._estimator().__sklearn_tags__().input_tags.allow_nan
+        tags.input_tags.allow_nan = allow_nan
         return tags
