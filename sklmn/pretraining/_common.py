@@ -313,9 +313,23 @@ def readout_rows(
     return np.hstack(blocks)
 
 
-#: Folds and repeats of the cross-validation with which ``pooling='auto'``
-#: compares the two readouts of a classification start.
+#: Folds and (at most) repeats of the cross-validation with which
+#: ``pooling='auto'`` compares the readouts of a classification start.
 POOLING_CV_FOLDS, POOLING_CV_REPEATS = 5, 4
+#: The repeats stop once this many held-out rows are scored: every row is
+#: held out once per repeat, so up to 266 rows take all
+#: :data:`POOLING_CV_REPEATS` repeats and larger sets fewer (PLAID's 537
+#: sequences two; ``docs/training.md``).
+POOLING_CV_ROWS = 800
+
+
+def cv_repeats(n_rows: int) -> int:
+    """Repeats of the folds for ``n_rows`` rows: enough to score
+    :data:`POOLING_CV_ROWS` held-out rows, from 1 to
+    :data:`POOLING_CV_REPEATS`."""
+    return int(min(POOLING_CV_REPEATS, max(1, -(-POOLING_CV_ROWS // max(n_rows, 1)))))
+
+
 #: The cross-validation fits use Newton's method (Cholesky) up to this cost
 #: of a Newton step (rows x (features x outputs)^2), Newton-CG above.
 NEWTON_MAX_WORK = 1e8
@@ -323,8 +337,9 @@ NEWTON_MAX_WORK = 1e8
 
 def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
     """Mean held-out score (accuracy) of :func:`logistic_readout` over
-    repeated stratified folds of the rows (plain folds for multilabel rows);
-    NaN when a class has fewer than two rows."""
+    repeated stratified folds of the rows (plain folds for multilabel rows;
+    :func:`cv_repeats` repeats); NaN when a class has fewer than two
+    rows."""
     from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
     labels = targets.argmax(axis=1) if problem == "multiclass" else None
@@ -334,14 +349,14 @@ def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
             return float("nan")
         n_splits = min(POOLING_CV_FOLDS, smallest)
         splitter = RepeatedStratifiedKFold(
-            n_splits=n_splits, n_repeats=POOLING_CV_REPEATS, random_state=0
+            n_splits=n_splits, n_repeats=cv_repeats(len(targets)), random_state=0
         )
     else:
         if len(targets) < 2:
             return float("nan")
         n_splits = min(POOLING_CV_FOLDS, len(targets))
         splitter = RepeatedKFold(
-            n_splits=n_splits, n_repeats=POOLING_CV_REPEATS, random_state=0
+            n_splits=n_splits, n_repeats=cv_repeats(len(targets)), random_state=0
         )
     # Newton steps converge in a few iterations where L-BFGS takes thousands
     # on the nearly separable states of a few rows (ACSF1, 80 rows: 0.02 s
@@ -387,13 +402,13 @@ def choose_pooling_(
     for a network that has one, the scaled block of maxima and minima; one
     row per sequence); ``targets`` the :func:`readout_targets`. The readout
     of the start (``logistic``: :func:`logistic_readout` at ``C``, scored by
-    the mean accuracy over :data:`POOLING_CV_REPEATS` repeats of
-    :data:`POOLING_CV_FOLDS` stratified folds; otherwise the ridge readout
-    of :func:`ridge_gcv_readout`, scored by its leave-one-out R²) is
-    cross-validated on each nested feature set: the final states, with the
-    mean, with the mean and the extrema. Taken in that order, a larger set
-    replaces the current choice only when it scores more than ``1 / n``
-    (one of the ``n`` training sequences) above it. The scales of the blocks
+    the mean accuracy over :func:`cv_repeats` repeats (4 up to 266
+    sequences) of :data:`POOLING_CV_FOLDS` stratified folds; otherwise the
+    ridge readout of :func:`ridge_gcv_readout`, scored by its leave-one-out
+    R²) is cross-validated on each nested feature set: the final states,
+    with the mean, with the mean and the extrema. Taken in that order, a
+    larger set replaces the current choice only when it scores more than
+    ``1 / n`` (one of the ``n`` training sequences) above it. The scales of the blocks
     left out (``module.pool_scale``, ``module.extrema_scale``) are set to 0,
     so that the network computes what the chosen pooling computes, and
     those blocks of the returned rows are zeroed.

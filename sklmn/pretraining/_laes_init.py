@@ -250,9 +250,11 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         discards a start whose R² is not above 0.01.
     readout_cv_score_ : float or None
         How well the start predicts training sequences it was not fitted
-        on: the ``'logistic'`` readout's mean accuracy over 4 repeats of 5
-        stratified folds of the sequences (the readout refitted on the
-        others; the LAES, unsupervised, is fitted once on all), the
+        on: the ``'logistic'`` readout's mean accuracy over repeated 5
+        stratified folds of the sequences (4 repeats up to 266 sequences,
+        fewer above: enough to score 800 held-out sequences; the readout
+        refitted on the others; the LAES, unsupervised, is fitted once on
+        all), the
         ``'ridge'`` readout's ``readout_loo_r2_``; NaN when a class has
         fewer than two training sequences (no stratified folds); None for
         per-step targets of the logistic readout and for a fixed ridge
@@ -265,7 +267,8 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         states alone, on the final states with their mean over the valid
         steps, and on both with the states' maxima and minima over the
         valid steps, each cross-validated on the training sequences (the
-        logistic readout: accuracy over 4 repeats of 5 stratified folds;
+        logistic readout: accuracy over repeated 5 stratified folds, as
+        for ``readout_cv_score_``;
         the ridge readout: its leave-one-out R² at the penalty generalized
         cross-validation chooses). Taken in that order, a larger set
         replaces the current choice only when it scores more than ``1 / n``

@@ -45,10 +45,10 @@ def _fit(cls, X, y, **params):
         return cls(**{**settings, **params}).fit(X, y)
 
 
-def _cv_accuracy(features, labels, C=1.0):
+def _cv_accuracy(features, labels, C=1.0, n_repeats=4):
     """Independent reference: scikit-learn's cross_val_score of a logistic
     regression over the same repeated stratified folds."""
-    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=4, random_state=0)
+    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=n_repeats, random_state=0)
     model = LogisticRegression(C=C, max_iter=5000, solver="newton-cholesky")
     return cross_val_score(model, features, labels, cv=cv).mean()
 
@@ -458,6 +458,28 @@ def test_choose_pooling_weights_the_fold_fits():
             model.fit(rows_[train], labels[train], sample_weight=weight[train])
             accuracies.append(model.score(rows_[test], labels[test]))
         assert scores[name] == pytest.approx(np.mean(accuracies), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "n, n_repeats", [(266, 4), (267, 3), (399, 3), (400, 2), (799, 2), (800, 1)]
+)
+def test_larger_sets_take_fewer_repeats_of_the_folds(n, n_repeats):
+    """Enough repeats of the 5 folds to score 800 held-out rows, at most 4:
+    the scores are scikit-learn's over that many repeats, not 4."""
+    rng = np.random.RandomState(1)
+    last, mean = rng.randn(n, 2), rng.randn(n, 2)
+    labels = (last[:, 0] + 0.5 * mean[:, 0] + rng.randn(n) > 0).astype(int)
+    features = np.hstack([last, mean])
+    _, scores, _ = choose_pooling_(
+        _Pooled(), features, np.eye(2)[labels], "multiclass", logistic=True, C=1.0
+    )
+    assert scores["last+mean"] == pytest.approx(
+        _cv_accuracy(features, labels, n_repeats=n_repeats), abs=1e-9
+    )
+    if n_repeats < 4:
+        assert scores["last+mean"] != pytest.approx(
+            _cv_accuracy(features, labels, n_repeats=n_repeats + 1), abs=1e-9
+        )
 
 
 def test_c_candidates_are_scored_by_cross_validation_and_taken_by_margin():
