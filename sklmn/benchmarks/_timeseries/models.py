@@ -15,8 +15,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import ExtraTreesClassifier
 from sklearn.linear_model import LogisticRegression, RidgeCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import SplineTransformer, StandardScaler
 
 from ...pretraining import IncrementalTraining, ProjectionFineTuning
 from .datasets import LAES_COMPONENTS, DatasetInfo
@@ -103,6 +104,34 @@ def _readout_trees(cls_name: str):
         )
 
     factory.__qualname__ = f"ReadoutFeatures({cls_name}()) + ExtraTreesClassifier"
+    return factory
+
+
+def _readout_splines(cls_name: str):
+    """Factory of a logistic readout of the readout's features of a default
+    ``sklmn.estimators.<cls_name>``, each feature through its piecewise-linear
+    spline basis (knots at quantiles) or standardized, the basis and the
+    penalty chosen by 5-fold cross-validation on the training sequences."""
+
+    def factory(seed: int, info: DatasetInfo):
+        from ... import estimators
+
+        network = getattr(estimators, cls_name)(random_state=seed)
+        splines = SplineTransformer(n_knots=9, degree=1, knots="quantile")
+        readout = Pipeline(
+            [("basis", splines), ("logistic", LogisticRegression(max_iter=3000))]
+        )
+        grid = {
+            "basis": [splines, StandardScaler()],
+            "logistic__C": [0.01, 0.1, 1.0, 10.0],
+        }
+        return make_pipeline(
+            estimators.ReadoutFeatures(network), GridSearchCV(readout, grid)
+        )
+
+    factory.__qualname__ = (
+        f"ReadoutFeatures({cls_name}()) + splines or standardized, logistic"
+    )
     return factory
 
 
@@ -219,6 +248,11 @@ VARIANTS: dict[str, dict[str, Callable]] = {
     # a tree ensemble on the pooled features of the default network
     "lmn_trees": {"classification": _readout_trees("LMNClassifier")},
     "mslmn_trees": {"classification": _readout_trees("MultiScaleLMNClassifier")},
+    # a logistic readout of the same features' splines, chosen by cross-validation
+    "lmn_splines": {"classification": _readout_splines("LMNClassifier")},
+    "mslmn_splines": {
+        "classification": _readout_splines("MultiScaleLMNClassifier")
+    },
     "lmn_laes_logistic_C0.1": _lmn_variant(
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
     ),
