@@ -408,10 +408,11 @@ def choose_pooling_(
     R²) is cross-validated on each nested feature set: the final states,
     with the mean, with the mean and the extrema. Taken in that order, a
     larger set replaces the current choice only when it scores more than
-    ``1 / n`` (one of the ``n`` training sequences) above it. The scales of the blocks
-    left out (``module.pool_scale``, ``module.extrema_scale``) are set to 0,
-    so that the network computes what the chosen pooling computes, and
-    those blocks of the returned rows are zeroed.
+    ``1 / n`` (one of the ``n`` training sequences) above it. The scales
+    of the blocks left out (``module.pool_scale``,
+    ``module.extrema_scale``) are set to 0, so that the network computes
+    what the chosen pooling computes, and those blocks of the returned rows
+    are zeroed.
 
     Returns
     -------

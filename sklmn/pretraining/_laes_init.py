@@ -254,11 +254,10 @@ class LAESInitializer(_DocLinkMixin, BaseEstimator):
         stratified folds of the sequences (4 repeats up to 266 sequences,
         fewer above: enough to score 800 held-out sequences; the readout
         refitted on the others; the LAES, unsupervised, is fitted once on
-        all), the
-        ``'ridge'`` readout's ``readout_loo_r2_``; NaN when a class has
-        fewer than two training sequences (no stratified folds); None for
-        per-step targets of the logistic readout and for a fixed ridge
-        penalty. The LMN estimators' ``pretrained_alpha='auto'`` anchors
+        all), the ``'ridge'`` readout's ``readout_loo_r2_``; NaN when a
+        class has fewer than two training sequences (no stratified folds);
+        None for per-step targets of the logistic readout and for a fixed
+        ridge penalty. The LMN estimators' ``pretrained_alpha='auto'`` anchors
         fine-tuning to a start whose score is at least 0.9.
     pooling_ : {'last', 'last+mean', 'last+mean+max'}
         What the network's readout reads (its ``pooling``). A network built
