@@ -90,49 +90,39 @@ def _est(cls_name: str, **params):
     return factory
 
 
-def _readout_trees(cls_name: str):
-    """Factory of a tree ensemble on the readout's features of a default
-    ``sklmn.estimators.<cls_name>`` (:class:`~sklmn.estimators.ReadoutFeatures`)."""
+def _on_readout(cls_name: str, model: Callable, label: str):
+    """Factory of ``model(seed)`` fitted on the readout's features of a
+    default ``sklmn.estimators.<cls_name>``
+    (:class:`~sklmn.estimators.ReadoutFeatures`), labelled ``label``."""
 
     def factory(seed: int, info: DatasetInfo):
         from ... import estimators
 
         network = getattr(estimators, cls_name)(random_state=seed)
-        return make_pipeline(
-            estimators.ReadoutFeatures(network),
-            ExtraTreesClassifier(n_estimators=500, random_state=seed),
-        )
+        return make_pipeline(estimators.ReadoutFeatures(network), model(seed))
 
-    factory.__qualname__ = f"ReadoutFeatures({cls_name}()) + ExtraTreesClassifier"
+    factory.__qualname__ = f"ReadoutFeatures({cls_name}()) + {label}"
     return factory
 
 
-def _readout_splines(cls_name: str):
-    """Factory of a logistic readout of the readout's features of a default
-    ``sklmn.estimators.<cls_name>``, each feature through its piecewise-linear
-    spline basis (knots at quantiles) or standardized, the basis and the
+def _trees(seed: int):
+    """A seeded tree ensemble."""
+    return ExtraTreesClassifier(n_estimators=500, random_state=seed)
+
+
+def _splines_or_standardized(seed: int):
+    """A logistic readout of each feature's piecewise-linear spline basis
+    (knots at quantiles) or of the standardized features, the basis and the
     penalty chosen by 5-fold cross-validation on the training sequences."""
-
-    def factory(seed: int, info: DatasetInfo):
-        from ... import estimators
-
-        network = getattr(estimators, cls_name)(random_state=seed)
-        splines = SplineTransformer(n_knots=9, degree=1, knots="quantile")
-        readout = Pipeline(
-            [("basis", splines), ("logistic", LogisticRegression(max_iter=3000))]
-        )
-        grid = {
-            "basis": [splines, StandardScaler()],
-            "logistic__C": [0.01, 0.1, 1.0, 10.0],
-        }
-        return make_pipeline(
-            estimators.ReadoutFeatures(network), GridSearchCV(readout, grid)
-        )
-
-    factory.__qualname__ = (
-        f"ReadoutFeatures({cls_name}()) + splines or standardized, logistic"
+    splines = SplineTransformer(n_knots=9, degree=1, knots="quantile")
+    readout = Pipeline(
+        [("basis", splines), ("logistic", LogisticRegression(max_iter=3000))]
     )
-    return factory
+    grid = {"basis": [splines, StandardScaler()], "logistic__C": [0.01, 0.1, 1.0, 10.0]}
+    return GridSearchCV(readout, grid)
+
+
+_SPLINES = "splines or standardized, logistic"
 
 
 def _ridge(seed: int, info: DatasetInfo):
@@ -246,12 +236,24 @@ VARIANTS: dict[str, dict[str, Callable]] = {
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto"})
     ),
     # a tree ensemble on the pooled features of the default network
-    "lmn_trees": {"classification": _readout_trees("LMNClassifier")},
-    "mslmn_trees": {"classification": _readout_trees("MultiScaleLMNClassifier")},
+    "lmn_trees": {
+        "classification": _on_readout("LMNClassifier", _trees, "ExtraTreesClassifier")
+    },
+    "mslmn_trees": {
+        "classification": _on_readout(
+            "MultiScaleLMNClassifier", _trees, "ExtraTreesClassifier"
+        )
+    },
     # a logistic readout of the same features' splines, chosen by cross-validation
-    "lmn_splines": {"classification": _readout_splines("LMNClassifier")},
+    "lmn_splines": {
+        "classification": _on_readout(
+            "LMNClassifier", _splines_or_standardized, _SPLINES
+        )
+    },
     "mslmn_splines": {
-        "classification": _readout_splines("MultiScaleLMNClassifier")
+        "classification": _on_readout(
+            "MultiScaleLMNClassifier", _splines_or_standardized, _SPLINES
+        )
     },
     "lmn_laes_logistic_C0.1": _lmn_variant(
         pretrainer=("LAESInitializer", {"alpha": 0.1, "readout": "auto", "C": 0.1})
