@@ -10,6 +10,7 @@ from torch import Tensor, nn
 
 from ..nn._base import forward_with_penalty, legacy_penalty
 from ..nn._padding import gather_last, mask_from_lengths, zero_padded
+from ._splines import SplineReadout
 
 __all__ = ["POOLINGS", "POOLING_WIDTHS", "SequenceNet", "extrema_valid", "mean_valid"]
 
@@ -184,6 +185,7 @@ class SequenceNet(nn.Module):
             # networks saved before: theirs read the module's own)
             self.register_buffer("extrema_turn", torch.tensor(1.0))
         self.start = None
+        self.splines = None
 
     def attach_start_(self, start: SequenceNet) -> None:
         """Add the outputs of ``start``, frozen, to this network's outputs.
@@ -224,6 +226,50 @@ class SequenceNet(nn.Module):
         start.requires_grad_(False)
         self.start = start
         start.train(False)
+
+    def attach_splines_(self, splines: SplineReadout) -> None:
+        """Add a readout of the pooled features' splines to the linear one.
+
+        The outputs become ``readout(z) + splines(z)`` for the pooled
+        features ``z`` (:meth:`features`); ``splines`` becomes the submodule
+        ``splines`` and trains with the network. For sequence-level targets.
+        The classifiers' projection fine-tuning attaches one when it
+        predicts better (``docs/memory.md``, "The spline readout").
+
+        Parameters
+        ----------
+        splines : SplineReadout
+            Its knots must have one row per feature and its outputs the
+            readout's.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklmn.nn import LMN
+        >>> from sklmn.training import SequenceNet
+        >>> from sklmn._training._splines import SplineReadout
+        >>> net = SequenceNet(LMN(2, 3, 3), 2)
+        >>> x = torch.randn(4, 5, 2)
+        >>> before = net(x)
+        >>> net.attach_splines_(SplineReadout(torch.zeros(3, 4), 2))
+        >>> torch.allclose(net(x), before)  # zero weights add nothing
+        True
+        """
+        if not isinstance(splines, SplineReadout):
+            raise TypeError(
+                f"splines must be a SplineReadout, got {type(splines).__name__}"
+            )
+        if self.per_step:
+            raise ValueError("a per-step readout has no pooled features to split")
+        d, n_out = self.readout.in_features, self.readout.out_features
+        if splines.knots.shape[0] != d or splines.weight.shape[0] != n_out:
+            raise ValueError(
+                f"splines must read {d} features into {n_out} outputs, got "
+                f"{splines.knots.shape[0]} features and {splines.weight.shape[0]} "
+                "outputs"
+            )
+        device, dtype = self.readout.weight.device, self.readout.weight.dtype
+        self.splines = splines.to(device=device, dtype=dtype)
 
     def train(self, mode: bool = True) -> SequenceNet:
         """Set the training mode (:meth:`torch.nn.Module.train`); a frozen
@@ -327,8 +373,10 @@ class SequenceNet(nn.Module):
         of extrema here, so that the saved weights fit it. Networks saved
         before the extrema were read in the start's coordinates (no
         ``extrema_turn``) keep reading them in the module's own
-        (:meth:`extrema_basis`). A frozen start (``start``) is matched the
-        same way. Other layouts are left as they are.
+        (:meth:`extrema_basis`). A network saved with a spline readout
+        (:meth:`attach_splines_`) gets one of the saved shapes. A frozen
+        start (``start``) is matched the same way. Other layouts are left as
+        they are.
 
         Parameters
         ----------
@@ -372,6 +420,17 @@ class SequenceNet(nn.Module):
             and prefix + "readout.weight" in state_dict
         ):
             del self.extrema_turn  # saved before: the module's coordinates
+        knots = state_dict.get(prefix + "splines.knots")
+        weight = state_dict.get(prefix + "splines.weight")
+        if (
+            getattr(self, "splines", None) is None
+            and knots is not None
+            and weight is not None
+        ):  # a spline readout saved with the weights: built to load them
+            self.attach_splines_(SplineReadout(
+                knots.detach().cpu().double().numpy(), weight.shape[0],
+                weight=weight.detach().cpu().double().numpy(),
+            ))
         start = getattr(self, "start", None)
         if start is not None:
             start.match_saved_layout_(state_dict, prefix + "start.")
@@ -482,6 +541,9 @@ class SequenceNet(nn.Module):
         if not self.per_step:
             output = self.features(output, lengths)
         outputs = self.readout(output)
+        splines = getattr(self, "splines", None)  # models saved before: none
+        if splines is not None:
+            outputs = outputs + splines(output)
         start = getattr(self, "start", None)  # models saved before: none
         if start is not None:
             with torch.no_grad():

@@ -30,13 +30,23 @@ from torch.utils.data import Subset
 
 from ..nn._checks import check_positive_int
 from ._smooth import _mode_gains, normalize_mode_inputs_
+from ._splines import SplineReadout, hat_basis, quantile_knots, ramp_weights
 
-__all__ = ["VariableProjection", "choose_copy", "ridge_held_out_error"]
+__all__ = [
+    "VariableProjection",
+    "choose_copy",
+    "choose_splines",
+    "ridge_held_out_error",
+    "write_splines_",
+]
 
 #: ridge penalties the start's features choose from (the objective's) and
 #: the ``C`` of the refitted logistic readouts (chosen by cross-validation)
 _ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 _CS = (0.01, 0.1, 1.0, 10.0)
+#: knots per feature of the spline readout (``docs/memory.md``, "A
+#: per-feature readout": nine quantile knots recover the trees' PLAID gain)
+_N_KNOTS = 9
 #: fold draws that score each ridge penalty at the start
 _ALPHA_DRAWS = 5
 #: the fraction of the sequences held out to choose the steps
@@ -212,6 +222,115 @@ def _accuracy(pred, labels, weight) -> float:
     return float(np.average(pred == labels, weights=weight))
 
 
+def _fit_logistic(Z, labels, weight, C) -> LogisticRegression:
+    return LogisticRegression(C=C, max_iter=3000).fit(Z, labels, sample_weight=weight)
+
+
+def _best_C(Z, labels, weight) -> tuple[float, float]:
+    """The best mean accuracy (weighted) of a logistic readout of ``Z`` over
+    stratified folds (5, fewer when a class has fewer rows; not shuffled)
+    among the ``C`` of :data:`_CS`, and its ``C`` (the first best; ``-inf``
+    and 1.0 when a class has a single row)."""
+    counts = np.bincount(labels)
+    k = int(min(5, counts[counts > 0].min()))
+    best, chosen = -np.inf, 1.0
+    if k < 2:
+        return best, chosen
+    splits = list(StratifiedKFold(k).split(Z, labels))
+    for C in _CS:
+        scores = []
+        for a, b in splits:
+            model = _fit_logistic(
+                Z[a], labels[a], None if weight is None else weight[a], C
+            )
+            scores.append(_accuracy(
+                model.predict(Z[b]), labels[b], None if weight is None else weight[b]
+            ))
+        if np.mean(scores) > best + 1e-9:
+            best, chosen = float(np.mean(scores)), C
+    return best, chosen
+
+
+def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
+    """Cross-validate a logistic readout of the spline basis of the features
+    ``F`` against one of the standardized features.
+
+    Each readout takes the ``C`` of :data:`_CS` with the best mean accuracy
+    over stratified folds (5, fewer when a class has fewer rows; the same
+    folds for both); the splines are the hats (:func:`hat_basis`) of each
+    feature at its ``n_knots`` quantiles. They are chosen when their best
+    score is above the standardized readout's.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, d)
+        The pooled features of the training sequences.
+    labels : ndarray of shape (n,)
+        Class indices.
+    weight : ndarray of shape (n,) or None, default=None
+        Sequence weights (the fits and the scores).
+    n_knots : int, default=9
+        Knots per feature.
+
+    Returns
+    -------
+    choice : dict
+        ``'splines'`` (bool), ``'scores'`` (the best mean accuracy of the
+        ``'linear'`` and ``'splines'`` readouts), and with splines chosen
+        ``'knots'`` (d, n_knots), ``'C'`` and ``'model'`` (the
+        ``LogisticRegression`` fitted on the hats of all rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> F = rng.randn(60, 2)
+    >>> labels = (np.abs(F[:, 0]) > 0.7).astype(int)  # no linear boundary
+    >>> choice = choose_splines(F, labels)
+    >>> choice["splines"], choice["scores"]["splines"] > choice["scores"]["linear"]
+    (True, True)
+    """
+    F = np.asarray(F, dtype=np.float64)
+    Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+    linear, _ = _best_C(Z, labels, weight)
+    knots = quantile_knots(F, n_knots)
+    H = hat_basis(F, knots)
+    splines, C = _best_C(H, labels, weight)
+    choice = {
+        "splines": bool(splines > linear + 1e-9),
+        "scores": {"linear": float(linear), "splines": float(splines)},
+    }
+    if choice["splines"]:
+        choice.update(knots=knots, C=C, model=_fit_logistic(H, labels, weight, C))
+    return choice
+
+
+def _logits(model: LogisticRegression) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients and intercepts of the logits of every class (for two
+    classes, ``(0, w z + b)``: the same probabilities as the sigmoid)."""
+    coef, intercept = model.coef_, model.intercept_
+    if coef.shape[0] == 1:
+        coef = np.vstack([np.zeros_like(coef), coef])
+        intercept = np.concatenate([[0.0], intercept])
+    return coef, intercept
+
+
+@torch.no_grad()
+def write_splines_(module, choice: dict) -> None:
+    """Make the logistic readout of the spline basis in ``choice``
+    (:func:`choose_splines`) the network's: its linear readout's weights
+    set to zero, its bias and a :class:`SplineReadout` to the logits."""
+    coef, intercept = _logits(choice["model"])
+    d = choice["knots"].shape[0]
+    weight, bias = ramp_weights(coef, intercept, d)
+    readout = module.readout
+    readout.weight.zero_()
+    readout.bias.copy_(torch.as_tensor(bias, dtype=readout.bias.dtype))
+    module.attach_splines_(
+        SplineReadout(choice["knots"], readout.out_features, weight=weight)
+    )
+
+
 class _Readout:
     """A logistic readout of standardized features, ``C`` chosen by
     stratified cross-validation (weighted accuracy)."""
@@ -219,30 +338,8 @@ class _Readout:
     def __init__(self, F, labels, weight):
         self.mean, self.std = F.mean(0), F.std(0) + 1e-6
         Z = (F - self.mean) / self.std
-        counts = np.bincount(labels)
-        k = int(min(5, counts[counts > 0].min()))
-        chosen = 1.0
-        if k >= 2:
-            best = -np.inf
-            for C in _CS:
-                scores = []
-                for a, b in StratifiedKFold(k).split(Z, labels):
-                    model = self._fit(Z[a], labels[a], None if weight is None
-                                      else weight[a], C)
-                    scores.append(_accuracy(
-                        model.predict(Z[b]), labels[b],
-                        None if weight is None else weight[b],
-                    ))
-                if np.mean(scores) > best + 1e-9:
-                    best, chosen = float(np.mean(scores)), C
-        self.C = chosen
-        self.model = self._fit(Z, labels, weight, chosen)
-
-    @staticmethod
-    def _fit(Z, labels, weight, C):
-        return LogisticRegression(C=C, max_iter=3000).fit(
-            Z, labels, sample_weight=weight
-        )
+        self.score, self.C = _best_C(Z, labels, weight)
+        self.model = _fit_logistic(Z, labels, weight, self.C)
 
     def predict(self, F) -> np.ndarray:
         return self.model.predict((F - self.mean) / self.std)
@@ -251,10 +348,7 @@ class _Readout:
     def write_(self, readout: torch.nn.Linear) -> None:
         """Write the readout into the linear ``readout`` (logits over the
         ``readout.out_features`` classes; the standardization folded in)."""
-        coef, intercept = self.model.coef_, self.model.intercept_
-        if coef.shape[0] == 1:  # two classes: the logit of the second
-            coef = np.vstack([np.zeros_like(coef), coef])
-            intercept = np.concatenate([[0.0], intercept])
+        coef, intercept = _logits(self.model)
         weight = coef / self.std
         bias = intercept - weight @ self.mean
         readout.weight.copy_(torch.as_tensor(weight, dtype=readout.weight.dtype))
@@ -309,6 +403,12 @@ class VariableProjection(Callback):
         has seen the held-out quarter).
     random_state : int or None, default=None
         Seed of the held-out quarter and of the folds.
+    splines : bool, default=False
+        After the steps, cross-validate a logistic readout of each pooled
+        feature's piecewise-linear splines against one of the standardized
+        features (:func:`choose_splines`), and attach it to the network
+        (:meth:`~sklmn.training.SequenceNet.attach_splines_`) when it scores
+        better; the linear readout is then set to zero.
 
     ``dataset`` and ``guard_start`` are released (set to None) once the
     projection has run, so that the fitted net keeps neither.
@@ -332,6 +432,11 @@ class VariableProjection(Callback):
     C_ : float or None
         The ``C`` of the logistic readout written into the network's readout
         (None when none is kept).
+    splines_ : bool
+        Whether a spline readout was attached.
+    splines_scores_ : dict
+        The cross-validated accuracies of the ``'linear'`` and
+        ``'splines'`` readouts (empty when none was compared).
 
     Examples
     --------
@@ -361,7 +466,9 @@ class VariableProjection(Callback):
         dataset=None,
         guard_start=None,
         random_state=None,
+        splines=False,
     ):
+        self.splines = splines
         self.steps = steps
         self.every = every
         self.lr = lr
@@ -374,6 +481,8 @@ class VariableProjection(Callback):
         check_positive_int("steps", self.steps)
         check_positive_int("every", self.every)
         check_positive_int("folds", self.folds)
+        if not isinstance(self.splines, bool | np.bool_):
+            raise ValueError(f"splines must be a bool, got {self.splines!r}")
         if self.folds < 2:
             raise ValueError(f"folds must be at least 2, got {self.folds}")
         if not (isinstance(self.lr, int | float) and np.isfinite(self.lr)
@@ -439,9 +548,30 @@ class VariableProjection(Callback):
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         try:
             self._project(net, X)
+            self.splines_, self.splines_scores_ = False, {}
+            if self.splines:
+                self._attach_splines(net, X)
         finally:
             # the data and the guard's start are not kept with the net
             self.dataset = self.guard_start = None
+
+    def _attach_splines(self, net, X) -> None:
+        """Cross-validate the spline readout against the linear one on the
+        network's features (:func:`choose_splines`) and attach it when it
+        is better (the optimizer then rebuilt over its weights)."""
+        module = net.module_
+        dataset = X if self.dataset is None else self.dataset
+        batches = _batches(net, [dataset])
+        labels, weights = _labels_weights(batches)
+        counts = np.bincount(labels, minlength=module.readout.out_features)
+        if counts.size != module.readout.out_features or counts.min() < 2:
+            return  # a class too small for two folds
+        choice = choose_splines(self._features(module, batches), labels, weights)
+        self.splines_scores_ = choice["scores"]
+        if choice["splines"]:
+            write_splines_(module, choice)
+            self.splines_ = True
+            net.initialize_optimizer()
 
     def _project(self, net, X) -> None:
         self._check_params()

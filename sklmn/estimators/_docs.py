@@ -277,6 +277,10 @@ START_ATTRIBUTES_DOC = """\
         The projection steps the last new model kept
         (``fine_tuning_='projection'``; 0: the start), None for the other
         fine-tunings.
+    projection_splines_ : bool or None
+        Whether the projection of the last new model gave the network a
+        spline readout (``fine_tuning_='projection'``), None for the other
+        fine-tunings.
     memory_ring_ : list of float or None
         The ring ``[r_min, r_max, max_angle]`` the last ``fit`` drew the
         Schur memory's start on (``memory_ring``, resolved); None for the

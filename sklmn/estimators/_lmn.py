@@ -113,13 +113,17 @@ ProjectionFineTuning, default='auto'
         (up to 100) chosen on a quarter of the start's sequences held out
         from a second start fitted on the other three quarters, the start
         kept when no copy predicts them better by more than one sequence;
-        the steps kept are ``projection_steps_``. A
+        the steps kept are ``projection_steps_``. Then a readout of each
+        pooled feature's piecewise-linear splines is cross-validated on the
+        training sequences against the linear one and becomes part of the
+        network when it is better (``projection_splines_``). A
         :class:`~sklmn.pretraining.ProjectionFineTuning` is
-        ``'projection'`` with its settings (steps, learning rate, folds), a
+        ``'projection'`` with its settings (steps, learning rate, folds,
+        splines), a
         parameter ``GridSearchCV`` can tune (``fine_tuning__steps``). A
         multilabel target trains as ``'smooth'``; a regressor or per-step
         targets are an error. See ``docs/memory.md``, "Variable
-        projection".
+        projection" and "The spline readout".
         ``'residual'``: the pretrained network
         is kept frozen and a second network of the same architecture,
         trained from the random start (as with ``pretrainer=None``: the
@@ -677,6 +681,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         "memory_ring_": "list?",
         "feedback_": "str",
         "projection_steps_": "int?",
+        "projection_splines_": "bool?",
     }
 
     #: models saved before ``feedback`` existed trained their feedback
@@ -690,6 +695,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
                 raise ValueError(f"memory_ring: {error}") from None
         self.fine_tuning_ = resolve_fine_tuning(self, n_samples, context)
         self.projection_steps_ = None  # set by a projection (_record_fit)
+        self.projection_splines_ = None
         self.memory_matrix_ = resolve_memory_matrix(self, self.fine_tuning_)
         self.feedback_ = resolve_feedback(
             self, self.memory_matrix_, self.fine_tuning_
@@ -812,6 +818,7 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         projection = dict(net.callbacks_).get("projection")
         if isinstance(projection, VariableProjection):
             self.projection_steps_ = int(projection.steps_)
+            self.projection_splines_ = bool(projection.splines_)
 
     def _projection(self, context) -> VariableProjection:
         """The projection steps of ``fine_tuning='projection'``: on the

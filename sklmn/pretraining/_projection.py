@@ -50,6 +50,14 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
     folds : int, default=5
         Folds of the ridge objective, drawn anew at every step (fewer when
         a class has fewer sequences; at least 2).
+    splines : bool, default=True
+        After the steps, give the network a readout of each pooled
+        feature's piecewise-linear splines (knots at nine quantiles of the
+        training sequences' features) when a logistic readout of them
+        cross-validates better on the training sequences than one of the
+        standardized features; the fitted estimator's
+        ``projection_splines_`` says whether it did. False: the linear
+        readout only. See ``docs/memory.md``, "The spline readout".
 
     See Also
     --------
@@ -76,13 +84,15 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         "every": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "folds": [Interval(Integral, 2, None, closed="left")],
+        "splines": ["boolean"],
     }
 
-    def __init__(self, steps=100, every=20, lr=1e-3, folds=5):
+    def __init__(self, steps=100, every=20, lr=1e-3, folds=5, splines=True):
         self.steps = steps
         self.every = every
         self.lr = lr
         self.folds = folds
+        self.splines = splines
 
     def validate(self) -> None:
         """Check the settings; a bad one raises an error that names it.
@@ -136,4 +146,5 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
             dataset=dataset,
             guard_start=guard_start,
             random_state=random_state,
+            splines=bool(self.splines),
         )
