@@ -429,7 +429,7 @@ class SequenceNet(nn.Module):
         ):  # a spline readout saved with the weights: built to load them
             self.attach_splines_(SplineReadout(
                 knots.detach().cpu().double().numpy(), weight.shape[0],
-                weight=weight.detach().cpu().double().numpy(),
+                weight=weight.detach().cpu().double().numpy(), dtype=weight.dtype,
             ))
         start = getattr(self, "start", None)
         if start is not None:

@@ -47,6 +47,9 @@ _CS = (0.01, 0.1, 1.0, 10.0)
 #: knots per feature of the spline readout (``docs/memory.md``, "A
 #: per-feature readout": nine quantile knots recover the trees' PLAID gain)
 _N_KNOTS = 9
+#: how many more training sequences the splines' cross-validation must get
+#: right than the linear readout's (more than this many)
+_SPLINE_MARGIN = 2
 #: fold draws that score each ridge penalty at the start
 _ALPHA_DRAWS = 5
 #: the fraction of the sequences held out to choose the steps
@@ -259,7 +262,10 @@ def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     over stratified folds (5, fewer when a class has fewer rows; the same
     folds for both); the splines are the hats (:func:`hat_basis`) of each
     feature at its ``n_knots`` quantiles. They are chosen when their best
-    score is above the standardized readout's.
+    score is above the standardized readout's by more than two training
+    sequences' worth (``2 / n``): on a few dozen sequences a difference of
+    one or two is the folds' noise (``docs/memory.md``, "The spline
+    readout").
 
     Parameters
     ----------
@@ -297,7 +303,7 @@ def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     H = hat_basis(F, knots)
     splines, C = _best_C(H, labels, weight)
     choice = {
-        "splines": bool(splines > linear + 1e-9),
+        "splines": bool(splines > linear + _SPLINE_MARGIN / len(labels) + 1e-9),
         "scores": {"linear": float(linear), "splines": float(splines)},
     }
     if choice["splines"]:
@@ -327,7 +333,10 @@ def write_splines_(module, choice: dict) -> None:
     readout.weight.zero_()
     readout.bias.copy_(torch.as_tensor(bias, dtype=readout.bias.dtype))
     module.attach_splines_(
-        SplineReadout(choice["knots"], readout.out_features, weight=weight)
+        SplineReadout(
+            choice["knots"], readout.out_features, weight=weight,
+            dtype=readout.weight.dtype,
+        )
     )
 
 

@@ -151,6 +151,8 @@ class SplineReadout(nn.Module):
         Number of outputs.
     weight : array-like of shape (n_outputs, d, K - 1) or None, default=None
         The ramps' weights; None: zeros (the layer adds nothing).
+    dtype : torch.dtype or None, default=None
+        Of the knots and the weights; None: torch's default.
 
     Examples
     --------
@@ -160,7 +162,7 @@ class SplineReadout(nn.Module):
     [1.0, 1.5, 1.0]
     """
 
-    def __init__(self, knots, n_outputs: int, weight=None):
+    def __init__(self, knots, n_outputs: int, weight=None, dtype=None):
         super().__init__()
         knots = torch.as_tensor(np.asarray(knots, dtype=np.float64))
         if knots.ndim != 2 or knots.shape[1] < 2:
@@ -174,10 +176,11 @@ class SplineReadout(nn.Module):
             raise ValueError("knots must be finite and non-decreasing in every row")
         d, k = knots.shape
         shape = (int(n_outputs), d, k - 1)
-        self.register_buffer("knots", knots.float())
+        dtype = torch.get_default_dtype() if dtype is None else dtype
+        self.register_buffer("knots", knots.to(dtype))
         if weight is None:
             weight = torch.zeros(shape)
-        weight = torch.as_tensor(np.asarray(weight, dtype=np.float64)).float()
+        weight = torch.as_tensor(np.asarray(weight, dtype=np.float64)).to(dtype)
         if tuple(weight.shape) != shape:
             raise ValueError(
                 f"weight must have shape {shape}, got {tuple(weight.shape)}"

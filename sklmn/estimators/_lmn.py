@@ -116,7 +116,8 @@ ProjectionFineTuning, default='auto'
         the steps kept are ``projection_steps_``. Then a readout of each
         pooled feature's piecewise-linear splines is cross-validated on the
         training sequences against the linear one and becomes part of the
-        network when it is better (``projection_splines_``). A
+        network when it gets more than two more of them right
+        (``projection_splines_``). A
         :class:`~sklmn.pretraining.ProjectionFineTuning` is
         ``'projection'`` with its settings (steps, learning rate, folds,
         splines), a

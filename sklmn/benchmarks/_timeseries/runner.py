@@ -120,6 +120,7 @@ def _fit_one(
         "start_score": None,
         "radii": None,
         "input_expansion": None,
+        "splines": None,
         "recovered": None,
         "n_train": None,
         "n_test": None,
@@ -183,6 +184,8 @@ def _fit_one(
         record["recovered"] = bool(getattr(final, "diverged_", False))
         steps = getattr(final, "input_expansion_", None)  # the LMN classifiers'
         record["input_expansion"] = None if steps is None else int(steps)
+        splines = getattr(final, "projection_splines_", None)  # the projection's
+        record["splines"] = None if splines is None else bool(splines)
         record["warnings"] = _warning_lines(caught)
         if probes:
             # the suite's own measurements: their failure is not the fit's

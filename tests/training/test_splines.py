@@ -1,0 +1,185 @@
+"""The spline readout: its basis against scikit-learn's SplineTransformer,
+the logits written into the network against scikit-learn's logistic
+regression, the cross-validated choice, and the estimators that carry it
+(fit, save and load, partial_fit, the option off)."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import SplineTransformer
+
+from sklmn import persistence
+from sklmn._training._projection import (
+    VariableProjection,
+    choose_splines,
+    write_splines_,
+)
+from sklmn._training._splines import (
+    SplineReadout,
+    hat_basis,
+    quantile_knots,
+    ramp_weights,
+)
+from sklmn.estimators import LMNClassifier, MultiScaleLMNClassifier
+from sklmn.nn import LMN
+from sklmn.pretraining import ProjectionFineTuning
+from sklmn.training import SequenceNet
+
+
+def _features(n=50, d=3, seed=0):
+    rng = np.random.RandomState(seed)
+    return rng.randn(n, d) * [1.0, 5.0, 0.2] + [0.0, 3.0, -1.0]
+
+
+@pytest.mark.parametrize("n_knots", [2, 5, 9])
+def test_the_basis_is_scikit_learns_degree_one_splines(n_knots):
+    F = _features()
+    reference = SplineTransformer(
+        n_knots=n_knots, degree=1, knots="quantile", extrapolation="constant"
+    ).fit(F)
+    knots = quantile_knots(F, n_knots)
+    # new rows inside and beyond the training range (constant beyond)
+    new = np.vstack([F, _features(20, seed=1) * 3.0])
+    np.testing.assert_allclose(
+        hat_basis(new, knots), reference.transform(new), atol=1e-12
+    )
+    for j, spline in enumerate(reference.bsplines_):
+        np.testing.assert_allclose(knots[j], spline.t[1:-1], atol=1e-12)
+
+
+def test_repeated_knots_are_steps_and_the_hats_sum_to_one():
+    F = np.array([[0.0], [0.0], [0.0], [1.0], [2.0]])
+    knots = quantile_knots(F, 5)
+    assert knots.tolist() == [[0.0, 0.0, 0.0, 1.0, 2.0]]
+    hats = hat_basis(np.array([[-1.0], [0.0], [0.5], [9.0]]), knots)
+    np.testing.assert_allclose(hats.sum(1), 1.0)
+    np.testing.assert_allclose(hats[1], [1.0, 0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(hats[2], [0.0, 0.0, 0.5, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_layer_computes_the_linear_function_of_the_hats(dtype):
+    rng = np.random.RandomState(2)
+    F = _features()
+    F[:10, 0] = 0.25  # a repeated value: knots of zero width
+    knots = quantile_knots(F, 6)
+    coef, intercept = rng.randn(4, 3 * 6), rng.randn(4)
+    new = np.vstack([F, _features(20, seed=3) * 2.0])
+    expected = hat_basis(new, knots) @ coef.T + intercept
+    weight, bias = ramp_weights(coef, intercept, 3)
+    layer = SplineReadout(knots, 4, weight=weight, dtype=dtype)
+    got = layer(torch.as_tensor(new, dtype=dtype)).detach().numpy() + bias
+    tol = 1e-10 if dtype == torch.float64 else 1e-4
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+
+
+def _module(n_classes, seed=0):
+    torch.manual_seed(seed)
+    return SequenceNet(LMN(2, 5, 4), n_classes, pooling="last+mean").double()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_written_splines_give_the_logistic_regressions_probabilities(n_classes):
+    module = _module(n_classes)
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(60, 7, 2, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        F = module.features(module.recurrent(X)[0], None).numpy()
+    labels = np.arange(60) % n_classes
+    choice = dict(knots=quantile_knots(F, 9))
+    H = hat_basis(F, choice["knots"])
+    choice["model"] = LogisticRegression(C=1.0, max_iter=3000).fit(H, labels)
+    write_splines_(module, choice)
+    with torch.no_grad():
+        probabilities = torch.softmax(module(X), -1).numpy()
+    np.testing.assert_allclose(
+        probabilities, choice["model"].predict_proba(H), atol=1e-9
+    )
+    assert float(module.readout.weight.detach().abs().max()) == 0.0
+
+
+def test_the_choice_follows_the_cross_validation():
+    rng = np.random.RandomState(0)
+    F = rng.randn(80, 2)
+    ring = (np.abs(F[:, 0]) > 0.7).astype(int)  # no linear boundary
+    choice = choose_splines(F, ring)
+    assert choice["splines"]
+    assert choice["scores"]["splines"] > choice["scores"]["linear"]
+    line = (F[:, 0] + F[:, 1] > 0).astype(int)
+    choice = choose_splines(F, line)
+    assert not choice["splines"] and "model" not in choice
+    assert choice["scores"]["linear"] >= choice["scores"]["splines"]
+
+
+@pytest.mark.parametrize("extra, chosen", [(2.0, False), (2.5, True)])
+def test_the_splines_need_more_than_two_sequences_more(extra, chosen, monkeypatch):
+    """Chosen when their cross-validation gets more than two of the 60
+    training sequences more right than the linear readout's."""
+    from sklmn._training import _projection
+
+    calls = iter([(0.8, 1.0), (0.8 + extra / 60, 1.0)])
+    monkeypatch.setattr(_projection, "_best_C", lambda *args: next(calls))
+    F, labels = np.random.RandomState(0).randn(60, 2), np.arange(60) % 2
+    assert choose_splines(F, labels)["splines"] is chosen
+
+
+def test_attach_splines_refuses_a_wrong_layer():
+    module = _module(2)
+    with pytest.raises(TypeError, match="splines must be a SplineReadout"):
+        module.attach_splines_(torch.nn.Linear(8, 2))
+    with pytest.raises(ValueError, match="must read 8 features into 2 outputs"):
+        module.attach_splines_(SplineReadout(np.zeros((5, 3)), 2))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        SplineReadout([[1.0, 0.0]], 2)
+    with pytest.raises(ValueError, match="weight must have shape"):
+        SplineReadout([[0.0, 1.0]], 2, weight=np.zeros((2, 1, 2)))
+
+
+def test_a_bad_splines_setting_is_refused():
+    with pytest.raises(ValueError, match="splines must be a bool, got 'yes'"):
+        VariableProjection(splines="yes")._check_params()
+    X, y = _series()
+    clf = LMNClassifier(
+        hidden_size=4, memory_size=3, max_iter=1,
+        fine_tuning=ProjectionFineTuning(splines="yes"),
+    )
+    with pytest.raises(ValueError, match="splines"):
+        clf.fit(X, y)
+
+
+def _series(n=60, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 12, 1)
+    y = (np.abs(X[:, :, 0].mean(1)) > 0.2).astype(int)  # a threshold on |mean|
+    return X, y
+
+
+@pytest.mark.parametrize("cls", [LMNClassifier, MultiScaleLMNClassifier])
+def test_a_classifier_with_splines_saves_loads_and_trains_on(cls, tmp_path):
+    X, y = _series()
+    clf = cls(hidden_size=6, memory_size=4, max_iter=2, random_state=0).fit(X, y)
+    assert clf.projection_splines_ is True
+    splines = clf.net_.module_.splines
+    assert splines is not None
+    path = tmp_path / "model.sklmn"
+    persistence.save(clf, path)
+    loaded = persistence.load(path)
+    assert loaded.net_.module_.splines is not None
+    np.testing.assert_allclose(
+        loaded.predict_proba(X), clf.predict_proba(X), atol=1e-6
+    )
+    # the spline weights are in the optimizer: a further pass moves them
+    before = splines.weight.detach().clone()
+    clf.partial_fit(X, y)
+    assert not torch.allclose(clf.net_.module_.splines.weight, before)
+
+
+def test_splines_off_keeps_the_linear_readout():
+    X, y = _series()
+    clf = LMNClassifier(
+        hidden_size=6, memory_size=4, max_iter=2, random_state=0,
+        fine_tuning=ProjectionFineTuning(splines=False),
+    ).fit(X, y)
+    assert clf.projection_splines_ is False
+    assert clf.net_.module_.splines is None
