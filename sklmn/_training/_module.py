@@ -3,6 +3,7 @@ readout."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import torch
@@ -232,9 +233,13 @@ class SequenceNet(nn.Module):
 
         The outputs become ``readout(z) + splines(z)`` for the pooled
         features ``z`` (:meth:`features`); ``splines`` becomes the submodule
-        ``splines`` and trains with the network. For sequence-level targets.
-        The classifiers' projection fine-tuning attaches one when it
-        predicts better (``docs/memory.md``, "The spline readout").
+        ``splines``. From then on the recurrent module is held fixed: the
+        forward pass runs it without gradient, so that training (a
+        ``partial_fit``, a warm start) moves the readouts only. The spline
+        readout draws thresholds on the features, and features moved under
+        it undo its fit. For sequence-level
+        targets. The classifiers' projection fine-tuning attaches one when
+        it predicts better (``docs/memory.md``, "The spline readout").
 
         Parameters
         ----------
@@ -532,16 +537,18 @@ class SequenceNet(nn.Module):
             Only with ``return_penalty=True``: the penalty, differentiable
             w.r.t. the parameters (zero when the module has none).
         """
-        if return_penalty:
-            (output, _), penalty = forward_with_penalty(
-                self.recurrent, X, lengths=lengths
-            )
-        else:
-            output, _ = self.recurrent(X, lengths=lengths)
+        splines = getattr(self, "splines", None)  # models saved before: none
+        # under a spline readout the recurrent part is held fixed
+        with torch.no_grad() if splines is not None else contextlib.nullcontext():
+            if return_penalty:
+                (output, _), penalty = forward_with_penalty(
+                    self.recurrent, X, lengths=lengths
+                )
+            else:
+                output, _ = self.recurrent(X, lengths=lengths)
         if not self.per_step:
             output = self.features(output, lengths)
         outputs = self.readout(output)
-        splines = getattr(self, "splines", None)  # models saved before: none
         if splines is not None:
             outputs = outputs + splines(output)
         start = getattr(self, "start", None)  # models saved before: none

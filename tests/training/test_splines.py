@@ -169,10 +169,25 @@ def test_a_classifier_with_splines_saves_loads_and_trains_on(cls, tmp_path):
     np.testing.assert_allclose(
         loaded.predict_proba(X), clf.predict_proba(X), atol=1e-6
     )
-    # the spline weights are in the optimizer: a further pass moves them
+    # a further pass moves the spline weights, not the recurrent part
+    module = clf.net_.module_
     before = splines.weight.detach().clone()
+    recurrent = {k: v.clone() for k, v in module.recurrent.state_dict().items()}
     clf.partial_fit(X, y)
-    assert not torch.allclose(clf.net_.module_.splines.weight, before)
+    module = clf.net_.module_
+    assert not torch.allclose(module.splines.weight, before)
+    for key, value in module.recurrent.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), recurrent[key].numpy(), atol=1e-7)
+
+
+def test_the_recurrent_part_gets_no_gradient_under_splines():
+    module = _module(2).float()
+    x = torch.randn(6, 5, 2)
+    module.attach_splines_(SplineReadout(np.zeros((8, 3)), 2))
+    module(x).sum().backward()
+    assert all(p.grad is None for p in module.recurrent.parameters())
+    assert module.splines.weight.grad is not None
+    assert module.readout.weight.grad is not None
 
 
 def test_splines_off_keeps_the_linear_readout():
