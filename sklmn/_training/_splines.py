@@ -129,7 +129,8 @@ def ramp_weights(coef, intercept, n_features: int) -> tuple[np.ndarray, np.ndarr
     """
     coef = np.asarray(coef, dtype=np.float64)
     c = coef.reshape(coef.shape[0], int(n_features), -1)
-    return np.diff(c, axis=2), np.asarray(intercept, dtype=np.float64) + c[:, :, 0].sum(1)
+    bias = np.asarray(intercept, dtype=np.float64) + c[:, :, 0].sum(1)
+    return np.diff(c, axis=2), bias
 
 
 class SplineReadout(nn.Module):

@@ -34,6 +34,7 @@ from . import (  # noqa: F401 - run_script looks the modules up in globals()
     regressor_start,
     ring_cv,
     schur_ring,
+    spline_choice,
     stable_memory,
     stable_memory_report,
     stable_memory_speed,
@@ -117,6 +118,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "stable-memory-speed": (
         "stable_memory_speed",
         "forward + backward time of the old and the Schur memory",
+    ),
+    "spline-choice": (
+        "spline_choice",
+        "the spline readout's margin over the linear one, and each rule's test change",
     ),
 }
 
