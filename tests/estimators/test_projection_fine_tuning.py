@@ -202,10 +202,11 @@ def test_projection_settings_reach_the_steps(cls, keep_a_copy):
     assert (projection.steps, projection.every, projection.lr, projection.folds) == (
         8, 4, 3e-3, 3
     )
+    assert projection.splines is True
     assert clf.projection_steps_ == 8  # the second copy, every 4 steps
     # the parameter is left as given
     assert clf.fine_tuning is settings and settings.get_params() == dict(
-        steps=8, every=4, lr=3e-3, folds=3
+        steps=8, every=4, lr=3e-3, folds=3, splines=True
     )
 
 
