@@ -564,17 +564,26 @@ class VariableProjection(Callback):
             # the data and the guard's start are not kept with the net
             self.dataset = self.guard_start = None
 
-    def _attach_splines(self, net, X) -> None:
-        """Cross-validate the spline readout against the linear one on the
-        network's features (:func:`choose_splines`) and attach it when it
-        is better (the optimizer then rebuilt over its weights)."""
+    def _sequences(self, net, X):
+        """``(module, dataset, batches, labels, weights)`` of the sequences
+        to project on, or None when a class has fewer than two of them."""
         module = net.module_
         dataset = X if self.dataset is None else self.dataset
         batches = _batches(net, [dataset])
         labels, weights = _labels_weights(batches)
         counts = np.bincount(labels, minlength=module.readout.out_features)
         if counts.size != module.readout.out_features or counts.min() < 2:
+            return None
+        return module, dataset, batches, labels, weights
+
+    def _attach_splines(self, net, X) -> None:
+        """Cross-validate the spline readout against the linear one on the
+        network's features (:func:`choose_splines`) and attach it when it
+        is better (the optimizer then rebuilt over its weights)."""
+        found = self._sequences(net, X)
+        if found is None:
             return  # a class too small for two folds
+        module, _, batches, labels, weights = found
         choice = choose_splines(self._features(module, batches), labels, weights)
         self.splines_scores_ = choice["scores"]
         if choice["splines"]:
@@ -586,13 +595,11 @@ class VariableProjection(Callback):
         self._check_params()
         self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
         self.held_out_scores_ = []
-        module = net.module_
-        dataset = X if self.dataset is None else self.dataset
-        everything = _batches(net, [dataset])
-        labels, weights = _labels_weights(everything)
-        counts = np.bincount(labels, minlength=module.readout.out_features)
-        if counts.size != module.readout.out_features or counts.min() < 2:
+        found = self._sequences(net, X)
+        if found is None:
             return  # a class too small to hold a sequence out
+        module, dataset, everything, labels, weights = found
+        counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
         if min(n_held, len(labels) - n_held) < counts.size:
             return  # too few sequences for every class on both sides
