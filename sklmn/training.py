@@ -37,6 +37,7 @@ from ._training import (
     SequenceDataset,
     SequenceNet,
     SequenceNeuralNet,
+    SplineReadout,
     TrainingConverged,
     make_sequence_net,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SequenceDataset",
     "SequenceNet",
     "SequenceNeuralNet",
+    "SplineReadout",
     "TrainingConverged",
     "make_sequence_net",
 ]

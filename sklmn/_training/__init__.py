@@ -34,6 +34,7 @@ from ._loss import (
 )
 from ._module import SequenceNet
 from ._net import SequenceNeuralNet, TrainingConverged, make_sequence_net
+from ._splines import SplineReadout
 
 __all__ = [
     "IGNORE_INDEX",
@@ -47,6 +48,7 @@ __all__ = [
     "SequenceDataset",
     "SequenceLoss",
     "SequenceNet",
+    "SplineReadout",
     "SequenceNeuralNet",
     "TrainingConverged",
     "ValidationScore",

@@ -252,7 +252,7 @@ class SequenceNet(nn.Module):
         >>> import torch
         >>> from sklmn.nn import LMN
         >>> from sklmn.training import SequenceNet
-        >>> from sklmn._training._splines import SplineReadout
+        >>> from sklmn.training import SplineReadout
         >>> net = SequenceNet(LMN(2, 3, 3), 2)
         >>> x = torch.randn(4, 5, 2)
         >>> before = net(x)
