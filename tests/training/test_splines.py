@@ -198,3 +198,19 @@ def test_splines_off_keeps_the_linear_readout():
     ).fit(X, y)
     assert clf.projection_splines_ is False
     assert clf.net_.module_.splines is None
+
+
+def test_weighted_string_labelled_classes_take_the_splines():
+    """String classes and sequence weights: the spline readout is chosen on
+    the weighted folds and the probabilities stay a distribution."""
+    X, y = _series(100, seed=0)
+    y = np.where(y == 1, "far", "near")
+    weight = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    clf = MultiScaleLMNClassifier(
+        hidden_size=6, memory_size=4, max_iter=2, random_state=0
+    ).fit(X, y, sample_weight=weight)
+    assert clf.projection_splines_ is True
+    proba = clf.predict_proba(X)
+    assert proba.shape == (100, 2) and np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-6)
+    assert set(clf.predict(X)) <= {"far", "near"}
