@@ -237,9 +237,9 @@ class SequenceNet(nn.Module):
         forward pass runs it without gradient, so that training (a
         ``partial_fit``, a warm start) moves the readouts only. The spline
         readout draws thresholds on the features, and features moved under
-        it undo its fit. For sequence-level
-        targets. The classifiers' projection fine-tuning attaches one when
-        it predicts better (``docs/memory.md``, "The spline readout").
+        it undo its fit. For sequence-level targets. The classifiers'
+        projection fine-tuning attaches one when it predicts better
+        (``docs/memory.md``, "The spline readout").
 
         Parameters
         ----------
@@ -251,8 +251,7 @@ class SequenceNet(nn.Module):
         --------
         >>> import torch
         >>> from sklmn.nn import LMN
-        >>> from sklmn.training import SequenceNet
-        >>> from sklmn.training import SplineReadout
+        >>> from sklmn.training import SequenceNet, SplineReadout
         >>> net = SequenceNet(LMN(2, 3, 3), 2)
         >>> x = torch.randn(4, 5, 2)
         >>> before = net(x)
