@@ -282,9 +282,9 @@ def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     -------
     choice : dict
         ``'splines'`` (bool), ``'scores'`` (the best mean accuracy of the
-        ``'linear'`` and ``'splines'`` readouts), and with splines chosen
-        ``'knots'`` (d, n_knots), ``'C'`` and ``'model'`` (the
-        ``LogisticRegression`` fitted on the hats of all rows).
+        ``'linear'`` and ``'splines'`` readouts), ``'knots'`` (d, n_knots)
+        and ``'C'`` (the splines' best), and with splines chosen ``'model'``
+        (the ``LogisticRegression`` fitted on the hats of all rows).
 
     Examples
     --------
@@ -305,9 +305,11 @@ def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     choice = {
         "splines": bool(splines > linear + _SPLINE_MARGIN / len(labels) + 1e-9),
         "scores": {"linear": float(linear), "splines": float(splines)},
+        "knots": knots,
+        "C": C,
     }
     if choice["splines"]:
-        choice.update(knots=knots, C=C, model=_fit_logistic(H, labels, weight, C))
+        choice["model"] = _fit_logistic(H, labels, weight, C)
     return choice
 
 
@@ -556,34 +558,36 @@ class VariableProjection(Callback):
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         try:
-            self._project(net, X)
-            self.splines_, self.splines_scores_ = False, {}
-            if self.splines:
-                self._attach_splines(net, X)
+            self._check_params()
+            self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
+            self.held_out_scores_, self.splines_, self.splines_scores_ = [], False, {}
+            # the sequences, or None when a class has fewer than two of them
+            found = self._sequences(net, X)
+            if found is not None:
+                self._project(net, *found)
+                if self.splines:
+                    self._attach_splines(net, *found)
         finally:
             # the data and the guard's start are not kept with the net
             self.dataset = self.guard_start = None
 
     def _sequences(self, net, X):
-        """``(module, dataset, batches, labels, weights)`` of the sequences
-        to project on, or None when a class has fewer than two of them."""
-        module = net.module_
+        """``(dataset, batches, labels, weights)`` of the sequences to
+        project on, or None when a class has fewer than two of them."""
+        n_classes = net.module_.readout.out_features
         dataset = X if self.dataset is None else self.dataset
         batches = _batches(net, [dataset])
         labels, weights = _labels_weights(batches)
-        counts = np.bincount(labels, minlength=module.readout.out_features)
-        if counts.size != module.readout.out_features or counts.min() < 2:
+        counts = np.bincount(labels, minlength=n_classes)
+        if counts.size != n_classes or counts.min() < 2:
             return None
-        return module, dataset, batches, labels, weights
+        return dataset, batches, labels, weights
 
-    def _attach_splines(self, net, X) -> None:
+    def _attach_splines(self, net, _dataset, batches, labels, weights) -> None:
         """Cross-validate the spline readout against the linear one on the
         network's features (:func:`choose_splines`) and attach it when it
         is better (the optimizer then rebuilt over its weights)."""
-        found = self._sequences(net, X)
-        if found is None:
-            return  # a class too small for two folds
-        module, _, batches, labels, weights = found
+        module = net.module_
         choice = choose_splines(self._features(module, batches), labels, weights)
         self.splines_scores_ = choice["scores"]
         if choice["splines"]:
@@ -591,14 +595,8 @@ class VariableProjection(Callback):
             self.splines_ = True
             net.initialize_optimizer()
 
-    def _project(self, net, X) -> None:
-        self._check_params()
-        self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
-        self.held_out_scores_ = []
-        found = self._sequences(net, X)
-        if found is None:
-            return  # a class too small to hold a sequence out
-        module, dataset, everything, labels, weights = found
+    def _project(self, net, dataset, everything, labels, weights) -> None:
+        module = net.module_
         counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
         if min(n_held, len(labels) - n_held) < counts.size:

@@ -59,14 +59,15 @@ def quantile_knots(F, n_knots: int) -> np.ndarray:
     return np.maximum.accumulate(knots, axis=1)
 
 
-def _ramps(F: np.ndarray, knots: np.ndarray) -> np.ndarray:
-    """``u_i(z_j)`` for every row: shape (n, d, K - 1); a zero-width
-    interval is a step (0 up to its knot, 1 above)."""
-    left, width = knots[:, :-1], np.diff(knots, axis=1)
-    z = F[:, :, None]
-    safe = np.where(width > 0, width, 1.0)
-    ramp = np.clip((z - left) / safe, 0.0, 1.0)
-    return np.where(width > 0, ramp, (z > left).astype(np.float64))
+def _ramps(x: Tensor, knots: Tensor) -> Tensor:
+    """``u_i(x[:, j])`` for the knots of every feature: shape ``(N, d, K -
+    1)``; a zero-width interval is a step (0 up to its knot, 1 above)."""
+    knots = knots.to(x.dtype)
+    left, width = knots[:, :-1], knots.diff(dim=1)
+    z = x[:, :, None]
+    safe = torch.where(width > 0, width, torch.ones_like(width))
+    ramp = ((z - left) / safe).clamp(0.0, 1.0)
+    return torch.where(width > 0, ramp, (z > left).to(x.dtype))
 
 
 def hat_basis(F, knots) -> np.ndarray:
@@ -93,8 +94,8 @@ def hat_basis(F, knots) -> np.ndarray:
     [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]
     """
     F = np.asarray(F, dtype=np.float64)
-    knots = np.asarray(knots, dtype=np.float64)
-    u = _ramps(F, knots)
+    knots = torch.as_tensor(np.asarray(knots, dtype=np.float64))
+    u = _ramps(torch.as_tensor(F), knots).numpy()
     ones = np.ones(u.shape[:2] + (1,))
     zeros = np.zeros_like(ones)
     hats = np.concatenate([ones, u], axis=2) - np.concatenate([u, zeros], axis=2)
@@ -190,12 +191,7 @@ class SplineReadout(nn.Module):
 
     def ramps(self, x: Tensor) -> Tensor:
         """``u_i(x[:, j])``: shape ``(N, d, K - 1)``."""
-        knots = self.knots.to(x.dtype)
-        left, width = knots[:, :-1], knots.diff(dim=1)
-        z = x[:, :, None]
-        safe = torch.where(width > 0, width, torch.ones_like(width))
-        ramp = ((z - left) / safe).clamp(0.0, 1.0)
-        return torch.where(width > 0, ramp, (z > left).to(x.dtype))
+        return _ramps(x, self.knots)
 
     def forward(self, x: Tensor) -> Tensor:
         """The functions of the features ``x`` (N, d), summed: (N, n_outputs)."""

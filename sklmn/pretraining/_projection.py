@@ -56,9 +56,8 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         training sequences' features) when a logistic readout of them
         cross-validates better on the training sequences than one of the
         standardized features, by more than two sequences; the fitted
-        estimator's
-        ``projection_splines_`` says whether it did. False: the linear
-        readout only. See ``docs/memory.md``, "The spline readout".
+        estimator's ``projection_splines_`` says whether it did. False: the
+        linear readout only. See ``docs/memory.md``, "The spline readout".
 
     See Also
     --------

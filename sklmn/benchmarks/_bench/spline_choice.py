@@ -35,8 +35,8 @@ import warnings
 
 import numpy as np
 
-from ..._training._projection import _best_C, _fit_logistic
-from ..._training._splines import hat_basis, quantile_knots
+from ..._training._projection import _fit_logistic, choose_splines
+from ..._training._splines import hat_basis
 from ...estimators import LMNClassifier, MultiScaleLMNClassifier
 from ...pretraining import ProjectionFineTuning
 from .._timeseries.datasets import DATASETS
@@ -57,16 +57,14 @@ def _one(cls, seed, data) -> dict:
         F, F_test = est._readout_features(X_train), est._readout_features(X_test)
         labels = np.searchsorted(est.classes_, y_train)
         test = np.searchsorted(est.classes_, y_test)
-        Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
-        linear, _ = _best_C(Z, labels, None)
-        knots = quantile_knots(F, 9)
-        splines, C = _best_C(hat_basis(F, knots), labels, None)
-        model = _fit_logistic(hat_basis(F, knots), labels, None, C)
+        choice = choose_splines(F, labels)
+        knots, scores = choice["knots"], choice["scores"]
+        model = _fit_logistic(hat_basis(F, knots), labels, None, choice["C"])
         own = float(np.mean(np.asarray(est.predict(X_test)) == np.asarray(y_test)))
     return {
         "seed": int(seed),
         "n_train": len(labels),
-        "margin": float((splines - linear) * len(labels)),
+        "margin": float((scores["splines"] - scores["linear"]) * len(labels)),
         "own": own,
         "splines": float(np.mean(model.predict(hat_basis(F_test, knots)) == test)),
     }
