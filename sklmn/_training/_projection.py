@@ -342,6 +342,15 @@ def write_splines_(module, choice: dict) -> None:
     )
 
 
+def _spline_accuracy(F, labels, weight, C, F_held, held_labels, held_weight):
+    """Accuracy on ``F_held`` of the logistic readout (penalty ``C``) of the
+    spline basis of ``F`` (knots at ``F``'s quantiles)."""
+    knots = quantile_knots(F, _N_KNOTS)
+    model = _fit_logistic(hat_basis(F, knots), labels, weight, C)
+    pred = model.predict(hat_basis(F_held, knots))
+    return _accuracy(pred, held_labels, held_weight)
+
+
 class _Readout:
     """A logistic readout of standardized features, ``C`` chosen by
     stratified cross-validation (weighted accuracy)."""
@@ -419,7 +428,12 @@ class VariableProjection(Callback):
         feature's piecewise-linear splines against one of the standardized
         features (:func:`choose_splines`), and attach it to the network
         (:meth:`~sklmn.training.SequenceNet.attach_splines_`) when it scores
-        better; the linear readout is then set to zero.
+        better; the linear readout is then set to zero. The guard compares
+        the two readouts the same way on its start's three quarters, and
+        where the splines are better there it scores the start and every
+        copy with a spline readout (knots at the quantiles of the copy's
+        features on the three quarters, the ``C`` of that comparison)
+        instead of the logistic readout of the standardized features.
 
     ``dataset`` and ``guard_start`` are released (set to None) once the
     projection has run, so that the fitted net keeps neither.
@@ -448,6 +462,9 @@ class VariableProjection(Callback):
     splines_scores_ : dict
         The cross-validated accuracies of the ``'linear'`` and
         ``'splines'`` readouts (empty when none was compared).
+    guard_readout_ : {'linear', 'splines'} or None
+        The readout the guard scored its copies with (None when no choice
+        of the steps was made).
 
     Examples
     --------
@@ -561,6 +578,7 @@ class VariableProjection(Callback):
             self._check_params()
             self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
             self.held_out_scores_, self.splines_, self.splines_scores_ = [], False, {}
+            self.guard_readout_ = None
             # the sequences, or None when a class has fewer than two of them
             found = self._sequences(net, X)
             if found is not None:
@@ -595,6 +613,20 @@ class VariableProjection(Callback):
             self.splines_ = True
             net.initialize_optimizer()
 
+    def _guard_splines(self, guard, fit_batches, labels, weight) -> float | None:
+        """The ``C`` of the spline readout that the guard scores its copies
+        with, or None (the linear readout): with ``splines``, when the spline
+        readout cross-validates better on the guard's start
+        (:func:`choose_splines` on the three quarters)."""
+        self.guard_readout_ = "linear"
+        if not self.splines:
+            return None
+        choice = choose_splines(self._features(guard, fit_batches), labels, weight)
+        if not choice["splines"]:
+            return None
+        self.guard_readout_ = "splines"
+        return choice["C"]
+
     def _project(self, net, dataset, everything, labels, weights) -> None:
         module = net.module_
         counts = np.bincount(labels)
@@ -623,8 +655,15 @@ class VariableProjection(Callback):
         held_batches = _batches(net, [Subset(dataset, held_rows.tolist())])
         fit_labels, fit_weight = _labels_weights(fit_batches)
         held_labels, held_weight = _labels_weights(held_batches)
+        spline_C = self._guard_splines(guard, fit_batches, fit_labels, fit_weight)
 
         def score(candidate, step):
+            if spline_C is not None:  # the readout the fit would end with
+                return _spline_accuracy(
+                    self._features(candidate, fit_batches), fit_labels, fit_weight,
+                    spline_C, self._features(candidate, held_batches),
+                    held_labels, held_weight,
+                )
             if own and step == 0:  # the start, with its own readout
                 with torch.no_grad():
                     logits = _restore(held_batches, torch.cat([

@@ -56,8 +56,12 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         training sequences' features) when a logistic readout of them
         cross-validates better on the training sequences than one of the
         standardized features, by more than two sequences; the fitted
-        estimator's ``projection_splines_`` says whether it did. False: the
-        linear readout only. See ``docs/memory.md``, "The spline readout".
+        estimator's ``projection_splines_`` says whether it did. Where the
+        same comparison on the second start's three quarters prefers the
+        splines, the copies are scored on the held-out quarter with a
+        spline readout, so that the steps kept are those that serve it.
+        False: the linear readout only. See ``docs/memory.md``, "The
+        spline readout".
 
     See Also
     --------

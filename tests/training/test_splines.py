@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import SplineTransformer
 
 from sklmn import persistence
 from sklmn._training._projection import (
     VariableProjection,
+    _spline_accuracy,
     choose_splines,
     write_splines_,
 )
@@ -214,3 +216,68 @@ def test_weighted_string_labelled_classes_take_the_splines():
     assert proba.shape == (100, 2) and np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-6)
     assert set(clf.predict(X)) <= {"far", "near"}
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_the_guards_spline_score_is_scikit_learns_spline_pipeline(C):
+    """The guard's score of a copy: a logistic readout of the hats at the
+    quantiles of the three quarters' features, scored on the held-out
+    quarter, as scikit-learn's spline transformer and logistic regression
+    compute it."""
+    rng = np.random.RandomState(0)
+    F, held = _features(60, seed=0), _features(30, seed=1) * 1.5
+    labels = (np.abs(F[:, 1] - 3.0) > 4.0).astype(int) + (F[:, 0] > 0.5)
+    held_labels = rng.randint(0, 3, 30)
+    reference = make_pipeline(
+        SplineTransformer(
+            n_knots=9, degree=1, knots="quantile", extrapolation="constant"
+        ),
+        LogisticRegression(C=C, max_iter=3000),
+    ).fit(F, labels)
+    expected = np.mean(reference.predict(held) == held_labels)
+    got = _spline_accuracy(F, labels, None, C, held, held_labels, None)
+    # the same fit up to the solver's rounding: at most one row apart
+    assert abs(got - expected) <= 1 / 30 + 1e-12
+
+
+def _guard(clf):
+    (projection,) = [
+        cb for name, cb in clf.net_.callbacks_ if isinstance(cb, VariableProjection)
+    ]
+    return projection
+
+
+def test_the_guard_scores_with_the_splines_where_they_win():
+    X, y = _series(100, seed=0)
+    clf = LMNClassifier(
+        hidden_size=6, memory_size=4, max_iter=1, random_state=0
+    ).fit(X, y)
+    guard = _guard(clf)
+    assert guard.guard_readout_ == "splines"
+    # accuracies of the 25 held-out sequences, the start's included
+    assert len(guard.held_out_scores_) >= 1
+    assert all(abs(v * 25 - round(v * 25)) < 1e-9 for v in guard.held_out_scores_)
+    off = LMNClassifier(
+        hidden_size=6, memory_size=4, max_iter=1, random_state=0,
+        fine_tuning=ProjectionFineTuning(splines=False),
+    ).fit(X, y)
+    assert _guard(off).guard_readout_ == "linear"
+
+
+def test_the_guard_keeps_the_linear_readout_where_the_splines_lose():
+    """On a linear boundary the splines do not cross-validate better on the
+    guard's start: its scores are those of the guard without splines."""
+    rng = np.random.RandomState(1)
+    X = rng.randn(80, 10, 1)
+    y = (X[:, :, 0].mean(1) > 0).astype(int)
+    fits = [
+        LMNClassifier(
+            hidden_size=6, memory_size=4, max_iter=1, random_state=0,
+            fine_tuning=ProjectionFineTuning(splines=splines),
+        ).fit(X, y)
+        for splines in (True, False)
+    ]
+    on, off = (_guard(clf) for clf in fits)
+    assert on.guard_readout_ == off.guard_readout_ == "linear"
+    np.testing.assert_allclose(on.held_out_scores_, off.held_out_scores_)
+    assert on.steps_ == off.steps_
