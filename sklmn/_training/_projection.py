@@ -424,16 +424,19 @@ class VariableProjection(Callback):
     random_state : int or None, default=None
         Seed of the held-out quarter and of the folds.
     splines : bool, default=False
-        After the steps, cross-validate a logistic readout of each pooled
-        feature's piecewise-linear splines against one of the standardized
-        features (:func:`choose_splines`), and attach it to the network
-        (:meth:`~sklmn.training.SequenceNet.attach_splines_`) when it scores
-        better; the linear readout is then set to zero. The guard compares
-        the two readouts the same way on its start's three quarters, and
-        where the splines are better there it scores the start and every
-        copy with a spline readout (knots at the quantiles of the copy's
-        features on the three quarters, the ``C`` of that comparison)
-        instead of the logistic readout of the standardized features.
+        Cross-validate a logistic readout of each pooled feature's
+        piecewise-linear splines against one of the standardized features
+        (:func:`choose_splines`) on the start's features. Where the splines
+        win, the guard scores the start and every copy with a spline
+        readout (knots at the quantiles of the copy's features on the three
+        quarters, the ``C`` of that comparison) instead of the logistic
+        readout of the standardized features, and after the steps a spline
+        readout fitted on the features they leave (its ``C`` chosen again
+        by cross-validation) is attached to the network
+        (:meth:`~sklmn.training.SequenceNet.attach_splines_`; the linear
+        readout is then set to zero). Where they lose, the two readouts are
+        compared again on the features after the steps (when some are
+        kept) and the splines attached if they win there.
 
     ``dataset`` and ``guard_start`` are released (set to None) once the
     projection has run, so that the fitted net keeps neither.
@@ -461,7 +464,8 @@ class VariableProjection(Callback):
         Whether a spline readout was attached.
     splines_scores_ : dict
         The cross-validated accuracies of the ``'linear'`` and
-        ``'splines'`` readouts (empty when none was compared).
+        ``'splines'`` readouts in the comparison that decided (empty when
+        none was compared).
     guard_readout_ : {'linear', 'splines'} or None
         The readout the guard scored its copies with (None when no choice
         of the steps was made).
@@ -582,9 +586,14 @@ class VariableProjection(Callback):
             # the sequences, or None when a class has fewer than two of them
             found = self._sequences(net, X)
             if found is not None:
-                self._project(net, *found)
+                start = None  # the readouts compared on the start's features
                 if self.splines:
-                    self._attach_splines(net, *found)
+                    start = choose_splines(
+                        self._features(net.module_, found[1]), *found[2:]
+                    )
+                self._project(net, *found, start=start)
+                if start is not None:
+                    self._attach_splines(net, found[1], *found[2:], start)
         finally:
             # the data and the guard's start are not kept with the net
             self.dataset = self.guard_start = None
@@ -601,33 +610,31 @@ class VariableProjection(Callback):
             return None
         return dataset, batches, labels, weights
 
-    def _attach_splines(self, net, _dataset, batches, labels, weights) -> None:
-        """Cross-validate the spline readout against the linear one on the
-        network's features (:func:`choose_splines`) and attach it when it
-        is better (the optimizer then rebuilt over its weights)."""
+    def _attach_splines(self, net, batches, labels, weights, start) -> None:
+        """Attach the spline readout (the optimizer then rebuilt over its
+        weights) where ``start`` (:func:`choose_splines` on the start's
+        features) chose it, fitted on the features after the steps (its
+        ``C`` chosen again by cross-validation on them); elsewhere compare
+        the two readouts again on those features, unless no step was kept,
+        and attach it if it wins."""
         module = net.module_
-        choice = choose_splines(self._features(module, batches), labels, weights)
+        choice = start
+        if self.steps_ and start["splines"]:
+            F = self._features(module, batches)
+            knots = quantile_knots(F, _N_KNOTS)
+            H = hat_basis(F, knots)
+            _, C = _best_C(H, labels, weights)
+            model = _fit_logistic(H, labels, weights, C)
+            choice = dict(start, knots=knots, C=C, model=model)
+        elif self.steps_:
+            choice = choose_splines(self._features(module, batches), labels, weights)
         self.splines_scores_ = choice["scores"]
         if choice["splines"]:
             write_splines_(module, choice)
             self.splines_ = True
             net.initialize_optimizer()
 
-    def _guard_splines(self, guard, fit_batches, labels, weight) -> float | None:
-        """The ``C`` of the spline readout that the guard scores its copies
-        with, or None (the linear readout): with ``splines``, when the spline
-        readout cross-validates better on the guard's start
-        (:func:`choose_splines` on the three quarters)."""
-        self.guard_readout_ = "linear"
-        if not self.splines:
-            return None
-        choice = choose_splines(self._features(guard, fit_batches), labels, weight)
-        if not choice["splines"]:
-            return None
-        self.guard_readout_ = "splines"
-        return choice["C"]
-
-    def _project(self, net, dataset, everything, labels, weights) -> None:
+    def _project(self, net, dataset, everything, labels, weights, start) -> None:
         module = net.module_
         counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
@@ -655,10 +662,12 @@ class VariableProjection(Callback):
         held_batches = _batches(net, [Subset(dataset, held_rows.tolist())])
         fit_labels, fit_weight = _labels_weights(fit_batches)
         held_labels, held_weight = _labels_weights(held_batches)
-        spline_C = self._guard_splines(guard, fit_batches, fit_labels, fit_weight)
+        # the readout the fit ends with where the start chose the splines
+        spline_C = None if start is None or not start["splines"] else start["C"]
+        self.guard_readout_ = "linear" if spline_C is None else "splines"
 
         def score(candidate, step):
-            if spline_C is not None:  # the readout the fit would end with
+            if spline_C is not None:
                 return _spline_accuracy(
                     self._features(candidate, fit_batches), fit_labels, fit_weight,
                     spline_C, self._features(candidate, held_batches),

@@ -51,17 +51,18 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         Folds of the ridge objective, drawn anew at every step (fewer when
         a class has fewer sequences; at least 2).
     splines : bool, default=True
-        After the steps, give the network a readout of each pooled
+        Give the network a readout of each pooled
         feature's piecewise-linear splines (knots at nine quantiles of the
         training sequences' features) when a logistic readout of them
         cross-validates better on the training sequences than one of the
         standardized features, by more than two sequences; the fitted
-        estimator's ``projection_splines_`` says whether it did. Where the
-        same comparison on the second start's three quarters prefers the
-        splines, the copies are scored on the held-out quarter with a
-        spline readout, so that the steps kept are those that serve it.
-        False: the linear readout only. See ``docs/memory.md``, "The
-        spline readout".
+        estimator's ``projection_splines_`` says whether it did. Where
+        the comparison on the start's features already prefers the splines,
+        the copies are also scored on the held-out quarter with a spline
+        readout, so that the steps kept are those that serve it, and the
+        splines are attached after them. False: the linear readout only.
+        See ``docs/memory.md``, "The spline readout" and "The guard reads
+        the splines".
 
     See Also
     --------

@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import SplineTransformer
 
 from sklmn import persistence
+from sklmn._training import _projection
 from sklmn._training._projection import (
     VariableProjection,
     _spline_accuracy,
@@ -247,13 +248,26 @@ def _guard(clf):
     return projection
 
 
-def test_the_guard_scores_with_the_splines_where_they_win():
+def test_the_guard_scores_with_the_splines_where_they_win(monkeypatch):
+    """Where the splines win on the start's features, the guard's scores
+    are those of spline readouts and the fit attaches the splines without
+    comparing the readouts again."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape)
+        return choose_splines(*args, **kwargs)
+
+    monkeypatch.setattr(_projection, "choose_splines", counted)
     X, y = _series(100, seed=0)
     clf = LMNClassifier(
         hidden_size=6, memory_size=4, max_iter=1, random_state=0
     ).fit(X, y)
     guard = _guard(clf)
     assert guard.guard_readout_ == "splines"
+    # the readout the guard chose the steps for is the one the fit ends with
+    assert clf.projection_splines_ is True
+    assert len(calls) == 1 and calls[0][0] == 100  # on all the sequences
     # accuracies of the 25 held-out sequences, the start's included
     assert len(guard.held_out_scores_) >= 1
     assert all(abs(v * 25 - round(v * 25)) < 1e-9 for v in guard.held_out_scores_)
