@@ -254,6 +254,16 @@ def _best_C(Z, labels, weight) -> tuple[float, float]:
     return best, chosen
 
 
+def _cross_validated_splines(F, labels, weight, n_knots=_N_KNOTS) -> tuple:
+    """The knots of ``F`` (:func:`quantile_knots`), its hat basis, and the
+    best cross-validated accuracy and ``C`` of a logistic readout of the
+    hats (:func:`_best_C`)."""
+    knots = quantile_knots(F, n_knots)
+    H = hat_basis(F, knots)
+    best, C = _best_C(H, labels, weight)
+    return knots, H, best, C
+
+
 def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     """Cross-validate a logistic readout of the spline basis of the features
     ``F`` against one of the standardized features.
@@ -299,9 +309,7 @@ def choose_splines(F, labels, weight=None, n_knots=_N_KNOTS) -> dict:
     F = np.asarray(F, dtype=np.float64)
     Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
     linear, _ = _best_C(Z, labels, weight)
-    knots = quantile_knots(F, n_knots)
-    H = hat_basis(F, knots)
-    splines, C = _best_C(H, labels, weight)
+    knots, H, splines, C = _cross_validated_splines(F, labels, weight, n_knots)
     choice = {
         "splines": bool(splines > linear + _SPLINE_MARGIN / len(labels) + 1e-9),
         "scores": {"linear": float(linear), "splines": float(splines)},
@@ -618,16 +626,15 @@ class VariableProjection(Callback):
         the two readouts again on those features, unless no step was kept,
         and attach it if it wins."""
         module = net.module_
-        choice = start
-        if self.steps_ and start["splines"]:
+        choice = start  # no step kept: the start's features are the network's
+        if self.steps_:
             F = self._features(module, batches)
-            knots = quantile_knots(F, _N_KNOTS)
-            H = hat_basis(F, knots)
-            _, C = _best_C(H, labels, weights)
-            model = _fit_logistic(H, labels, weights, C)
-            choice = dict(start, knots=knots, C=C, model=model)
-        elif self.steps_:
-            choice = choose_splines(self._features(module, batches), labels, weights)
+            if start["splines"]:
+                knots, H, _, C = _cross_validated_splines(F, labels, weights)
+                model = _fit_logistic(H, labels, weights, C)
+                choice = dict(start, knots=knots, C=C, model=model)
+            else:
+                choice = choose_splines(F, labels, weights)
         self.splines_scores_ = choice["scores"]
         if choice["splines"]:
             write_splines_(module, choice)
