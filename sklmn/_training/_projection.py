@@ -18,6 +18,7 @@ fine-tuning.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import torch
@@ -35,6 +36,7 @@ from ._splines import SplineReadout, hat_basis, quantile_knots, ramp_weights
 __all__ = [
     "VariableProjection",
     "choose_copy",
+    "guard_split_count",
     "choose_splines",
     "ridge_held_out_error",
     "write_splines_",
@@ -54,6 +56,9 @@ _SPLINE_MARGIN = 2
 _ALPHA_DRAWS = 5
 #: the fraction of the sequences held out to choose the steps
 _GUARD_FRACTION = 0.25
+#: ``guard_splits='auto'``: quarters held out in turn until about this many
+#: sequences are scored (at most the four quarters of the sequences)
+_GUARD_ROWS = 100
 #: the most sequences of a batch of the projection's forward passes: on
 #: PLAID (537 sequences of 100 to 1344 steps, one thread) a forward and
 #: backward pass over all of them, batched by decreasing length, takes 0.77 s
@@ -143,6 +148,49 @@ class _Batches(list):
     array) puts them back in the order of the data."""
 
     restore: np.ndarray
+
+
+def guard_split_count(guard_splits, n_sequences: int) -> int:
+    """How many quarters of ``n_sequences`` the guard holds out in turn.
+
+    Parameters
+    ----------
+    guard_splits : int or 'auto'
+        An int from 1 to 4 is taken as it is; ``'auto'`` takes as many
+        quarters as score about :data:`_GUARD_ROWS` sequences (one quarter
+        from 397 sequences up, all four up to 132).
+    n_sequences : int
+        The training sequences.
+
+    Returns
+    -------
+    n_splits : int
+        From 1 to 4.
+
+    Examples
+    --------
+    >>> guard_split_count("auto", 36), guard_split_count("auto", 200)
+    (4, 2)
+    >>> guard_split_count("auto", 537), guard_split_count(3, 537)
+    (1, 3)
+    """
+    n_quarters = int(round(1 / _GUARD_FRACTION))
+    if isinstance(guard_splits, str):
+        if guard_splits != "auto":
+            raise ValueError(
+                f"guard_splits must be an int from 1 to {n_quarters} or "
+                f"'auto', got {guard_splits!r}"
+            )
+        n_held = max(int(np.ceil(_GUARD_FRACTION * n_sequences)), 1)
+        return int(min(n_quarters, -(-_GUARD_ROWS // n_held)))
+    if (isinstance(guard_splits, bool | np.bool_)
+            or not isinstance(guard_splits, int | np.integer)
+            or not 1 <= guard_splits <= n_quarters):
+        raise ValueError(
+            f"guard_splits must be an int from 1 to {n_quarters} or 'auto', "
+            f"got {guard_splits!r}"
+        )
+    return int(guard_splits)
 
 
 def _lengths(dataset) -> np.ndarray | None:
@@ -445,6 +493,14 @@ class VariableProjection(Callback):
         readout is then set to zero). Where they lose, the two readouts are
         compared again on the features after the steps (when some are
         kept) and the splines attached if they win there.
+    guard_splits : int or 'auto', default=1
+        How many quarters are held out in turn (1 to 4): with more than
+        one, the sequences are cut into four stratified quarters, a start
+        is fitted on the other three for each of the first
+        ``guard_splits`` of them, and every copy is scored on the held-out
+        sequences of all of them together (their share right; the margin
+        one sequence of all of them). ``'auto'``: as many as score about
+        a hundred sequences (:func:`guard_split_count`).
 
     ``dataset`` and ``guard_start`` are released (set to None) once the
     projection has run, so that the fitted net keeps neither.
@@ -477,6 +533,8 @@ class VariableProjection(Callback):
     guard_readout_ : {'linear', 'splines'} or None
         The readout the guard scored its copies with (None when no choice
         of the steps was made).
+    guard_splits_ : int
+        The quarters held out (0 when no choice of the steps was made).
 
     Examples
     --------
@@ -507,8 +565,10 @@ class VariableProjection(Callback):
         guard_start=None,
         random_state=None,
         splines=False,
+        guard_splits=1,
     ):
         self.splines = splines
+        self.guard_splits = guard_splits
         self.steps = steps
         self.every = every
         self.lr = lr
@@ -525,6 +585,7 @@ class VariableProjection(Callback):
             raise ValueError(f"splines must be a bool, got {self.splines!r}")
         if self.folds < 2:
             raise ValueError(f"folds must be at least 2, got {self.folds}")
+        guard_split_count(self.guard_splits, 1)  # raises on a bad value
         if not (isinstance(self.lr, int | float) and np.isfinite(self.lr)
                 and self.lr > 0):
             raise ValueError(f"lr must be a positive float, got {self.lr!r}")
@@ -590,7 +651,7 @@ class VariableProjection(Callback):
             self._check_params()
             self.steps_, self.objective_, self.alpha_, self.C_ = 0, [], None, None
             self.held_out_scores_, self.splines_, self.splines_scores_ = [], False, {}
-            self.guard_readout_ = None
+            self.guard_readout_, self.guard_splits_ = None, 0
             # the sequences, or None when a class has fewer than two of them
             found = self._sequences(net, X)
             if found is not None:
@@ -641,27 +702,95 @@ class VariableProjection(Callback):
             self.splines_ = True
             net.initialize_optimizer()
 
-    def _project(self, net, dataset, everything, labels, weights, start) -> None:
-        module = net.module_
+    def _splits(self, labels, seed) -> list:
+        """The ``(fit_rows, held_rows)`` of the guard: one stratified quarter
+        held out, or with several splits the first of the four stratified
+        quarters, each held out in turn (``[]``: too few sequences for
+        every class on both sides)."""
         counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
         if min(n_held, len(labels) - n_held) < counts.size:
-            return  # too few sequences for every class on both sides
+            return []  # too few sequences for every class on both sides
+        n_splits = guard_split_count(self.guard_splits, len(labels))
+        n_quarters = int(round(1 / _GUARD_FRACTION))
+        rows = np.arange(len(labels))
+        if n_splits == 1 or counts.max() < n_quarters:  # no four quarters
+            fit_rows, held_rows = train_test_split(
+                rows, test_size=_GUARD_FRACTION, stratify=labels,
+                random_state=seed % 2**31,
+            )
+            splits = [(fit_rows, held_rows)]
+        else:
+            quarters = StratifiedKFold(
+                n_quarters, shuffle=True, random_state=seed % 2**31
+            )
+            with warnings.catch_warnings():
+                # a class of fewer than four sequences is missing from a quarter
+                warnings.simplefilter("ignore", UserWarning)
+                splits = list(quarters.split(rows, labels))[:n_splits]
+        out = []
+        for fit_rows, held_rows in splits:
+            fit_counts = np.bincount(labels[fit_rows], minlength=counts.size)
+            if fit_counts.min() < 2:
+                return []  # the guard's objective needs two folds of every class
+            out.append((np.sort(fit_rows), np.sort(held_rows)))
+        return out
+
+    def _project(self, net, dataset, everything, labels, weights, start) -> None:
+        module = net.module_
         seed = self.random_state
         if seed is None:
             seed = int(np.random.default_rng().integers(2**31))
-        fit_rows, held_rows = train_test_split(
-            np.arange(len(labels)), test_size=_GUARD_FRACTION, stratify=labels,
-            random_state=seed % 2**31,
+        splits = self._splits(labels, seed)
+        # the readout the fit ends with where the start chose the splines
+        spline_C = None if start is None or not start["splines"] else start["C"]
+        runs = []
+        for i, (fit_rows, held_rows) in enumerate(splits):
+            run = self._guard_scores(
+                net, dataset, fit_rows, held_rows, (seed + i) % 2**31, spline_C,
+                settle=len(splits) == 1,
+            )
+            if run is None:
+                return
+            runs.append(run)
+        if not runs:
+            return
+        self.guard_readout_ = "linear" if spline_C is None else "splines"
+        self.guard_splits_ = len(runs)
+        # the held-out sequences of every split pooled: each copy's share
+        # right of all of them (weighted as the scores are)
+        n_held = sum(n for _, n, _ in runs)
+        mass = np.array([m for _, _, m in runs])
+        length = min(len(scores) for scores, _, _ in runs)
+        scores = runs[0][0] if len(runs) == 1 else [
+            float(np.dot([run[0][i] for run in runs], mass) / mass.sum())
+            for i in range(length)
+        ]
+        self.held_out_scores_ = scores
+        chosen = choose_copy(scores, n_held)
+        if chosen == 0:
+            return
+        self.steps_ = chosen * self.every
+        self.alpha_, self.objective_, _ = self._run(
+            module, everything, self.steps_, seed
         )
-        fit_rows, held_rows = np.sort(fit_rows), np.sort(held_rows)
-        fit_counts = np.bincount(labels[fit_rows], minlength=counts.size)
-        if fit_counts.min() < 2:
-            return  # the guard's objective needs two folds of every class
+        readout = _Readout(self._features(module, everything), labels, weights)
+        readout.write_(module.readout)
+        self.C_ = readout.C
+
+    def _guard_scores(
+        self, net, dataset, fit_rows, held_rows, seed, spline_C, settle
+    ):
+        """The held-out accuracies of the guard's start (fitted on
+        ``fit_rows``) and of its copies every ``every`` steps on those rows,
+        with the number of held-out sequences and their total weight; None
+        when no start can be fitted. With ``settle``, the run stops once
+        the choice among the scores cannot change."""
+        module = net.module_
         own = self.guard_start is not None  # a start of the three quarters
         guard = self.guard_start(fit_rows) if own else copy.deepcopy(module)
         if guard is None:
-            return
+            return None
         guard.to(next(module.parameters()).device)
         if _mode_gains(module) and not _mode_gains(guard):
             normalize_mode_inputs_(guard)  # trained as the network is
@@ -669,9 +798,6 @@ class VariableProjection(Callback):
         held_batches = _batches(net, [Subset(dataset, held_rows.tolist())])
         fit_labels, fit_weight = _labels_weights(fit_batches)
         held_labels, held_weight = _labels_weights(held_batches)
-        # the readout the fit ends with where the start chose the splines
-        spline_C = None if start is None or not start["splines"] else start["C"]
-        self.guard_readout_ = "linear" if spline_C is None else "splines"
 
         def score(candidate, step):
             if spline_C is not None:
@@ -698,17 +824,12 @@ class VariableProjection(Callback):
         perfect = _accuracy(held_labels, held_labels, held_weight)
         _, _, scores = self._run(
             guard, fit_batches, self.steps, seed, score,
-            stop=lambda scores: _settled(scores, len(held_labels), perfect),
+            stop=(lambda scores: _settled(scores, len(held_labels), perfect))
+            if settle else None,
         )
         del guard
-        self.held_out_scores_ = [float(v) for v in scores]
-        chosen = choose_copy(scores, len(held_labels))
-        if chosen == 0:
-            return
-        self.steps_ = chosen * self.every
-        self.alpha_, self.objective_, _ = self._run(
-            module, everything, self.steps_, seed
-        )
-        readout = _Readout(self._features(module, everything), labels, weights)
-        readout.write_(module.readout)
-        self.C_ = readout.C
+        if held_weight is None or not float(np.sum(held_weight)) > 0:
+            mass = float(len(held_labels))
+        else:
+            mass = float(np.sum(held_weight))
+        return [float(v) for v in scores], len(held_labels), mass

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 from sklearn.base import BaseEstimator
 
 from .._training._projection import VariableProjection
-from ..utils._compat import Interval
+from ..utils._compat import Interval, StrOptions
 from ..utils._doc_link import _DocLinkMixin
 
 __all__ = ["ProjectionFineTuning"]
@@ -30,10 +30,11 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
     differentiation of pseudo-inverses and nonlinear least squares problems
     whose variables separate"); a logistic readout refitted on the result is
     written into the network's linear readout. How many steps are kept is
-    chosen on a stratified quarter of the start's sequences held out from a
-    second start fitted on the other three: a copy every ``every`` steps is
-    scored there, and the first that predicts it better than the best so
-    far by more than one sequence is kept (none: the start). The steps kept
+    chosen on stratified quarters of the start's sequences, each held out
+    from a second start fitted on the other three (``guard_splits`` of
+    them): a copy every ``every`` steps is scored there, and the first that
+    predicts them better than the best so far by more than one sequence is
+    kept (none: the start). The steps kept
     are the fitted estimator's ``projection_steps_``. See
     ``docs/memory.md``, "Variable projection" and "The projection made
     cheaper".
@@ -63,6 +64,15 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         splines are attached after them. False: the linear readout only.
         See ``docs/memory.md``, "The spline readout" and "The guard reads
         the splines".
+    guard_splits : int or 'auto', default=1
+        How many of the four stratified quarters of the sequences are held
+        out in turn to choose the steps (1 to 4), each from a start fitted
+        on the other three; a copy's score is then its share right of all
+        the held-out sequences together, and the margin one sequence of
+        them all. ``'auto'``: as many quarters as hold out about a hundred
+        sequences (all four up to 132 sequences, one from 397 up). More
+        than one costs a start and a guard's run per quarter. See
+        ``docs/memory.md``, "Several held-out quarters".
 
     See Also
     --------
@@ -90,14 +100,20 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         "lr": [Interval(Real, 0, None, closed="neither")],
         "folds": [Interval(Integral, 2, None, closed="left")],
         "splines": ["boolean"],
+        "guard_splits": [
+            Interval(Integral, 1, 4, closed="both"), StrOptions({"auto"}),
+        ],
     }
 
-    def __init__(self, steps=100, every=20, lr=1e-3, folds=5, splines=True):
+    def __init__(
+        self, steps=100, every=20, lr=1e-3, folds=5, splines=True, guard_splits=1
+    ):
         self.steps = steps
         self.every = every
         self.lr = lr
         self.folds = folds
         self.splines = splines
+        self.guard_splits = guard_splits
 
     def validate(self) -> None:
         """Check the settings; a bad one raises an error that names it.
@@ -152,4 +168,5 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
             guard_start=guard_start,
             random_state=random_state,
             splines=bool(self.splines),
+            guard_splits=self.guard_splits,
         )

@@ -40,8 +40,11 @@ def keep_a_copy(monkeypatch):
     monkeypatch.setattr(_projection, "_settled", lambda *args: False)
 
 
+@pytest.mark.parametrize("guard_splits", [1, 4])
 @pytest.mark.parametrize("cls", CLASSIFIERS)
-def test_guard_start_takes_the_fit_start_readout_choices(cls, monkeypatch):
+def test_guard_start_takes_the_fit_start_readout_choices(
+    cls, guard_splits, monkeypatch
+):
     # the guard's start (three quarters) reads the pooling and the C that
     # the fit's start chose, without cross-validating them again
     calls = []
@@ -53,10 +56,15 @@ def test_guard_start_takes_the_fit_start_readout_choices(cls, monkeypatch):
 
     monkeypatch.setattr(LAESInitializer, "initialize", spy)
     X, y = _data(n=60)
-    clf = _small(cls, fine_tuning="projection").fit(X, y)
-    fit_start, guard_start = calls[-2], calls[-1]
+    settings = ProjectionFineTuning(guard_splits=guard_splits)
+    clf = _small(cls, fine_tuning=settings).fit(X, y)
+    # one guard start per held-out quarter, after the fit's start
+    k = dict(clf.net_.callbacks_)["projection"].guard_splits_
+    assert k == guard_splits
+    fit_start, guard_starts = calls[-k - 1], calls[-k:]
     assert fit_start[1] is not None and fit_start[2] == "auto"
-    assert guard_start == (clf.pretrainer_.C_, None, clf.pooling_)
+    for guard_start in guard_starts:
+        assert guard_start == (clf.pretrainer_.C_, None, clf.pooling_)
     assert clf.pooling_ != "auto"
 
 
@@ -206,7 +214,7 @@ def test_projection_settings_reach_the_steps(cls, keep_a_copy):
     assert clf.projection_steps_ == 8  # the second copy, every 4 steps
     # the parameter is left as given
     assert clf.fine_tuning is settings and settings.get_params() == dict(
-        steps=8, every=4, lr=3e-3, folds=3, splines=True
+        steps=8, every=4, lr=3e-3, folds=3, splines=True, guard_splits=1
     )
 
 

@@ -16,6 +16,7 @@ from sklmn._training._projection import (
     _Readout,
     _settled,
     choose_copy,
+    guard_split_count,
     ridge_held_out_error,
 )
 from sklmn.nn import LMN
@@ -236,6 +237,56 @@ def test_the_guard_start_is_fitted_on_three_quarters():
     assert all(abs(v * 12 - round(v * 12)) < 1e-9 for v in projection.held_out_scores_)
 
 
+def test_several_quarters_pool_their_held_out_sequences(monkeypatch):
+    # four quarters, each held out from a start on the other three: every
+    # sequence is held out once, and a copy's score is its share right of
+    # all 48 (the mean of the quarters' scores, 12 sequences each)
+    seen, runs = [], []
+    guard_scores = VariableProjection._guard_scores
+
+    def spy(self, *args, **kwargs):
+        run = guard_scores(self, *args, **kwargs)
+        runs.append((run, args[-1] if "settle" not in kwargs else kwargs["settle"]))
+        return run
+
+    monkeypatch.setattr(VariableProjection, "_guard_scores", spy)
+
+    def guard_start(rows):
+        seen.append(rows)
+        torch.manual_seed(1)
+        return SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2)
+
+    projection = VariableProjection(
+        steps=2, every=1, guard_start=guard_start, random_state=0, guard_splits=4
+    )
+    _, _, _, y = _fit(projection)
+    assert projection.guard_splits_ == 4 and len(seen) == 4
+    held = [np.setdiff1d(np.arange(48), rows) for rows in seen]
+    assert sorted(np.concatenate(held).tolist()) == list(range(48))
+    for part in held:  # stratified quarters
+        assert len(part) == 12
+        assert abs(y.numpy()[part].mean() - y.numpy().mean()) < 0.1
+    # every quarter's run scores all its copies (no early stop)
+    assert [settle for _, settle in runs] == [False] * 4
+    assert all(len(run[0]) == 3 and run[1:] == (12, 12.0) for run, _ in runs)
+    expected = np.mean([run[0] for run, _ in runs], axis=0)
+    np.testing.assert_allclose(projection.held_out_scores_, expected, rtol=1e-12)
+    assert all(abs(v * 48 - round(v * 48)) < 1e-9 for v in projection.held_out_scores_)
+
+
+def test_guard_split_count():
+    # 'auto': quarters until about a hundred sequences are held out
+    assert [guard_split_count("auto", n) for n in (8, 36, 132, 133, 200)] == [
+        4, 4, 4, 3, 2,
+    ]
+    assert guard_split_count("auto", 396) == 2
+    assert guard_split_count("auto", 397) == 1
+    assert guard_split_count(3, 10) == 3
+    for bad in (0, 5, "many", True, 2.0):
+        with pytest.raises(ValueError, match="guard_splits must be an int from 1 to 4"):
+            guard_split_count(bad, 40)
+
+
 def test_no_guard_start_leaves_the_network():
     projection = VariableProjection(steps=2, every=1, guard_start=lambda rows: None)
     net, start, _, _ = _fit(projection)
@@ -252,6 +303,7 @@ def test_no_guard_start_leaves_the_network():
         (dict(folds=1), "folds must be at least 2, got 1"),
         (dict(lr=-1.0), "lr must be a positive float, got -1.0"),
         (dict(lr="fast"), "lr must be a positive float, got 'fast'"),
+        (dict(guard_splits=5), "guard_splits must be an int from 1 to 4 or "),
     ],
 )
 def test_bad_parameters_are_refused(params, message):
