@@ -274,6 +274,39 @@ def test_several_quarters_pool_their_held_out_sequences(monkeypatch):
     assert all(abs(v * 48 - round(v * 48)) < 1e-9 for v in projection.held_out_scores_)
 
 
+def test_weighted_quarters_pool_by_their_held_out_weight(monkeypatch):
+    # with sequence weights, each quarter's score is its weighted accuracy
+    # and the pooled score weighs it by the quarter's held-out weight
+    runs = []
+    guard_scores = VariableProjection._guard_scores
+
+    def spy(self, *args, **kwargs):
+        runs.append((args[3], guard_scores(self, *args, **kwargs)))
+        return runs[-1][1]
+
+    monkeypatch.setattr(VariableProjection, "_guard_scores", spy)
+    data, X, y = _data()
+    weight = torch.linspace(0.5, 2.0, len(y))
+    data = SequenceDataset(X, data.lengths, y, sample_weight=weight)
+    torch.manual_seed(0)
+    projection = VariableProjection(
+        steps=2, every=1, random_state=0, guard_splits=3
+    )
+    net = make_sequence_net(
+        SequenceNet(LMN(1, 6, 4, memory_matrix="schur"), 2),
+        problem="multiclass", per_step=False, lr=1e-12, max_epochs=1,
+        batch_size=len(data), callbacks=[("projection", projection)],
+    )
+    net.fit(data)
+    assert projection.guard_splits_ == 3 and len(runs) == 3
+    for held_rows, (_, n_held, mass) in runs:
+        assert n_held == len(held_rows)
+        assert mass == pytest.approx(float(weight[held_rows].sum()), rel=1e-6)
+    masses = np.array([run[2] for _, run in runs])
+    expected = np.array([run[0] for _, run in runs]).T @ masses / masses.sum()
+    np.testing.assert_allclose(projection.held_out_scores_, expected, rtol=1e-12)
+
+
 def test_guard_split_count():
     # 'auto': quarters until about a hundred sequences are held out
     assert [guard_split_count("auto", n) for n in (8, 36, 132, 133, 200)] == [
