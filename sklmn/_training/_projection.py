@@ -515,7 +515,8 @@ class VariableProjection(Callback):
         copy could be kept, when beating the kept one by more than one
         held-out sequence would take more than every held-out sequence
         right: a start that gets all of them right, or all but one, takes
-        no step.
+        no step. With several quarters, the accuracy on all their held-out
+        sequences together, and every quarter's run scores every copy.
     objective_ : list of float
         The ridge objective at every step of the run on all the sequences
         (empty when none is kept).
