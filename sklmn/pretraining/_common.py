@@ -330,11 +330,6 @@ def cv_repeats(n_rows: int) -> int:
     return int(min(POOLING_CV_REPEATS, max(1, -(-POOLING_CV_ROWS // max(n_rows, 1)))))
 
 
-#: The cross-validation fits use Newton's method (Cholesky) up to this cost
-#: of a Newton step (rows x (features x outputs)^2), Newton-CG above.
-NEWTON_MAX_WORK = 1e8
-
-
 def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
     """Mean held-out score (accuracy) of :func:`logistic_readout` over
     repeated stratified folds of the rows (plain folds for multilabel rows;
@@ -358,16 +353,13 @@ def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
         splitter = RepeatedKFold(
             n_splits=n_splits, n_repeats=cv_repeats(len(targets)), random_state=0
         )
-    # Newton steps converge in a few iterations where L-BFGS takes thousands
-    # on the nearly separable states of a few rows (ACSF1, 80 rows: 0.02 s
-    # against 0.4 s per fit), but each costs rows x (features x classes)^2
-    # (digits, 718 rows x 64 features x 10 classes: 0.4 s against 0.01 s);
-    # above that, Newton-CG's truncated Newton steps (Hessian-vector
-    # products) still take far fewer passes than L-BFGS on these unscaled
-    # states and stop nearer the optimum (docs/memory.md)
-    unknowns = features.shape[1] * targets.shape[1]
-    small = len(features) * unknowns**2 <= NEWTON_MAX_WORK
-    solver = "newton-cholesky" if small else "newton-cg"
+    # Newton-CG (truncated Newton steps: Hessian-vector products) converges
+    # in a few passes where L-BFGS takes thousands on the nearly separable
+    # states of a few rows, and it stops nearer the optimum; Newton's method
+    # with a Cholesky solve costs (features x classes)^3 per step, which
+    # the wide readouts of a few dozen rows pay many times over
+    # (docs/training.md, "The start's cross-validations by Newton-CG")
+    solver = "newton-cg"
     scores = []
     for train, test in splitter.split(features, labels):
         weight = None if sample_weight is None else sample_weight[train]

@@ -49,7 +49,7 @@ def _cv_accuracy(features, labels, C=1.0, n_repeats=4):
     """Independent reference: scikit-learn's cross_val_score of a logistic
     regression over the same repeated stratified folds."""
     cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=n_repeats, random_state=0)
-    model = LogisticRegression(C=C, max_iter=5000, solver="newton-cholesky")
+    model = LogisticRegression(C=C, max_iter=5000, solver="newton-cg")
     return cross_val_score(model, features, labels, cv=cv).mean()
 
 
@@ -454,7 +454,7 @@ def test_choose_pooling_weights_the_fold_fits():
     for name, rows_ in (("last", last), ("last+mean", features)):
         accuracies = []
         for train, test in cv.split(rows_, labels):
-            model = LogisticRegression(C=0.5, max_iter=5000, solver="newton-cholesky")
+            model = LogisticRegression(C=0.5, max_iter=5000, solver="newton-cg")
             model.fit(rows_[train], labels[train], sample_weight=weight[train])
             accuracies.append(model.score(rows_[test], labels[test]))
         assert scores[name] == pytest.approx(np.mean(accuracies), abs=1e-9)
