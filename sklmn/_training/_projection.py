@@ -578,6 +578,12 @@ class VariableProjection(Callback):
         self.guard_start = guard_start
         self.random_state = random_state
 
+    def __setstate__(self, state):
+        # a callback pickled before guard_splits existed held out one quarter
+        state = dict(state)
+        state.setdefault("guard_splits", 1)
+        self.__dict__.update(state)
+
     def _check_params(self) -> None:
         check_positive_int("steps", self.steps)
         check_positive_int("every", self.every)
@@ -705,9 +711,9 @@ class VariableProjection(Callback):
 
     def _splits(self, labels, seed) -> list:
         """The ``(fit_rows, held_rows)`` of the guard: one stratified quarter
-        held out, or with several splits the first of the four stratified
-        quarters, each held out in turn (``[]``: too few sequences for
-        every class on both sides)."""
+        held out, or with several splits the first ``guard_splits`` of the
+        four stratified quarters, each held out in turn (``[]``: too few
+        sequences for every class on both sides)."""
         counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
         if min(n_held, len(labels) - n_held) < counts.size:

@@ -115,6 +115,12 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
         self.splines = splines
         self.guard_splits = guard_splits
 
+    def __setstate__(self, state):
+        # settings pickled before guard_splits existed held out one quarter
+        state = dict(state)
+        state.setdefault("guard_splits", 1)
+        super().__setstate__(state)
+
     def validate(self) -> None:
         """Check the settings; a bad one raises an error that names it.
 

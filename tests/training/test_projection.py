@@ -382,3 +382,19 @@ def test_batches_by_length_give_the_rows_in_the_data_order(limit, monkeypatch):
     # the batches pad little: sorted by decreasing length in each dataset
     maxima = [int(x["lengths"].max()) for x, _ in batches]
     assert maxima == ([9, 7, 3, 9, 2] if limit == 64 else [9, 8, 5, 3, 9, 4])
+
+
+def test_a_callback_pickled_before_guard_splits_holds_out_one_quarter():
+    import pickle
+
+    from sklmn.pretraining import ProjectionFineTuning
+
+    for obj in (
+        VariableProjection(guard_splits=4), ProjectionFineTuning(guard_splits=4)
+    ):
+        state = dict(obj.__getstate__())
+        del state["guard_splits"]  # as pickled before the parameter existed
+        old = type(obj).__new__(type(obj))
+        old.__setstate__(state)
+        assert old.guard_splits == 1
+        assert pickle.loads(pickle.dumps(old)).guard_splits == 1
