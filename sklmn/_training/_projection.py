@@ -56,6 +56,8 @@ _SPLINE_MARGIN = 2
 _ALPHA_DRAWS = 5
 #: the fraction of the sequences held out to choose the steps
 _GUARD_FRACTION = 0.25
+#: the stratified quarters that ``guard_splits`` holds out in turn
+_N_QUARTERS = int(round(1 / _GUARD_FRACTION))
 #: ``guard_splits='auto'``: quarters held out in turn until about this many
 #: sequences are scored (at most the four quarters of the sequences)
 _GUARD_ROWS = 100
@@ -174,20 +176,14 @@ def guard_split_count(guard_splits, n_sequences: int) -> int:
     >>> guard_split_count("auto", 537), guard_split_count(3, 537)
     (1, 3)
     """
-    n_quarters = int(round(1 / _GUARD_FRACTION))
-    if isinstance(guard_splits, str):
-        if guard_splits != "auto":
-            raise ValueError(
-                f"guard_splits must be an int from 1 to {n_quarters} or "
-                f"'auto', got {guard_splits!r}"
-            )
+    if isinstance(guard_splits, str) and guard_splits == "auto":
         n_held = max(int(np.ceil(_GUARD_FRACTION * n_sequences)), 1)
-        return int(min(n_quarters, -(-_GUARD_ROWS // n_held)))
-    if (isinstance(guard_splits, bool | np.bool_)
+        return int(min(_N_QUARTERS, -(-_GUARD_ROWS // n_held)))
+    if (isinstance(guard_splits, str | bool | np.bool_)
             or not isinstance(guard_splits, int | np.integer)
-            or not 1 <= guard_splits <= n_quarters):
+            or not 1 <= guard_splits <= _N_QUARTERS):
         raise ValueError(
-            f"guard_splits must be an int from 1 to {n_quarters} or 'auto', "
+            f"guard_splits must be an int from 1 to {_N_QUARTERS} or 'auto', "
             f"got {guard_splits!r}"
         )
     return int(guard_splits)
@@ -266,11 +262,16 @@ def _labels_weights(batches) -> tuple[np.ndarray, np.ndarray | None]:
     return labels, _restore(batches, torch.cat(weights).detach().cpu().numpy())
 
 
+def _scoring_weight(weight):
+    """``weight``, or None when the weights all vanish (then unweighted)."""
+    if weight is not None and not float(np.sum(weight)) > 0:
+        return None
+    return weight
+
+
 def _accuracy(pred, labels, weight) -> float:
     """Accuracy, weighted when the weights do not all vanish."""
-    if weight is not None and not float(np.sum(weight)) > 0:
-        weight = None
-    return float(np.average(pred == labels, weights=weight))
+    return float(np.average(pred == labels, weights=_scoring_weight(weight)))
 
 
 def _fit_logistic(Z, labels, weight, C) -> LogisticRegression:
@@ -719,9 +720,8 @@ class VariableProjection(Callback):
         if min(n_held, len(labels) - n_held) < counts.size:
             return []  # too few sequences for every class on both sides
         n_splits = guard_split_count(self.guard_splits, len(labels))
-        n_quarters = int(round(1 / _GUARD_FRACTION))
         rows = np.arange(len(labels))
-        if n_splits == 1 or counts.max() < n_quarters:  # no four quarters
+        if n_splits == 1 or counts.max() < _N_QUARTERS:  # no four quarters
             fit_rows, held_rows = train_test_split(
                 rows, test_size=_GUARD_FRACTION, stratify=labels,
                 random_state=seed % 2**31,
@@ -729,7 +729,7 @@ class VariableProjection(Callback):
             splits = [(fit_rows, held_rows)]
         else:
             quarters = StratifiedKFold(
-                n_quarters, shuffle=True, random_state=seed % 2**31
+                _N_QUARTERS, shuffle=True, random_state=seed % 2**31
             )
             with warnings.catch_warnings():
                 # a class of fewer than four sequences is missing from a quarter
@@ -766,12 +766,12 @@ class VariableProjection(Callback):
         self.guard_splits_ = len(runs)
         # the held-out sequences of every split pooled: each copy's share
         # right of all of them (weighted as the scores are)
+        # (several quarters' runs all score every copy: no early stop)
         n_held = sum(n for _, n, _ in runs)
-        mass = np.array([m for _, _, m in runs])
-        length = min(len(scores) for scores, _, _ in runs)
         scores = runs[0][0] if len(runs) == 1 else [
-            float(np.dot([run[0][i] for run in runs], mass) / mass.sum())
-            for i in range(length)
+            float(v) for v in np.average(
+                [run[0] for run in runs], axis=0, weights=[m for _, _, m in runs]
+            )
         ]
         self.held_out_scores_ = scores
         chosen = choose_copy(scores, n_held)
@@ -835,8 +835,6 @@ class VariableProjection(Callback):
             if settle else None,
         )
         del guard
-        if held_weight is None or not float(np.sum(held_weight)) > 0:
-            mass = float(len(held_labels))
-        else:
-            mass = float(np.sum(held_weight))
+        weight = _scoring_weight(held_weight)
+        mass = float(len(held_labels) if weight is None else np.sum(weight))
         return [float(v) for v in scores], len(held_labels), mass

@@ -359,7 +359,6 @@ def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
     # with a Cholesky solve costs (features x classes)^3 per step, which
     # the wide readouts of a few dozen rows pay many times over
     # (docs/training.md, "The start's cross-validations by Newton-CG")
-    solver = "newton-cg"
     scores = []
     for train, test in splitter.split(features, labels):
         weight = None if sample_weight is None else sample_weight[train]
@@ -369,7 +368,7 @@ def cv_logistic_score(features, targets, problem, C, sample_weight) -> float:
             problem,
             C,
             sample_weight=weight,
-            solver=solver,
+            solver="newton-cg",
         )
         outputs = features[test] @ W.T + b
         scores.append(rows_score(outputs, targets[test], problem, False))
