@@ -1,8 +1,9 @@
 """The ``'auto'`` rules of the training parameters.
 
-What ``batch_size='auto'``, ``learning_rate_init='auto'`` and
-``early_stopping='auto'`` resolve to for a training set of a given size, and
-the threads of ``n_threads='auto'``. The measurements behind the thresholds
+What ``batch_size='auto'``, ``learning_rate_init='auto'``,
+``early_stopping='auto'`` and the LMN classifier's ``memory_size='auto'``
+resolve to for a training set of a given size, and the threads of
+``n_threads='auto'``. The measurements behind the thresholds
 are in ``docs/training.md`` and ``docs/user_guide/fitting.md`` (threads).
 """
 
@@ -14,6 +15,7 @@ __all__ = [
     "auto_batch_size",
     "auto_early_stopping",
     "auto_learning_rate",
+    "auto_memory_size",
     "auto_threads",
 ]
 
@@ -42,6 +44,47 @@ _AUTO_BATCH_SIZE_LARGE = 32
 #: generated handwriting, see docs/training.md)
 _AUTO_LEARNING_RATE = 1e-3
 _AUTO_LEARNING_RATE_LARGE = 3e-3
+
+
+#: ``memory_size='auto'`` of ``LMNClassifier``: the memory units of a network
+#: that starts from a pretrained start with fewer training sequences than
+#: ``_AUTO_MEMORY_LARGE_DATA`` (and of every network without a start) ...
+_AUTO_MEMORY_SIZE = 32
+#: ... and of a started network from that many sequences on: at least two
+#: training sequences per memory unit (docs/memory.md, "The memory's size
+#: and the training set")
+_AUTO_MEMORY_SIZE_LARGE = 64
+_AUTO_MEMORY_LARGE_DATA = 2 * _AUTO_MEMORY_SIZE_LARGE
+
+
+def auto_memory_size(n_samples: int, started: bool) -> int:
+    """The memory units of ``memory_size='auto'`` (``LMNClassifier``) for
+    ``n_samples`` training sequences: 64 from 128 sequences when the network
+    starts from a pretrained start (``started``), else 32.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training sequences.
+    started : bool
+        Whether the fit initializes the network from a pretrainer (the
+        resolved ``pretrainer`` is not None).
+
+    Returns
+    -------
+    int
+        Memory units per layer and direction.
+
+    Examples
+    --------
+    >>> auto_memory_size(100, True), auto_memory_size(200, True)
+    (32, 64)
+    >>> auto_memory_size(200, False)
+    32
+    """
+    if started and n_samples >= _AUTO_MEMORY_LARGE_DATA:
+        return _AUTO_MEMORY_SIZE_LARGE
+    return _AUTO_MEMORY_SIZE
 
 
 def auto_learning_rate(n_samples: int) -> float:

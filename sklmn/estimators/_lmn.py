@@ -23,7 +23,7 @@ from ..nn._base import DEFAULT_INIT_RADIUS
 from ..nn._lmn_schur import check_ring
 from ..pretraining import LAESInitializer, ProjectionFineTuning
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ._auto import _AUTO_BATCH_LARGE_DATA
+from ._auto import _AUTO_BATCH_LARGE_DATA, auto_memory_size
 from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
@@ -604,8 +604,13 @@ default=%(memory_matrix)s
 
 #: the classifier's ``memory_size`` entry
 _MEMORY_SIZE_DOC = """\
-    memory_size : int, default=32
-        Linear memory units per layer and direction.
+    memory_size : int or 'auto', default='auto'
+        Linear memory units per layer and direction. ``'auto'``: 64 when
+        the network starts from a pretrained start (``pretrainer``) and
+        there are at least 128 training sequences (two per memory unit),
+        32 otherwise; the fitted estimator's ``memory_size_`` holds the
+        units. See ``docs/memory.md``, "The memory's size and the training
+        set".
 """
 
 #: the regressor's: a larger memory and a start in the linear range
@@ -701,8 +706,13 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         self.feedback_ = resolve_feedback(
             self, self.memory_matrix_, self.fine_tuning_
         )
+        self._plan_memory_size(context, n_samples)
         ring = self._resolve_memory_ring(context, n_samples)
         self.memory_ring_ = None if ring is None else [float(v) for v in ring]
+
+    def _plan_memory_size(self, context, n_samples: int) -> None:
+        """Resolve a ``memory_size`` that depends on the data (hook; the
+        multi-scale LMN's is a number)."""
 
     def _default_ring(self) -> tuple:
         """The model's own ring (read when called: ``bench schur-ring``
@@ -712,6 +722,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
     def _ring_memory_units(self) -> int:
         """Memory units of one direction of one layer (the size of the
         random linear memory ``memory_ring='auto'`` scores)."""
+        return self._memory_units()
+
+    def _memory_units(self) -> int:
+        """Memory units of one direction of one layer (``memory_size``)."""
         return int(self.memory_size)
 
     def _resolve_memory_ring(self, context, n_samples: int):
@@ -933,7 +947,24 @@ class _LMNMixin(_LMNMemoryMixin):
         "pretrainer_": "estimator?",
         "pretrained_alpha_": "float",
         "pooling_": "str",
+        "memory_size_": "int",
     }
+
+    #: fitted sizes the network is rebuilt from (bounded when a file loads)
+    _fitted_sizes: tuple = ("memory_size_",)
+
+    def _plan_memory_size(self, context, n_samples: int) -> None:
+        size = self.memory_size
+        if isinstance(size, str):  # 'auto'
+            started = self._resolve_pretrainer(n_samples, context) is not None
+            size = auto_memory_size(n_samples, started)
+        self.memory_size_ = int(size)
+
+    def _memory_units(self) -> int:
+        size = self.memory_size
+        if isinstance(size, str):  # 'auto': the fit's
+            return int(self.memory_size_)
+        return int(size)
 
     #: further parameters of the ``pretrainer='auto'`` LAES initializer
     _auto_laes_params: dict = {"C_candidates": _AUTO_C_CANDIDATES}
@@ -953,7 +984,7 @@ class _LMNMixin(_LMNMemoryMixin):
         return LMN(
             input_size,
             self.hidden_size,
-            self.memory_size,
+            self._memory_units(),
             num_layers=self.num_layers,
             output=self.output,
             bidirectional=self.bidirectional,
@@ -996,6 +1027,9 @@ class LMNClassifier(_InputExpansionMixin, _LMNMixin, _BaseSequenceClassifier):
     classes_ : ndarray of shape (n_classes,)
         Class labels (``arange(n_labels)`` for multilabel targets).
     %(start_attributes)s
+    memory_size_ : int
+        The memory units per layer and direction of the last ``fit``
+        (``memory_size``, resolved).
     %(input_expansion_attributes)s
     %(fitted_attributes)s
 
@@ -1026,12 +1060,15 @@ class LMNClassifier(_InputExpansionMixin, _LMNMixin, _BaseSequenceClassifier):
         **_LMNMixin._parameter_constraints,
         **CLASS_WEIGHT_CONSTRAINTS,
         **INPUT_EXPANSION_CONSTRAINTS,
+        "memory_size": [
+            Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+        ],
     }
 
     def __init__(
         self,
         hidden_size=32,
-        memory_size=32,
+        memory_size="auto",
         *,
         num_layers=1,
         output="memory",
@@ -1146,6 +1183,9 @@ class LMNRegressor(_LMNMixin, _BaseSequenceRegressor):
     Attributes
     ----------
     %(start_attributes)s
+    memory_size_ : int
+        The memory units per layer and direction of the last ``fit``
+        (``memory_size``, resolved).
     %(fitted_attributes)s
 
     See Also

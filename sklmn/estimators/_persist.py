@@ -125,6 +125,10 @@ load` bounds before rebuilding the network.
         )
         for name in ("n_features_in_", "n_outputs_"):
             sizes[name] = getattr(self, name, None)
+        # sizes a fit resolved ('auto'), when the network is built from them
+        for name in getattr(self, "_fitted_sizes", ()):
+            if _int(getattr(self, name, None)):
+                sizes[name] = getattr(self, name)
         state: dict = {"sizes": sizes}
         net = getattr(self, "net_", None)
         if net is not None:

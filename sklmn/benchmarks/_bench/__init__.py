@@ -38,6 +38,7 @@ from . import (  # noqa: F401 - run_script looks the modules up in globals()
     stable_memory,
     stable_memory_report,
     stable_memory_speed,
+    start_neighbours,
     threads,
     validation,
 )
@@ -122,6 +123,10 @@ SCRIPTS: dict[str, tuple[str, str]] = {
     "spline-choice": (
         "spline_choice",
         "the spline readout's margin over the linear one, and each rule's test change",
+    ),
+    "start-neighbours": (
+        "start_neighbours",
+        "the start's readout at the penalties around the one it chose",
     ),
 }
 
