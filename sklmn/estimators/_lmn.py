@@ -607,24 +607,24 @@ _MEMORY_SIZE_DOC = """\
     memory_size : int or 'auto', default='auto'
         Linear memory units per layer and direction. ``'auto'``: 64 when
         the network starts from a pretrained start (``pretrainer``) and
-        there are at least 128 training sequences (two per memory unit),
-        32 otherwise; the fitted estimator's ``memory_size_`` holds the
-        units. See ``docs/memory.md``, "The memory's size and the training
-        set".
+        ``fit`` gets at least 128 sequences (two per memory unit; for
+        ``partial_fit``, its first call), 32 otherwise; the fitted
+        estimator's ``memory_size_`` holds the units. See
+        ``docs/memory.md``, "The memory's size and the training set".
 """
 
 #: the regressor's: a larger memory and a start in the linear range
 _REGRESSOR_MEMORY_SIZE_DOC = """\
     memory_size : int, default=64
         Linear memory units per layer and direction. 64 rather than the
-        classifier's 32: a regression target is often a linear function of
-        the history, which the LAES start keeps only in as many directions
-        as there are memory units; and the regressor's ``pretrainer='auto'``
-        start passes the inputs through the hidden ``tanh`` at
-        ``input_scale=0.1``, in its linear range, so that the initialized
-        network predicts like its least-squares readout of the linear LAES
-        states (measurements: ``docs/training.md``, "The regressor's
-        memory").
+        classifier's 32 (below 128 training sequences): a regression target
+        is often a linear function of the history, which the LAES start
+        keeps only in as many directions as there are memory units; and
+        the regressor's ``pretrainer='auto'`` start passes the inputs
+        through the hidden ``tanh`` at ``input_scale=0.1``, in its linear
+        range, so that the initialized network predicts like its
+        least-squares readout of the linear LAES states (measurements:
+        ``docs/training.md``, "The regressor's memory").
 """
 
 
