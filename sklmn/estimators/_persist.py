@@ -104,7 +104,9 @@ load` bounds before rebuilding the network.
         state : dict
             ``'sizes'``: name -> value of every size the network is built
             from (the integer model parameters, ``n_features_in_`` and
-            ``n_outputs_`` as set, unchecked); and, once trained,
+            ``n_outputs_`` as set, unchecked, and the sizes a fit resolved
+            that the class lists in ``_fitted_sizes``, e.g. the LMN's
+            ``memory_size_``); and, once trained,
             ``'weights'`` (the network's ``state_dict`` on the CPU),
             ``'device'`` (str) and ``'n_modules'`` (modules of a recurrent
             module that grows, else None).
