@@ -415,6 +415,26 @@ def test_tampered_fitted_parameters_are_rejected(value, tmp_path):
         load(path)
 
 
+@pytest.mark.parametrize("value", [10**9, -3])
+def test_tampered_resolved_memory_size_is_rejected(value, tmp_path):
+    # memory_size='auto' rebuilds the network from the fit's memory_size_,
+    # which is bounded by the saved weights like the parameters
+    rng = np.random.RandomState(0)
+    X = rng.randn(130, 5, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    est = LMNClassifier(hidden_size=4, max_iter=1, random_state=0).fit(X, y)
+    assert est.memory_size_ == 64
+    path = tmp_path / "m.sklmn"
+    save(est, path)
+
+    def edit(manifest):
+        manifest["estimator"]["attributes"]["memory_size_"] = value
+
+    _rewrite_manifest(path, edit)
+    with pytest.raises(ValueError, match="Corrupt archive.*memory_size_"):
+        load(path)
+
+
 def test_not_an_archive_and_future_versions_are_rejected(tmp_path):
     bad = tmp_path / "bad.sklmn"
     bad.write_bytes(b"\x80\x04not a zip")
