@@ -16,8 +16,9 @@ training sequences that the start's choice of ``C`` compares, and the
 test accuracy of the readout refitted on every training sequence.
 
 Prints one Markdown row per set, model and seed: the ``C`` the start
-chose, the default model's test accuracy, and ``cross-validated / test``
-accuracy at each ``C``.
+chose, the test accuracy of the start and of the fitted default model,
+and ``cross-validated / test`` accuracy at each ``C`` (at the chosen
+``C``, the start's own readout again).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def _one(cls, seed, data, Cs) -> dict:
             cb for _, cb in est.net_.callbacks_ if isinstance(cb, StartProbe)
         )
         start.net_.module_ = probe.module_
+        own = float(np.mean(np.asarray(start.predict(X_test)) == np.asarray(y_test)))
         F, F_test = start._readout_features(X_train), start._readout_features(X_test)
     labels = np.searchsorted(est.classes_, y_train)
     test = np.searchsorted(est.classes_, y_test)
@@ -61,7 +63,13 @@ def _one(cls, seed, data, Cs) -> dict:
         cv = cv_logistic_score(F, targets, "multiclass", C, None)
         W, b = logistic_readout(F, targets, "multiclass", C)
         cells[C] = (cv, float(np.mean((F_test @ W.T + b).argmax(axis=1) == test)))
-    return {"seed": seed, "C": est.pretrainer_.C_, "final": final, "cells": cells}
+    return {
+        "seed": seed,
+        "C": est.pretrainer_.C_,
+        "start": own,
+        "final": final,
+        "cells": cells,
+    }
 
 
 def main(argv=None) -> int:
@@ -77,8 +85,8 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     head = " | ".join(f"C = {C:g}" for C in args.C)
-    print(f"| set | model | seed | C chosen | model's test | {head} |")
-    print("|---" * (len(args.C) + 5) + "|")
+    print(f"| set | model | seed | C chosen | start's test | model's test | {head} |")
+    print("|---" * (len(args.C) + 6) + "|")
     for name in args.datasets:
         data = DATASETS[name].load()
         for model in args.models:
@@ -89,7 +97,7 @@ def main(argv=None) -> int:
                 )
                 print(
                     f"| {name} | {model} | {seed} | {fit['C']:g} | "
-                    f"{fit['final']:.3f} | {cells} |",
+                    f"{fit['start']:.3f} | {fit['final']:.3f} | {cells} |",
                     flush=True,
                 )
     return 0
