@@ -37,13 +37,12 @@ import numpy as np
 
 from ..._training._projection import _fit_logistic, choose_splines
 from ..._training._splines import hat_basis
-from ...estimators import LMNClassifier, MultiScaleLMNClassifier
 from ...pretraining import ProjectionFineTuning
 from .._timeseries.datasets import DATASETS
+from ._classifiers import CLASSIFIERS, accuracy, add_fit_arguments
 
 __all__ = ["main"]
 
-_MODELS = {"lmn": LMNClassifier, "mslmn": MultiScaleLMNClassifier}
 _RULES = (0, 1, 2, 3)
 
 
@@ -60,7 +59,7 @@ def _one(cls, seed, data) -> dict:
         choice = choose_splines(F, labels)
         knots, scores = choice["knots"], choice["scores"]
         model = _fit_logistic(hat_basis(F, knots), labels, None, choice["C"])
-        own = float(np.mean(np.asarray(est.predict(X_test)) == np.asarray(y_test)))
+        own = accuracy(est, X_test, y_test)
     return {
         "seed": int(seed),
         "n_train": len(labels),
@@ -73,11 +72,7 @@ def _one(cls, seed, data) -> dict:
 def main(argv=None) -> int:
     """Print the table; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--models", nargs="+", choices=sorted(_MODELS), default=["lmn"]
-    )
-    parser.add_argument("--datasets", nargs="+", default=["ArrowHead"])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    add_fit_arguments(parser)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     rules = " | ".join(f"margin > {k}" for k in _RULES)
@@ -86,7 +81,7 @@ def main(argv=None) -> int:
     for name in args.datasets:
         data = DATASETS[name].load()
         for model in args.models:
-            fits = [_one(_MODELS[model], seed, data) for seed in args.seeds]
+            fits = [_one(CLASSIFIERS[model], seed, data) for seed in args.seeds]
             if args.out:
                 with open(args.out, "a") as f:
                     for fit in fits:

@@ -29,14 +29,12 @@ import warnings
 
 import numpy as np
 
-from ...estimators import LMNClassifier, MultiScaleLMNClassifier
 from ...pretraining._common import cv_logistic_score, logistic_readout
 from .._timeseries.datasets import DATASETS
 from .._timeseries.probes import StartProbe
+from ._classifiers import CLASSIFIERS, accuracy, add_fit_arguments
 
 __all__ = ["main"]
-
-_MODELS = {"lmn": LMNClassifier, "mslmn": MultiScaleLMNClassifier}
 
 
 def _one(cls, seed, data, Cs) -> dict:
@@ -47,13 +45,13 @@ def _one(cls, seed, data, Cs) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X_train, y_train)
-        final = float(np.mean(np.asarray(est.predict(X_test)) == np.asarray(y_test)))
+        final = accuracy(est, X_test, y_test)
         start = copy.deepcopy(est)
         probe = next(
             cb for _, cb in est.net_.callbacks_ if isinstance(cb, StartProbe)
         )
         start.net_.module_ = probe.module_
-        own = float(np.mean(np.asarray(start.predict(X_test)) == np.asarray(y_test)))
+        own = accuracy(start, X_test, y_test)
         F, F_test = start._readout_features(X_train), start._readout_features(X_test)
     labels = np.searchsorted(est.classes_, y_train)
     test = np.searchsorted(est.classes_, y_test)
@@ -75,11 +73,7 @@ def _one(cls, seed, data, Cs) -> dict:
 def main(argv=None) -> int:
     """Print the table; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--models", nargs="+", choices=sorted(_MODELS), default=["lmn"]
-    )
-    parser.add_argument("--datasets", nargs="+", default=["ArrowHead"])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    add_fit_arguments(parser)
     parser.add_argument(
         "--C", nargs="+", type=float, default=[0.1, 0.3, 1.0, 3.0, 10.0, 100.0]
     )
@@ -91,7 +85,7 @@ def main(argv=None) -> int:
         data = DATASETS[name].load()
         for model in args.models:
             for seed in args.seeds:
-                fit = _one(_MODELS[model], seed, data, args.C)
+                fit = _one(CLASSIFIERS[model], seed, data, args.C)
                 cells = " | ".join(
                     f"{cv:.3f} / {test:.3f}" for cv, test in fit["cells"].values()
                 )
