@@ -725,8 +725,10 @@ class _LMNMemoryMixin(_PretrainedStartMixin):
         return self._memory_units()
 
     def _memory_units(self) -> int:
-        """Memory units of one direction of one layer (``memory_size``)."""
-        return int(self.memory_size)
+        """Memory units of one direction of one layer (``memory_size``;
+        for ``'auto'``, the fit's ``memory_size_``)."""
+        size = self.memory_size
+        return int(self.memory_size_ if isinstance(size, str) else size)
 
     def _resolve_memory_ring(self, context, n_samples: int):
         """``memory_ring`` with ``'auto'`` resolved (see its entry): a tuple,
@@ -959,12 +961,6 @@ class _LMNMixin(_LMNMemoryMixin):
             started = self._resolve_pretrainer(n_samples, context) is not None
             size = auto_memory_size(n_samples, started)
         self.memory_size_ = int(size)
-
-    def _memory_units(self) -> int:
-        size = self.memory_size
-        if isinstance(size, str):  # 'auto': the fit's
-            return int(self.memory_size_)
-        return int(size)
 
     #: further parameters of the ``pretrainer='auto'`` LAES initializer
     _auto_laes_params: dict = {"C_candidates": _AUTO_C_CANDIDATES}
