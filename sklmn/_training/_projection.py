@@ -36,8 +36,8 @@ from ._splines import SplineReadout, hat_basis, quantile_knots, ramp_weights
 __all__ = [
     "VariableProjection",
     "choose_copy",
-    "guard_split_count",
     "choose_splines",
+    "guard_split_count",
     "ridge_held_out_error",
     "write_splines_",
 ]
