@@ -1,7 +1,7 @@
 """The ``'auto'`` rules of the training parameters.
 
 What ``batch_size='auto'``, ``learning_rate_init='auto'``,
-``early_stopping='auto'`` and the LMN classifier's ``memory_size='auto'``
+``early_stopping='auto'``, the LMN classifiers' ``memory_size='auto'``
 resolve to for a training set of a given size, and the threads of
 ``n_threads='auto'``. The measurements behind the thresholds
 are in ``docs/training.md`` and ``docs/user_guide/fitting.md`` (threads).
@@ -16,6 +16,7 @@ __all__ = [
     "auto_early_stopping",
     "auto_learning_rate",
     "auto_memory_size",
+    "auto_module_sizes",
     "auto_threads",
 ]
 
@@ -85,6 +86,50 @@ def auto_memory_size(n_samples: int, started: bool) -> int:
     if started and n_samples >= _AUTO_MEMORY_LARGE_DATA:
         return _AUTO_MEMORY_SIZE_LARGE
     return _AUTO_MEMORY_SIZE
+
+
+#: ``memory_size='auto'`` of ``MultiScaleLMNClassifier``: the units of every
+#: module after the first (and of every module of a network without a
+#: start); the first module of a started network gets the LMN's memory
+#: (docs/memory.md, "Modules of different sizes")
+_AUTO_SLOW_MODULE_SIZE = 12
+
+
+def auto_module_sizes(n_samples: int, started: bool, n_modules: int) -> int | tuple:
+    """The module sizes of ``memory_size='auto'`` (``MultiScaleLMNClassifier``).
+
+    A network that starts from a pretrained start (``started``) gets a
+    first (fastest) module as large as the LMN classifier's memory
+    (:func:`auto_memory_size`) and slower modules of 12 units; a network
+    without a start gets modules of 12 units.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training sequences.
+    started : bool
+        Whether the fit initializes the network from a pretrainer.
+    n_modules : int
+        Number of modules.
+
+    Returns
+    -------
+    int or tuple of int
+        The units of every module (an int when they are equal).
+
+    Examples
+    --------
+    >>> auto_module_sizes(36, True, 4), auto_module_sizes(200, True, 2)
+    ((32, 12, 12, 12), (64, 12))
+    >>> auto_module_sizes(200, False, 4)
+    12
+    """
+    if not started:
+        return _AUTO_SLOW_MODULE_SIZE
+    first = auto_memory_size(n_samples, started)
+    if n_modules == 1:
+        return first
+    return (first, *[_AUTO_SLOW_MODULE_SIZE] * (n_modules - 1))
 
 
 def auto_learning_rate(n_samples: int) -> float:

@@ -7,8 +7,10 @@ from numbers import Integral
 from sklearn.base import clone
 
 from ..nn import MultiScaleLMN, _lmn_schur
+from ..nn._clock import check_module_sizes
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._base import _BaseSequenceEstimator
+from ._auto import auto_module_sizes
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._lmn import (
@@ -88,7 +90,9 @@ MULTISCALE_PARAMETERS_DOC = """\
         ``n_modules``, which is then the maximum; the fitted estimator records
         the stages in ``module_history_``. An object with a method
         ``make_callback(context, *, max_modules)`` (see
-        :mod:`sklmn.training`), cloned in ``fit`` into ``incremental_``;
+        :mod:`sklmn.training`; with modules of different sizes it is also
+        given ``module_sizes``, the units of every module), cloned in
+        ``fit`` into ``incremental_``;
         grid searches reach its parameters as ``incremental__<name>``. Not
         used on warm starts.
     pretrainer : 'auto', object or None, default='auto'
@@ -96,10 +100,11 @@ MULTISCALE_PARAMETERS_DOC = """\
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
         LAES of the inputs subsampled at the module's clock (see its
         documentation). ``'auto'``: ``LAESInitializer(alpha='gcv',
-        readout='auto', modules='residual', C=3.0,
+        readout='auto', modules='residual', C=1.0,
         random_state=random_state)`` (each module encodes what the faster
         ones leave; a logistic-regression readout for classifiers, which
-        also try ``C_candidates=(0.3, 30.0, 300.0)``, ridge chosen by
+        also try ``C_candidates=(0.1, 10.0, 100.0)`` as the LMN
+        classifiers do, ridge chosen by
         generalized cross-validation for regressors) when the
         training set
         has at most 1000 sequences, the inputs are not constant and
@@ -127,21 +132,28 @@ MULTISCALE_PARAMETERS_DOC = """\
 
 #: the classifier's ``hidden_size`` and ``memory_size`` entries
 _CLASSIFIER_SIZES_DOC = """\
-    hidden_size : int, default=48
-        Hidden (functional, nonlinear) units.
-    memory_size : int, default=12
-        Linear memory units per module. With the default 4 modules the
-        memory has 48 units and the LAES start gives each module its own
-        hidden units (measurements: ``docs/training.md``, "The multi-scale
-        classifier's sizes").
+    hidden_size : int or 'auto', default='auto'
+        Hidden (functional, nonlinear) units. ``'auto'``: as many as the
+        memory units of all modules, so that the LAES start gives each
+        module its own hidden units; the fitted estimator's
+        ``hidden_size_`` holds them.
+    memory_size : int, tuple of int or 'auto', default='auto'
+        Linear memory units per module, or a tuple of ``n_modules`` sizes
+        (fastest module first). ``'auto'``: with a pretrained start
+        (``pretrainer``), a first module as large as the LMN classifier's
+        ``memory_size='auto'`` memory (32 units, 64 from 128 training
+        sequences) and slower modules of 12 units; without a start, modules
+        of 12 units. The fitted estimator's ``memory_size_`` holds the
+        sizes. See ``docs/memory.md``, "Modules of different sizes".
 """
 
 #: the regressor's
 _REGRESSOR_SIZES_DOC = """\
     hidden_size : int, default=32
         Hidden (functional, nonlinear) units.
-    memory_size : int, default=8
-        Linear memory units per module; the classifier's larger sizes gave
+    memory_size : int or tuple of int, default=8
+        Linear memory units per module, or a tuple of ``n_modules`` sizes
+        (fastest module first); the classifier's larger sizes gave
         no better regressor (measurements: ``docs/training.md``, "The
         multi-scale classifier's sizes").
 """
@@ -157,7 +169,12 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         "incremental_": "estimator",
         "module_history_": "list",
         "n_modules_": "int",
+        "memory_size_": "sizes",
+        "hidden_size_": "int",
     }
+
+    #: fitted sizes the network is rebuilt from (bounded when a file loads)
+    _fitted_sizes: tuple = ("memory_size_", "hidden_size_")
 
     _parameter_constraints = {
         **_BaseSequenceEstimator._parameter_constraints,
@@ -168,6 +185,8 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
             if name not in ("num_layers", "memory_bias", "dropout")
         },
         "n_modules": [Interval(Integral, 1, None, closed="left")],
+        # an int or one size per module (checked when the fit plans them)
+        "memory_size": [Interval(Integral, 1, None, closed="left"), tuple, list],
         # no 'orthogonal': an orthogonal block-triangular matrix is block
         # diagonal
         "memory_matrix": [StrOptions({"auto", "free", "spectral", "schur"})],
@@ -179,12 +198,14 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
     ) -> MultiScaleLMN:
         """The multi-scale LMN; ``memory_matrix`` overrides the fit's (a
         residual fit's frozen start)."""
+        sizes = self._module_sizes()
+        growing = self.incremental is not None
         return MultiScaleLMN(
             input_size,
-            self.hidden_size,
-            self.memory_size,
+            self._hidden_units(),
             # incremental training starts with one module (Carta et al. 2021 Alg. 2)
-            1 if self.incremental is not None else self.n_modules,
+            sizes[0] if growing else sizes,
+            1 if growing else self.n_modules,
             output=self.output,
             bidirectional=self.bidirectional,
             memory_matrix=memory_matrix or self._memory_matrix(),
@@ -210,7 +231,37 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         return _lmn_schur._MULTISCALE_SCHUR_RING
 
     def _ring_memory_units(self) -> int:
-        return int(self.memory_size) * int(self.n_modules)
+        return sum(self._module_sizes())
+
+    def _plan_memory_size(self, context, n_samples: int) -> None:
+        size = self.memory_size
+        if isinstance(size, str):  # 'auto'
+            started = self._resolve_pretrainer(n_samples, context) is not None
+            size = auto_module_sizes(n_samples, started, int(self.n_modules))
+        try:
+            size = check_module_sizes(size, int(self.n_modules))
+        except ValueError as error:
+            raise ValueError(f"{error} (n_modules={self.n_modules!r})") from None
+        self.memory_size_ = size
+        hidden = self.hidden_size
+        if isinstance(hidden, str):  # 'auto'
+            hidden = sum(self._module_sizes())
+        self.hidden_size_ = int(hidden)
+
+    def _module_sizes(self) -> tuple[int, ...]:
+        """Memory units of every module (the fit's ``memory_size_``; of the
+        ``memory_size`` parameter for a model fitted before it existed)."""
+        size = getattr(self, "memory_size_", None)
+        if size is None:
+            size = check_module_sizes(self.memory_size, int(self.n_modules))
+        n = int(self.n_modules)
+        return (size,) * n if isinstance(size, int) else tuple(size)
+
+    def _hidden_units(self) -> int:
+        """Hidden units (the fit's ``hidden_size_``; the ``hidden_size``
+        parameter for a model fitted before it existed)."""
+        hidden = getattr(self, "hidden_size_", None)
+        return int(self.hidden_size if hidden is None else hidden)
 
     #: the ``pretrainer='auto'`` start: modules fitted to what the faster
     #: ones leave (``modules='residual'``) and a weaker penalty on the
@@ -218,10 +269,12 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
     #: (``docs/training.md``, "The multi-scale start")
     _auto_laes_params: dict = {
         "modules": "residual",
-        "C": 3.0,
-        # a tenth, 10 and 100 times C, as the LMN classifiers' candidates
-        # around their C = 1 (docs/training.md, "The readout's penalty")
-        "C_candidates": (0.3, 30.0, 300.0),
+        # the LMN classifiers' penalty and candidates (docs/training.md,
+        # "The readout's penalty"): with modules of different sizes the
+        # first module is the LMN's memory (docs/memory.md, "Modules of
+        # different sizes")
+        "C": 1.0,
+        "C_candidates": (0.1, 10.0, 100.0),
     }
 
     def _pooling(self) -> str:
@@ -248,7 +301,11 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         if self.incremental is None or context.warm_start:
             return []
         self.incremental_ = clone(self.incremental)
-        callback = self.incremental_.make_callback(context, max_modules=self.n_modules)
+        sizes = self._module_sizes()
+        extra = {} if len(set(sizes)) == 1 else {"module_sizes": sizes}
+        callback = self.incremental_.make_callback(
+            context, max_modules=self.n_modules, **extra
+        )
         return [("incremental", callback)]
 
     def _record_fit(self, net) -> None:
@@ -349,12 +406,21 @@ class MultiScaleLMNClassifier(
         **_MultiScaleLMNMixin._parameter_constraints,
         **CLASS_WEIGHT_CONSTRAINTS,
         **INPUT_EXPANSION_CONSTRAINTS,
+        "hidden_size": [
+            Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+        ],
+        "memory_size": [
+            Interval(Integral, 1, None, closed="left"),
+            tuple,
+            list,
+            StrOptions({"auto"}),
+        ],
     }
 
     def __init__(
         self,
-        hidden_size=48,
-        memory_size=12,
+        hidden_size="auto",
+        memory_size="auto",
         n_modules=4,
         *,
         output="memory",

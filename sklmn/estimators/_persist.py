@@ -45,6 +45,16 @@ def _int(value: Any) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
+def _size(value: Any) -> int | None:
+    """The size a parameter asks for: an int, the total of a tuple or list
+    of ints (one size per module), else None."""
+    if _int(value):
+        return value
+    if isinstance(value, tuple | list) and value and all(map(_int, value)):
+        return sum(abs(int(v)) for v in value)
+    return None
+
+
 class PersistenceMixin:
     """The documented hook pair used by :func:`sklmn.persistence.save` and
     :func:`sklmn.persistence.load` (see ``docs/architecture.md``), and the
@@ -115,22 +125,23 @@ load` bounds before rebuilding the network.
         # parameters the network was fitted with (set_params may have
         # changed one since)
         sizes = {
-            f"parameter {name}": getattr(self, name)
+            f"parameter {name}": _size(getattr(self, name))
             for name in self._model_parameter_names()
-            if _int(getattr(self, name))
+            if _size(getattr(self, name)) is not None
         }
         fitted = self._fitted_model_parameters()
         sizes.update(
-            (f"fitted parameter {name}", getattr(fitted, name))
+            (f"fitted parameter {name}", _size(getattr(fitted, name)))
             for name in fitted._model_parameter_names()
-            if _int(getattr(fitted, name))
+            if _size(getattr(fitted, name)) is not None
         )
         for name in ("n_features_in_", "n_outputs_"):
             sizes[name] = getattr(self, name, None)
         # sizes a fit resolved ('auto'), when the network is built from them
         for name in getattr(self, "_fitted_sizes", ()):
-            if _int(getattr(self, name, None)):
-                sizes[name] = getattr(self, name)
+            value = _size(getattr(self, name, None))  # a tuple: its total
+            if value is not None:
+                sizes[name] = value
         state: dict = {"sizes": sizes}
         net = getattr(self, "net_", None)
         if net is not None:

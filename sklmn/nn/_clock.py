@@ -23,12 +23,14 @@ __all__ = [
     "active_modules",
     "active_prefix_counts",
     "block_upper_mask",
+    "check_module_sizes",
     "check_bidirectional_counter",
     "check_periods",
     "check_state_tensor",
     "check_step_counter",
     "default_periods",
     "is_nested",
+    "module_of_units",
     "uniform_start",
 ]
 
@@ -91,7 +93,7 @@ def active_prefix_counts(
 
 def block_upper_mask(
     n_modules: int,
-    block_size: int,
+    block_size: int | tuple,
     *,
     device: torch.device | str | None = None,
     dtype: torch.dtype | None = None,
@@ -100,10 +102,62 @@ def block_upper_mask(
 
     Entry ``[i, j]`` is 1 when the module of row ``i`` reads the module of
     column ``j``, i.e. when ``module(j) >= module(i)`` (a module reads itself
-    and the slower modules).
+    and the slower modules). ``block_size`` is the units of every module, or
+    a tuple of ``n_modules`` sizes.
     """
-    module = torch.arange(n_modules * block_size, device=device) // block_size
+    module = module_of_units(n_modules, block_size, device=device)
     return (module.unsqueeze(0) >= module.unsqueeze(1)).to(dtype=dtype)
+
+
+def check_module_sizes(memory_size: object, n_modules: int) -> int | tuple:
+    """Validate the memory units of a multi-scale network's modules.
+
+    ``memory_size`` is a positive int (every module) or a sequence of
+    ``n_modules`` positive ints (fastest module first). Returns the int, or
+    the tuple of ints (a sequence of equal sizes returns the int).
+
+    Examples
+    --------
+    >>> check_module_sizes(4, 3), check_module_sizes([4, 2], 2)
+    (4, (4, 2))
+    >>> check_module_sizes((3, 3), 2)
+    3
+    """
+    if isinstance(memory_size, int | np.integer) and not isinstance(memory_size, bool):
+        if memory_size < 1:
+            raise ValueError(f"memory_size must be a positive int, got {memory_size!r}")
+        return int(memory_size)
+    sizes = tuple(memory_size) if isinstance(memory_size, tuple | list) else None
+    if (
+        sizes is None
+        or len(sizes) != n_modules
+        or any(
+            isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1
+            for n in sizes
+        )
+    ):
+        raise ValueError(
+            "memory_size must be a positive int or a sequence of "
+            f"{n_modules} positive ints (one per module), got {memory_size!r}"
+        )
+    sizes = tuple(int(n) for n in sizes)
+    return sizes[0] if len(set(sizes)) == 1 else sizes
+
+
+def module_of_units(
+    n_modules: int, block_size: int | tuple, device: torch.device | str | None = None
+) -> Tensor:
+    """The module index of every unit (int64), for modules of ``block_size``
+    units each or of the sizes in the tuple ``block_size``."""
+    sizes = (
+        (block_size,) * n_modules if isinstance(block_size, int) else tuple(block_size)
+    )
+    if len(sizes) != n_modules:
+        raise ValueError(f"{n_modules} module sizes expected, got {block_size!r}")
+    return torch.repeat_interleave(
+        torch.arange(n_modules, device=device),
+        torch.tensor(sizes, dtype=torch.int64, device=device),
+    )
 
 
 def check_step_counter(

@@ -593,7 +593,7 @@ class MultiScaleLAESMixin:
         ----------
         A : list of array-like of shape (p_k, r)
             One LAES input matrix per module (``n_modules`` of them),
-            ``1 <= p_k <= memory_size``.
+            ``1 <= p_k <= N_k`` (module ``k``'s memory units).
         B : list of array-like of shape (p_k, p_k)
             The LAES state matrices.
         mean : array-like of shape (input_size,), optional
@@ -648,7 +648,7 @@ class MultiScaleLAESMixin:
             shape = tuple(np.shape(A_k.detach() if isinstance(A_k, Tensor) else A_k))
             p = shape[0] if len(shape) == 2 else -1
             A_np.append(as_numpy(A_k, f"A[{k}]", (p, r)))
-            check_components(p, self.memory_size, "memory_size")
+            check_components(p, self.memory_sizes[k], f"module {k}'s memory_size")
             B_np.append(as_numpy(B_k, f"B[{k}]", (p, p)))
         mu = np.zeros(d) if mean is None else as_numpy(mean, "mean", (d,))
         multiscale_from_laes_(net, A_np, B_np, W_in, mu, check_scale(input_scale))
@@ -669,7 +669,7 @@ class MultiScaleLAESMixin:
         k : int
             Module index (0-based).
         A : array-like of shape (p, hidden_size)
-            ``1 <= p <= memory_size``.
+            ``1 <= p <= N_k`` (module ``k``'s memory units).
         B : array-like of shape (p, p)
         direction : {0, 1}, default=0
 
@@ -684,7 +684,8 @@ class MultiScaleLAESMixin:
                 [0., 0.]])
         """
         self._direction(direction)
-        N_m, H = self.memory_size, self.hidden_size
+        self.module_slice(k)  # k validated
+        N_m, H = self.memory_sizes[k], self.hidden_size
         shape = tuple(np.shape(A.detach() if isinstance(A, Tensor) else A))
         p = shape[0] if len(shape) == 2 else -1
         A_np = as_numpy(A, "A", (p, H))

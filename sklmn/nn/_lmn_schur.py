@@ -187,7 +187,7 @@ class LMNLayerSchurMixin:
 class MultiScaleSchurMixin:
     """The ``'schur'`` memory matrix of a :class:`~sklmn.nn.MultiScaleLMN`
     (one direction): one :class:`~sklmn.nn._stable_memory.SchurMemory` of
-    ``n_modules * memory_size`` units with ``module_size=memory_size``, so
+    ``total_memory_size`` units with ``module_size=memory_size``, so
     that ``Q`` is block diagonal (one orthogonal block per module) and the
     dense matrix is block upper-triangular across modules."""
 
@@ -242,7 +242,7 @@ class MultiScaleSchurMixin:
         Parameters
         ----------
         W : array-like of shape (M, M)
-            ``M = n_modules * memory_size``.
+            ``M = total_memory_size``.
 
         Returns
         -------
@@ -294,10 +294,11 @@ class MultiScaleSchurMixin:
         return Q_k
 
     @torch.no_grad()
-    def _grow_schur_(self, n_new: int) -> None:
-        """The Schur memory and its basis grown by ``n_new`` modules (zero
-        blocks, identity basis on the new coordinates)."""
-        self.memory = self.memory.grown(n_new)
+    def _grow_schur_(self, n_new: int, memory_size: int | None = None) -> None:
+        """The Schur memory and its basis grown by ``n_new`` modules of
+        ``memory_size`` units (zero blocks, identity basis on the new
+        coordinates)."""
+        self.memory = self.memory.grown(n_new, memory_size)
         old = self.memory_basis
         M = self.memory.size
         basis = torch.eye(M, device=old.device, dtype=old.dtype)

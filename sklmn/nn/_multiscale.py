@@ -53,9 +53,11 @@ from ._clock import (
     active_prefix_counts,
     block_upper_mask,
     check_bidirectional_counter,
+    check_module_sizes,
     check_state_tensor,
     check_step_counter,
     default_periods,
+    module_of_units,
     uniform_start,
 )
 
@@ -79,8 +81,9 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     r"""Multi-scale Linear Memory Network (Carta et al. 2021 §3.2, 2020a §3).
 
     A tanh functional layer reads the input and all memory modules; the linear
-    memory is split into ``n_modules`` modules of ``memory_size`` units, module
-    ``k`` (0-based) being updated every ``2**k`` steps:
+    memory is split into ``n_modules`` modules of ``memory_size`` units (or
+    of the sizes in the tuple ``memory_size``), module ``k`` (0-based) being
+    updated every ``2**k`` steps:
 
     .. math::
 
@@ -101,8 +104,11 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         Number of input features ``d``.
     hidden_size : int
         Number of functional (hidden) units ``N_h``.
-    memory_size : int
-        Number of memory units *per module* ``N_m``.
+    memory_size : int or tuple of int
+        Number of memory units *per module* ``N_m``, or a tuple of
+        ``n_modules`` sizes, fastest module first (modules of different
+        sizes: ``g * N_m`` below is then their sum). A tuple of equal
+        sizes is stored as the int.
     n_modules : int
         Number of memory modules ``g``.
     output : {'memory', 'hidden'}, default='memory'
@@ -263,8 +269,8 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         self.num_directions = 2 if self.bidirectional else 1
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
-        self.memory_size = check_positive_int("memory_size", memory_size)
         self.n_modules = check_positive_int("n_modules", n_modules)
+        self.memory_size = check_module_sizes(memory_size, self.n_modules)
         self.output = check_choice("output", output, ("memory", "hidden"))
         check_feedback_output(self.feedback, self.output)
         self.memory_matrix = check_choice(
@@ -276,7 +282,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         self.norm_penalty = check_nonnegative_float("norm_penalty", norm_penalty)
         self.truncate_gradient = check_bool("truncate_gradient", truncate_gradient)
         factory = {"device": device, "dtype": dtype}
-        H, M = self.hidden_size, self.n_modules * self.memory_size
+        H, M = self.hidden_size, self.total_memory_size
         self.weight_xh = nn.Parameter(torch.empty(H, self.input_size, **factory))
         add_feedback(self, torch.empty(H, M, **factory))
         self.bias_h = nn.Parameter(torch.empty(H, **factory))
@@ -332,9 +338,26 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         return default_periods(self.n_modules)
 
     @property
+    def memory_sizes(self) -> tuple[int, ...]:
+        """Memory units of every module, fastest first.
+
+        Examples
+        --------
+        >>> MultiScaleLMN(2, 3, (4, 2), 2).memory_sizes
+        (4, 2)
+        """
+        size = self.memory_size
+        return (size,) * self.n_modules if isinstance(size, int) else tuple(size)
+
+    @property
     def total_memory_size(self) -> int:
-        """Number of memory units of all modules, ``n_modules * memory_size``."""
-        return self.n_modules * self.memory_size
+        """Number of memory units of all modules (``n_modules * memory_size``
+        for modules of one size)."""
+        return sum(self.memory_sizes)
+
+    def _unit_modules(self, device) -> Tensor:
+        """The module index of every memory unit."""
+        return module_of_units(self.n_modules, self.memory_size, device=device)
 
     @property
     def output_size(self) -> int:  # type: ignore[override]
@@ -361,12 +384,16 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         --------
         >>> MultiScaleLMN(2, 3, 4, 3).module_slice(1)
         slice(4, 8, None)
+        >>> MultiScaleLMN(2, 3, (4, 2, 2), 3).module_slice(2)
+        slice(6, 8, None)
         """
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < self.n_modules:
             raise ValueError(
                 f"module index must be an int in 0..{self.n_modules - 1}, got {k!r}"
             )
-        return slice(k * self.memory_size, (k + 1) * self.memory_size)
+        sizes = self.memory_sizes
+        start = sum(sizes[:k])
+        return slice(start, start + sizes[k])
 
     def reset_parameters(self) -> None:
         """Re-initialize all parameters.
@@ -539,7 +566,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             the new module's LAES on them, subsampled with the new module's
             period at phase 0 (steps ``0, p, 2p, ...``; for the reverse
             direction, of the sequences read backwards).
-        m_seq : Tensor of shape (N, T, n_modules * memory_size * num_directions)
+        m_seq : Tensor of shape (N, T, total_memory_size * num_directions)
             Memory states (padded steps are zero).
         state : tuple (h, m, t)
             Final state at each sequence's last valid step (the reverse
@@ -623,7 +650,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             if lengths is not None:
                 valid = mask_from_lengths(lengths, T, device=active.device)
                 active = active & valid.unsqueeze(-1)
-            active = active.repeat_interleave(self.memory_size, dim=2)
+            active = active[..., self._unit_modules(active.device)]
             xp = F.linear(x.transpose(0, 1), self.weight_xh, self.bias_h)
             hs, ms = self._run_masked(xp, m0, W_mm, active.transpose(0, 1))
             h_seq = torch.stack(hs, dim=1)
@@ -650,7 +677,8 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         their state).
         """
         counts = active_prefix_counts(self.periods, start, xp.shape[0])
-        units = [c * self.memory_size for c in counts]
+        stops = np.cumsum((0, *self.memory_sizes)).tolist()
+        units = [stops[c] for c in counts]
         return multiscale_scan(
             xp,
             m,
@@ -758,23 +786,22 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             )
         check_step_input(x_t, self.input_size)
         _, m, t = self._check_state(state, x_t.shape[0], x_t)
-        active = active_modules(self.periods, t).repeat_interleave(
-            self.memory_size, dim=1
-        )
+        active = active_modules(self.periods, t)[:, self._unit_modules(t.device)]
         xp_t = F.linear(x_t, self.weight_xh, self.bias_h)
         h, m = self._cell_masked(xp_t, m, self.masked_weight_mm(), active)
         return (m if self.output == "memory" else h), (h, m, t + 1)
 
     # ------------------------------------------------------------------ #
     @torch.no_grad()
-    def grow_(self, n_new: int = 1) -> list[slice]:
+    def grow_(self, n_new: int = 1, memory_size: int | None = None) -> list[slice]:
         """Append ``n_new`` slower modules in place, with all new weights zero.
 
         The new module ``g`` (0-based) has period ``2**g``. Its rows of
         ``weight_hm`` and ``weight_mm`` and its columns of ``weight_mh`` and
         ``weight_mm`` are zero, so its state stays zero and the function
         computed on the old memory coordinates (and the hidden states) does
-        not change; the output gains ``n_new * memory_size`` zero features.
+        not change; the output gains ``n_new * N`` zero features (``N`` the
+        new modules' size).
         With ``memory_matrix='schur'`` the new coordinates are ``1 x 1``
         blocks of eigenvalue zero (the dense matrix is zero there too) and
         the old modules keep their parameters and coordinates.
@@ -785,12 +812,15 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         (and any readout reading the memory) after growing. A bidirectional
         network grows both directions; its output is then ``[forward
         modules, reverse modules]``, so the reverse direction's old
-        coordinates move by ``n_new * memory_size``.
+        coordinates move by ``n_new * N``.
 
         Parameters
         ----------
         n_new : int, default=1
             Number of modules to add.
+        memory_size : int, optional
+            Memory units ``N`` of each new module (default: those of the
+            last module).
 
         Returns
         -------
@@ -803,11 +833,15 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         >>> net = MultiScaleLMN(2, 3, 2, 1)
         >>> net.grow_(2), net.periods
         ([slice(2, 4, None), slice(4, 6, None)], (1, 2, 4))
+        >>> net.grow_(memory_size=1), net.memory_sizes
+        ([slice(6, 7, None)], (2, 2, 2, 1))
         """
         n_new = check_positive_int("n_new", n_new)
+        sizes = self.memory_sizes
+        N = sizes[-1] if memory_size is None else memory_size
+        N = check_positive_int("memory_size", N)
         H, M_old = self.hidden_size, self.total_memory_size
-        extra = n_new * self.memory_size
-        M = M_old + extra
+        M = M_old + n_new * N
 
         def grown(old: Tensor, shape: tuple[int, int]) -> nn.Parameter:
             new = old.new_zeros(shape)
@@ -821,10 +855,11 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             self.weight_mh = self.weight_mh.new_zeros(H, M)
         self.weight_hm = grown(self.weight_hm, (M, H))
         if self.memory_matrix == "schur":
-            self._grow_schur_(n_new)
+            self._grow_schur_(n_new, N)
         else:
             self.weight_mm = grown(self.weight_mm, (M, M))
         self.n_modules = g_old + n_new
+        self.memory_size = check_module_sizes((*sizes, *[N] * n_new), self.n_modules)
         self.memory_mask = block_upper_mask(
             self.n_modules,
             self.memory_size,
@@ -832,7 +867,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             dtype=self.weight_xh.dtype,
         )
         if self.reverse is not None:
-            self.reverse.grow_(n_new)
+            self.reverse.grow_(n_new, N)
         return [self.module_slice(k) for k in range(g_old, self.n_modules)]
 
     @torch.no_grad()
@@ -846,9 +881,9 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     ) -> None:
         """Overwrite module ``k``'s encoder block and diagonal memory block.
 
-        Sets ``weight_hm[rows_k] = weight_hm`` (``(memory_size, hidden_size)``,
+        Sets ``weight_hm[rows_k] = weight_hm`` (``(N_k, hidden_size)``,
         the LAES ``A``) and ``weight_mm[rows_k, rows_k] = weight_mm``
-        (``(memory_size, memory_size)``, the LAES ``B``), as in Carta et al. 2021 Alg.
+        (``(N_k, N_k)``, the LAES ``B``; ``N_k`` module ``k``'s size), as in Carta et al. 2021 Alg.
         2. With ``memory_matrix='spectral'`` setting ``weight_mm`` restarts the
         latch rule, so the block is used as is while the spectral radius of
         the masked matrix stays <= 1. With ``'schur'``, ``weight_mm`` (and
@@ -866,8 +901,8 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         ----------
         k : int
             Module index (0-based).
-        weight_hm : Tensor or ndarray of shape (memory_size, hidden_size), optional
-        weight_mm : Tensor or ndarray of shape (memory_size, memory_size), optional
+        weight_hm : Tensor or ndarray of shape (N_k, hidden_size), optional
+        weight_mm : Tensor or ndarray of shape (N_k, N_k), optional
         direction : {0, 1}, default=0
             0: the forward direction; 1: the reverse direction of a
             bidirectional network (:attr:`reverse`).
@@ -891,7 +926,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
             self.reverse.set_module_(k, weight_hm=weight_hm, weight_mm=weight_mm)
             return
         rows = self.module_slice(k)
-        n_m = self.memory_size
+        n_m = self.memory_sizes[k]
         values = {}
         for name, value, shape in (
             ("weight_hm", weight_hm, (n_m, self.hidden_size)),

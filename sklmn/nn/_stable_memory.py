@@ -41,6 +41,7 @@ __all__ = [
     "R_MAX",
     "SchurMemory",
     "feedback_gain",
+    "module_bounds",
     "quasi_triangular_radius",
     "real_schur",
 ]
@@ -59,12 +60,46 @@ _KAPPA_RANGE = (-30.0, 30.0)
 ONE, FIRST, SECOND = 0, 1, 2
 
 
-def _block_kinds(size: int, module_size: int | None = None) -> Tensor:
+def module_bounds(size: int, module_size=None) -> list[tuple[int, int]]:
+    """``(start, stop)`` of every module of a memory of ``size`` units.
+
+    ``module_size`` is None (one module), an int dividing ``size`` (modules
+    of that size) or a sequence of positive ints summing to ``size`` (the
+    modules' sizes in order).
+
+    Examples
+    --------
+    >>> module_bounds(6, 2), module_bounds(6, (4, 1, 1))
+    ([(0, 2), (2, 4), (4, 6)], [(0, 4), (4, 5), (5, 6)])
+    """
+    if module_size is None:
+        return [(0, size)]
+    if isinstance(module_size, int) and not isinstance(module_size, bool):
+        if module_size < 1 or size % module_size:
+            raise ValueError(
+                f"module_size must be a positive int dividing {size}, got "
+                f"{module_size!r}"
+            )
+        return [(s, s + module_size) for s in range(0, size, module_size)]
+    sizes = tuple(module_size) if isinstance(module_size, tuple | list) else None
+    if (
+        not sizes
+        or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes)
+        or sum(sizes) != size
+    ):
+        raise ValueError(
+            "module_size must be a positive int dividing "
+            f"{size} or a sequence of positive ints summing to {size}, got "
+            f"{module_size!r}"
+        )
+    stops = np.cumsum(sizes).tolist()
+    return list(zip([0, *stops[:-1]], stops, strict=True))
+
+
+def _block_kinds(size: int, module_size=None) -> Tensor:
     """All 2 x 2 blocks (a trailing 1 x 1 per module of odd size)."""
-    module_size = size if module_size is None else module_size
     kind = torch.zeros(size, dtype=torch.int64)
-    for start in range(0, size, module_size):
-        stop = min(start + module_size, size)
+    for start, stop in module_bounds(size, module_size):
         for i in range(start, stop - 1, 2):
             kind[i], kind[i + 1] = FIRST, SECOND
     return kind
@@ -96,7 +131,7 @@ def _standardize_2x2(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def real_schur(
-    B: np.ndarray, module_size: int | None = None
+    B: np.ndarray, module_size: int | tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Real Schur decomposition ``B = Q T Q^T`` with standardized blocks.
 
@@ -104,11 +139,12 @@ def real_schur(
     ----------
     B : ndarray of shape (M, M)
         Square matrix; float64 is used.
-    module_size : int, optional
-        With a block upper-triangular ``B`` of modules of this size (the
-        multi-scale LMN), ``Q`` is block diagonal (one orthogonal block per
-        module) and each module's diagonal block is decomposed; the
-        off-diagonal blocks become ``Q_k^T B_kj Q_j``. None: one module.
+    module_size : int or tuple of int, optional
+        With a block upper-triangular ``B`` of modules of this size, or of
+        these sizes in order (the multi-scale LMN), ``Q`` is block diagonal
+        (one orthogonal block per module) and each module's diagonal block
+        is decomposed; the off-diagonal blocks become ``Q_k^T B_kj Q_j``.
+        None: one module.
 
     Returns
     -------
@@ -135,14 +171,11 @@ def real_schur(
     if not np.all(np.isfinite(B)):
         raise ValueError("B must be finite")
     M = B.shape[0]
-    size = M if module_size is None else int(module_size)
-    if size <= 0 or M % size:
-        raise ValueError(f"module_size must divide {M}, got {module_size!r}")
     Q = np.zeros((M, M))
     kind = np.zeros(M, dtype=np.int64)
     standard = np.zeros((M, M))  # the standardized blocks T_k
-    for start in range(0, M, size):
-        rows = slice(start, start + size)
+    for start, stop in module_bounds(M, module_size):
+        rows, size = slice(start, stop), stop - start
         T_k, Q_k = scipy.linalg.schur(B[rows, rows], output="real")
         i = 0
         while i < size:
@@ -163,7 +196,7 @@ def real_schur(
         standard[rows, rows] = T_k
     T = Q.T @ B @ Q
     # exact zeros where the structure has them
-    mask = _structure_mask(kind, size)
+    mask = _structure_mask(kind)
     T = np.where(mask, T, 0.0)
     _keep_pair_signs(T, np.flatnonzero(kind == FIRST), standard)
     for i in np.flatnonzero(kind == FIRST):
@@ -186,7 +219,7 @@ def _keep_pair_signs(T: np.ndarray, firsts: np.ndarray, standard: np.ndarray) ->
             T[i, i + 1], T[i + 1, i] = standard[i, i + 1], standard[i + 1, i]
 
 
-def _structure_mask(kind: np.ndarray, module_size: int | None = None) -> np.ndarray:
+def _structure_mask(kind: np.ndarray) -> np.ndarray:
     """Entries of a quasi-upper-triangular matrix of structure ``kind``."""
     M = kind.shape[0]
     mask = np.triu(np.ones((M, M), dtype=bool))
@@ -296,9 +329,10 @@ class SchurMemory(nn.Module):
     ----------
     size : int
         Memory units ``M``.
-    module_size : int, optional
-        Size of the modules of a multi-scale memory: ``2 x 2`` blocks never
-        straddle two modules. None: one module.
+    module_size : int or tuple of int, optional
+        Size of the modules of a multi-scale memory, or their sizes in order
+        (summing to ``size``): ``2 x 2`` blocks never straddle two modules.
+        None: one module.
     r_max : float, default=R_MAX
         Bound of the eigenvalue moduli, in ``(0, 1)``.
     device, dtype : optional
@@ -336,7 +370,7 @@ class SchurMemory(nn.Module):
         self,
         size: int,
         *,
-        module_size: int | None = None,
+        module_size: int | tuple | None = None,
         r_max: float = R_MAX,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
@@ -344,16 +378,11 @@ class SchurMemory(nn.Module):
         super().__init__()
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"size must be a positive int, got {size!r}")
-        if module_size is not None and (
-            isinstance(module_size, bool)
-            or not isinstance(module_size, int)
-            or module_size < 1
-            or size % module_size
-        ):
-            raise ValueError(
-                f"module_size must be a positive int dividing {size}, got "
-                f"{module_size!r}"
-            )
+        module_bounds(size, module_size)  # validated
+        if isinstance(module_size, list | tuple):
+            module_size = tuple(module_size)
+            if len(set(module_size)) == 1:  # modules of one size: the int
+                module_size = module_size[0]
         if not (isinstance(r_max, int | float) and 0 < r_max < 1):
             raise ValueError(f"r_max must be a number in (0, 1), got {r_max!r}")
         self.size = size
@@ -373,6 +402,17 @@ class SchurMemory(nn.Module):
         if self.module_size != self.size:
             s += f", module_size={self.module_size}"
         return s + f", r_max={self.r_max}"
+
+    @property
+    def module_bounds(self) -> list[tuple[int, int]]:
+        """``(start, stop)`` of every module's coordinates.
+
+        Examples
+        --------
+        >>> SchurMemory(5, module_size=(3, 2)).module_bounds
+        [(0, 3), (3, 5)]
+        """
+        return module_bounds(self.size, self.module_size)
 
     # ------------------------------------------------------------------ #
     def _layout(self) -> tuple[Tensor, ...]:
@@ -607,14 +647,15 @@ class SchurMemory(nn.Module):
         Parameters
         ----------
         k : int
-            Module index, ``0 <= k < size // module_size``.
-        B : Tensor or ndarray of shape (module_size, module_size)
+            Module index (``0`` for the first module).
+        B : Tensor or ndarray of shape (N_k, N_k)
+            ``N_k`` is module ``k``'s size.
         margin : float, default=1e-6
             As for :meth:`set_dense_`.
 
         Returns
         -------
-        Q_k : Tensor of shape (module_size, module_size)
+        Q_k : Tensor of shape (N_k, N_k)
             Float64, orthogonal.
         info : dict
             As for :meth:`set_dense_`.
@@ -630,16 +671,18 @@ class SchurMemory(nn.Module):
         >>> torch.equal(mem()[:2, :2], before)
         True
         """
-        N, M = self.module_size, self.size
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < M // N:
+        M, bounds = self.size, self.module_bounds
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(bounds):
             raise ValueError(
-                f"module index must be an int in 0..{M // N - 1}, got {k!r}"
+                f"module index must be an int in 0..{len(bounds) - 1}, got {k!r}"
             )
+        start, stop = bounds[k]
+        N = stop - start
         B_np = B.detach().cpu().double().numpy() if isinstance(B, Tensor) else B
         B_np = np.asarray(B_np, dtype=np.float64)
         if B_np.shape != (N, N):
             raise ValueError(f"B must have shape {(N, N)}, got {B_np.shape}")
-        rows = slice(k * N, (k + 1) * N)
+        rows = slice(start, stop)
         Q_k, T_k, kind_k = real_schur(B_np)
         W = self().detach().cpu().double().numpy()
         W[rows, rows] = B_np
@@ -650,8 +693,8 @@ class SchurMemory(nn.Module):
         kind = kind_old.copy()
         kind[rows] = kind_k
         T = np.where(_structure_mask(kind), T, 0.0)
-        firsts = k * N + np.flatnonzero(kind_k == FIRST)
-        _keep_pair_signs(T[rows, rows], firsts - k * N, T_k)
+        firsts = start + np.flatnonzero(kind_k == FIRST)
+        _keep_pair_signs(T[rows, rows], firsts - start, T_k)
         for i in firsts:
             T[i, i] = T[i + 1, i + 1] = 0.5 * (T[i, i] + T[i + 1, i + 1])
         # the parameters of module k's diagonal block alone: the other
@@ -663,12 +706,12 @@ class SchurMemory(nn.Module):
         eigen[rows] = eigen_k
         skew = np.zeros(M // 2)
         for i in firsts:
-            skew[i // 2] = skew_k[(i - k * N) // 2]
+            skew[i // 2] = skew_k[(i - start) // 2]
         upper = np.triu(T, 1)
         upper[firsts, firsts + 1] = 0.0  # held by eigen and skew
         dev, dt = self.eigen.device, self.eigen.dtype
         # skew entries of module k's old and new 2 x 2 blocks
-        old_firsts = k * N + np.flatnonzero(kind_old[rows] == FIRST)
+        old_firsts = start + np.flatnonzero(kind_old[rows] == FIRST)
         pairs = sorted({int(i) // 2 for i in np.concatenate([firsts, old_firsts])})
         self.kind.copy_(torch.as_tensor(kind, device=dev))
         self.eigen[rows] = torch.as_tensor(eigen[rows], device=dev, dtype=dt)
@@ -680,7 +723,7 @@ class SchurMemory(nn.Module):
         return torch.as_tensor(Q_k), info
 
     @torch.no_grad()
-    def grown(self, n_new: int) -> SchurMemory:
+    def grown(self, n_new: int, module_size: int | None = None) -> SchurMemory:
         """A copy with ``n_new`` more modules, their blocks exactly zero.
 
         The new coordinates are ``1 x 1`` blocks with eigenvalue zero and a
@@ -690,7 +733,9 @@ class SchurMemory(nn.Module):
         Parameters
         ----------
         n_new : int
-            Number of modules (of ``module_size`` units) to add.
+            Number of modules to add.
+        module_size : int, optional
+            Units of each new module (default: those of the last module).
 
         Returns
         -------
@@ -705,10 +750,19 @@ class SchurMemory(nn.Module):
         """
         if isinstance(n_new, bool) or not isinstance(n_new, int) or n_new < 1:
             raise ValueError(f"n_new must be a positive int, got {n_new!r}")
-        M_old, N = self.size, self.module_size
+        bounds = self.module_bounds
+        sizes = [stop - start for start, stop in bounds]
+        N = sizes[-1] if module_size is None else module_size
+        if isinstance(N, bool) or not isinstance(N, int) or N < 1:
+            raise ValueError(f"module_size must be a positive int, got {N!r}")
+        M_old = self.size
         dev, dt = self.eigen.device, self.eigen.dtype
         new = SchurMemory(
-            M_old + n_new * N, module_size=N, r_max=self.r_max, device=dev, dtype=dt
+            M_old + n_new * N,
+            module_size=(*sizes, *[N] * n_new),
+            r_max=self.r_max,
+            device=dev,
+            dtype=dt,
         )
         new.kind.fill_(ONE)
         new.kind[:M_old] = self.kind

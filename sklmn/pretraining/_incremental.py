@@ -86,6 +86,7 @@ def grow_multiscale_(
     problem: str,
     per_step: bool,
     n_components: int | None = None,
+    memory_size: int | None = None,
     alpha: float = 1e-6,
     solver: str = "auto",
     fit_readout: bool = True,
@@ -99,10 +100,11 @@ def grow_multiscale_(
     (:meth:`~sklmn.nn.MultiScaleLMN.grow_`, all new weights zero) and
 
     1. its encoder block ``W_hm = A`` and diagonal block ``W_mm = B`` come from
-       a LAES (``p = memory_size``) fit on the current model's hidden
-       sequences subsampled with stride ``2**g`` at the new module's clock
-       phase (steps ``0, 2**g, 2 * 2**g, ...``); if the subsampled data have
-       fewer than ``memory_size`` directions the remaining rows stay zero;
+       a LAES (``p = N``, the new module's memory units) fit on the current
+       model's hidden sequences subsampled with stride ``2**g`` at the new
+       module's clock phase (steps ``0, 2**g, 2 * 2**g, ...``); if the
+       subsampled data have fewer than ``N`` directions the remaining rows
+       stay zero;
     2. the readout (when it reads the memory) gains zero columns for the new
        module, so the network's outputs are unchanged so far (the hidden
        layer does not read the new module: its ``W_mh`` columns are zero);
@@ -151,7 +153,9 @@ def grow_multiscale_(
     per_step : bool
         Per-time-step targets.
     n_components : int, default=None
-        LAES components of the new module (None: ``memory_size``).
+        LAES components of the new module (None: its memory units).
+    memory_size : int, default=None
+        Memory units ``N`` of the new module (None: those of the last one).
     alpha : float, default=1e-6
         Relative ridge penalty of the readout fit.
     solver : str, default='auto'
@@ -267,7 +271,8 @@ def grow_multiscale_(
         targets = readout_targets(y_encoded, problem, n_out, lengths_np, per_step)
         loss_before = rows_loss(outputs, targets, problem, w_rows)
 
-    g, N_m, H = rec.n_modules, rec.memory_size, rec.hidden_size
+    g, H = rec.n_modules, rec.hidden_size
+    N_m = rec.memory_sizes[-1] if memory_size is None else int(memory_size)
     n_dirs = rec.num_directions
     period = 2**g
     rng = check_random_state(random_state)
@@ -285,13 +290,14 @@ def grow_multiscale_(
         fit_laes(laes, padded_sequences(sub, sub_lengths))
         blocks.append((laes.A_, laes.B_))
 
-    rec.grow_(1)
+    M_old = rec.total_memory_size
+    rec.grow_(1, N_m)
     for j, (A, B) in enumerate(blocks):
         # the network maps the LAES to the new module's weights
         rec.init_module_from_laes_(g, A, B, direction=j)
     # memory output [forward modules, reverse modules]: direction j's old
     # columns and its new module's columns in the grown output
-    M_old, M_new = g * N_m, (g + 1) * N_m
+    M_new = M_old + N_m
     new_cols = torch.cat(
         [torch.arange(j * M_new + M_old, (j + 1) * M_new) for j in range(n_dirs)]
     )
@@ -410,8 +416,8 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
         With ``growth='adaptive'``: improvement of the best monitored score
         a new module must bring to be kept (ignored with ``'all'``).
     n_components : int or None, default=None
-        LAES components of every new module (None: the estimator's
-        ``memory_size``; at most ``memory_size``).
+        LAES components of every new module (None: the module's memory
+        units; at most those).
     alpha : float, default=1e-6
         Relative ridge penalty of the least-squares readout fit (0: the
         pseudoinverse of 2020 §4.1).
@@ -491,7 +497,9 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
         self.readout = readout
         self.solver = solver
 
-    def make_callback(self, context: FitContext, *, max_modules: int):
+    def make_callback(
+        self, context: FitContext, *, max_modules: int, module_sizes=None
+    ):
         """The skorch callback that grows the network during training.
 
         Parameters
@@ -503,6 +511,10 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
             stages.
         max_modules : int
             Maximum number of modules.
+        module_sizes : tuple of int, optional
+            Memory units of every module (``max_modules`` of them), so that
+            growth adds module ``k`` with ``module_sizes[k]`` units (None:
+            every new module as large as the last one).
 
         Returns
         -------
@@ -515,7 +527,9 @@ class IncrementalTraining(_DocLinkMixin, BaseEstimator):
                 "the targets, which a CTC target (label sequences) does not "
                 "provide; use readout='residual' with target='ctc'."
             )
-        return ModuleGrowth(self, context, max_modules=max_modules)
+        return ModuleGrowth(
+            self, context, max_modules=max_modules, module_sizes=module_sizes
+        )
 
 
 class ModuleGrowth(Callback):
@@ -536,8 +550,16 @@ class ModuleGrowth(Callback):
         across the stages, ended training (None: it did not).
     """
 
+    #: callbacks pickled before modules of different sizes: as the last one
+    module_sizes = None
+
     def __init__(
-        self, schedule: IncrementalTraining, context: FitContext, *, max_modules
+        self,
+        schedule: IncrementalTraining,
+        context: FitContext,
+        *,
+        max_modules,
+        module_sizes=None,
     ):
         self.schedule = schedule
         # the settings only: the context's training data must not be kept
@@ -548,6 +570,7 @@ class ModuleGrowth(Callback):
         self.tol = float(context.tol)
         self.n_iter_no_change = int(context.n_iter_no_change)
         self.max_modules = int(max_modules)
+        self.module_sizes = None if module_sizes is None else tuple(module_sizes)
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         g = net.module_.recurrent.n_modules
@@ -653,6 +676,8 @@ class ModuleGrowth(Callback):
             return
         y = dataset_train.y.numpy()
         weight = getattr(dataset_train, "sample_weight", None)
+        g = net.module_.recurrent.n_modules
+        sizes = self.module_sizes
         info = grow_multiscale_(
             net.module_,
             dataset_train.X,
@@ -661,6 +686,7 @@ class ModuleGrowth(Callback):
             problem=self.problem,
             per_step=self.per_step,
             n_components=self.schedule.n_components,
+            memory_size=None if sizes is None else sizes[g],
             alpha=float(self.schedule.alpha),
             solver=self.schedule.solver,
             readout=self.schedule.readout,

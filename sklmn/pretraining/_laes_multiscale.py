@@ -45,7 +45,8 @@ def initialize_multiscale(
     2**k, 2 * 2**k, ...``, with ``W_in`` the identity (``r = d``
     features) or, when ``hidden_size < d``, the top ``hidden_size``
     principal directions of the inputs. Module ``k`` keeps ``p_k =
-    min(memory_size, what its subsampled data support)`` components; its
+    min(N_k, what its subsampled data support)`` components (``N_k`` its
+    memory units); its
     diagonal block of ``W_mm`` is ``B_k`` and its off-diagonal blocks are
     zero (the construction of the incremental training of Carta, Sperduti
     & Bacciu, applied to all modules at once); its other units start at
@@ -80,7 +81,7 @@ def initialize_multiscale(
     mask = valid_mask(lengths, data.shape[1])
     steps = data[mask]
     mu = steps.mean(axis=0) if self.center else np.zeros(data.shape[2])
-    d, H, N = data.shape[2], recurrent.hidden_size, recurrent.memory_size
+    d, H = data.shape[2], recurrent.hidden_size
     s = float(self.input_scale)
     rng = check_random_state(self.random_state)
     notes: list[str] = []
@@ -110,10 +111,11 @@ def initialize_multiscale(
             sub, sub_lengths = subsample_clock(z_j, lengths, net.periods[k])
             # reversal keeps the lengths: the reverse direction has the
             # same reductions, noted once
+            N = net.memory_sizes[k]
             p = reduce_components(
                 self.n_components,
                 N,
-                [(N, f"the network has memory_size={N}"), data_limit(sub_lengths, r)],
+                [(N, f"the module has memory_size={N}"), data_limit(sub_lengths, r)],
                 notes if j == 0 else [],
                 f"module {k}: ",
             )

@@ -343,7 +343,9 @@ def test_float32_default_and_double():
     "kwargs, match",
     [
         ({"hidden_size": 0}, "hidden_size must be a positive int, got 0"),
-        ({"memory_size": 1.5}, "memory_size must be a positive int, got 1.5"),
+        ({"memory_size": 1.5}, "memory_size must be a positive int.*got 1.5"),
+        ({"memory_size": (2, 0)}, r"sequence of 2 positive ints .*got \(2, 0\)"),
+        ({"memory_size": (2, 2, 2)}, r"sequence of 2 positive ints"),
         ({"n_modules": -1}, "n_modules must be a positive int, got -1"),
         ({"output": "both"}, "output must be one of .* got 'both'"),
         ({"memory_matrix": "orthogonal"}, "memory_matrix must be one of"),
