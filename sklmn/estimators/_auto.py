@@ -89,8 +89,9 @@ def auto_memory_size(n_samples: int, started: bool) -> int:
 
 
 #: ``memory_size='auto'`` of ``MultiScaleLMNClassifier``: the units of every
-#: module after the first (and of every module of a network without a
-#: start); the first module of a started network gets the LMN's memory
+#: module after the first, and of every module from
+#: ``_AUTO_MEMORY_LARGE_DATA`` training sequences on or without a start; the
+#: first module of a started network below that gets the LMN's memory
 #: (docs/memory.md, "Modules of different sizes")
 _AUTO_SLOW_MODULE_SIZE = 12
 
@@ -98,10 +99,12 @@ _AUTO_SLOW_MODULE_SIZE = 12
 def auto_module_sizes(n_samples: int, started: bool, n_modules: int) -> int | tuple:
     """The module sizes of ``memory_size='auto'`` (``MultiScaleLMNClassifier``).
 
-    A network that starts from a pretrained start (``started``) gets a
-    first (fastest) module as large as the LMN classifier's memory
-    (:func:`auto_memory_size`) and slower modules of 12 units; a network
-    without a start gets modules of 12 units.
+    A network that starts from a pretrained start (``started``) with fewer
+    than 128 training sequences gets a first (fastest) module as large as
+    the LMN classifier's memory there (:func:`auto_memory_size`, 32 units)
+    and slower modules of 12 units; otherwise (from 128 sequences, where
+    the LMN's memory doubles and a first module of 64 units costs several
+    times the fit time, or without a start) every module has 12 units.
 
     Parameters
     ----------
@@ -119,12 +122,12 @@ def auto_module_sizes(n_samples: int, started: bool, n_modules: int) -> int | tu
 
     Examples
     --------
-    >>> auto_module_sizes(36, True, 4), auto_module_sizes(200, True, 2)
-    ((32, 12, 12, 12), (64, 12))
-    >>> auto_module_sizes(200, False, 4)
-    12
+    >>> auto_module_sizes(36, True, 4), auto_module_sizes(100, True, 2)
+    ((32, 12, 12, 12), (32, 12))
+    >>> auto_module_sizes(200, True, 4), auto_module_sizes(36, False, 4)
+    (12, 12)
     """
-    if not started:
+    if not started or n_samples >= _AUTO_MEMORY_LARGE_DATA:
         return _AUTO_SLOW_MODULE_SIZE
     first = auto_memory_size(n_samples, started)
     if n_modules == 1:

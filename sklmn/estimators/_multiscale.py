@@ -100,11 +100,12 @@ MULTISCALE_PARAMETERS_DOC = """\
         :class:`~sklmn.pretraining.LAESInitializer` sets every module from a
         LAES of the inputs subsampled at the module's clock (see its
         documentation). ``'auto'``: ``LAESInitializer(alpha='gcv',
-        readout='auto', modules='residual', C=1.0,
+        readout='auto', modules='residual', C=3.0,
         random_state=random_state)`` (each module encodes what the faster
         ones leave; a logistic-regression readout for classifiers, which
-        also try ``C_candidates=(0.1, 10.0, 100.0)`` as the LMN
-        classifiers do, ridge chosen by
+        also try ``C_candidates=(0.3, 30.0, 300.0)``; when the first
+        module is larger than the others, the LMN classifiers' ``C=1.0``
+        and candidates ``(0.1, 10.0, 100.0)``; ridge chosen by
         generalized cross-validation for regressors) when the
         training set
         has at most 1000 sequences, the inputs are not constant and
@@ -130,6 +131,22 @@ MULTISCALE_PARAMETERS_DOC = """\
 ) + FINE_TUNING_DOC + FEEDBACK_DOC
 
 
+#: the ``pretrainer='auto'`` start of modules of one size: a weaker penalty
+#: than the LMN's on its logistic readout, a tenth, 10 and 100 times it as
+#: candidates (docs/training.md, "The multi-scale start") ...
+_EQUAL_MODULES_LAES = {
+    "modules": "residual",
+    "C": 3.0,
+    "C_candidates": (0.3, 30.0, 300.0),
+}
+#: ... and of a first module larger than the others: the LMN classifiers'
+#: penalty and candidates (docs/memory.md, "Modules of different sizes")
+_LEADING_MODULE_LAES = {
+    "modules": "residual",
+    "C": 1.0,
+    "C_candidates": (0.1, 10.0, 100.0),
+}
+
 #: the classifier's ``hidden_size`` and ``memory_size`` entries
 _CLASSIFIER_SIZES_DOC = """\
     hidden_size : int or 'auto', default='auto'
@@ -140,11 +157,11 @@ _CLASSIFIER_SIZES_DOC = """\
     memory_size : int, tuple of int or 'auto', default='auto'
         Linear memory units per module, or a tuple of ``n_modules`` sizes
         (fastest module first). ``'auto'``: with a pretrained start
-        (``pretrainer``), a first module as large as the LMN classifier's
-        ``memory_size='auto'`` memory (32 units, 64 from 128 training
-        sequences) and slower modules of 12 units; without a start, modules
-        of 12 units. The fitted estimator's ``memory_size_`` holds the
-        sizes. See ``docs/memory.md``, "Modules of different sizes".
+        (``pretrainer``) and fewer than 128 training sequences, a first
+        module of 32 units (the LMN classifier's memory there) and slower
+        modules of 12 units; otherwise modules of 12 units. The fitted
+        estimator's ``memory_size_`` holds the sizes. See
+        ``docs/memory.md``, "Modules of different sizes".
 """
 
 #: the regressor's
@@ -263,19 +280,22 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         hidden = getattr(self, "hidden_size_", None)
         return int(self.hidden_size if hidden is None else hidden)
 
-    #: the ``pretrainer='auto'`` start: modules fitted to what the faster
-    #: ones leave (``modules='residual'``) and a weaker penalty on the
-    #: logistic readout of its module states, measured on the tuning subset
-    #: (``docs/training.md``, "The multi-scale start")
-    _auto_laes_params: dict = {
-        "modules": "residual",
-        # the LMN classifiers' penalty and candidates (docs/training.md,
-        # "The readout's penalty"): with modules of different sizes the
-        # first module is the LMN's memory (docs/memory.md, "Modules of
-        # different sizes")
-        "C": 1.0,
-        "C_candidates": (0.1, 10.0, 100.0),
-    }
+    @property
+    def _auto_laes_params(self) -> dict:
+        """The ``pretrainer='auto'`` start: modules fitted to what the faster
+        ones leave (``modules='residual'``) and the penalty of the logistic
+        readout of its module states, measured on the tuning subset: for
+        modules of one size a weaker one than the LMN's (``docs/training.md``,
+        "The multi-scale start"), for a first module larger than the others
+        (the LMN's memory) the LMN classifiers' (``docs/memory.md``,
+        "Modules of different sizes")."""
+        size = getattr(self, "memory_size_", self.memory_size)
+        leading = (
+            isinstance(size, tuple | list)
+            and len(size) > 1
+            and size[0] > max(size[1:])
+        )
+        return _LEADING_MODULE_LAES if leading else _EQUAL_MODULES_LAES
 
     def _pooling(self) -> str:
         pooling = super()._pooling()

@@ -36,7 +36,7 @@ def _built(est):
 @pytest.mark.parametrize(
     ("n_samples", "started", "n_modules", "sizes"),
     [(36, True, 4, (32, 12, 12, 12)), (127, True, 2, (32, 12)),
-     (128, True, 4, (64, 12, 12, 12)), (128, True, 1, 64),
+     (128, True, 4, 12), (99, True, 1, 32),
      (36, False, 4, 12), (5000, False, 3, 12)],
 )
 def test_rule(n_samples, started, n_modules, sizes):
@@ -53,7 +53,9 @@ def test_defaults_are_auto_and_the_fit_builds_them():
     large = _fit(
         MultiScaleLMNClassifier(n_modules=2, max_iter=1, random_state=0), X, y
     )
-    assert large.memory_size_ == (64, 12) and _built(large) == ((64, 12), 76)
+    assert large.memory_size_ == 12 and _built(large) == ((12, 12), 24)
+    # the start's penalty: the LMN's for a leading module, C = 3 otherwise
+    assert small.pretrainer_.C == 1.0 and large.pretrainer_.C == 3.0
     # without a start: modules of 12 units, as many hidden units
     scratch = _fit(
         MultiScaleLMNClassifier(max_iter=1, pretrainer=None, random_state=0),
