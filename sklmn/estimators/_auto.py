@@ -90,21 +90,23 @@ def auto_memory_size(n_samples: int, started: bool) -> int:
 
 #: ``memory_size='auto'`` of ``MultiScaleLMNClassifier``: the units of every
 #: module after the first, and of every module from
-#: ``_AUTO_MEMORY_LARGE_DATA`` training sequences on or without a start; the
-#: first module of a started network below that gets the LMN's memory
-#: (docs/memory.md, "Modules of different sizes")
+#: ``_AUTO_LEADING_MODULE_DATA`` training sequences on or without a start ...
 _AUTO_SLOW_MODULE_SIZE = 12
+#: ... below which the first module of a started network gets the LMN's
+#: memory (on ACSF1's 100 sequences such a network's fits took up to 386 s
+#: and one had loss spikes: docs/memory.md, "Modules of different sizes")
+_AUTO_LEADING_MODULE_DATA = 100
 
 
 def auto_module_sizes(n_samples: int, started: bool, n_modules: int) -> int | tuple:
     """The module sizes of ``memory_size='auto'`` (``MultiScaleLMNClassifier``).
 
     A network that starts from a pretrained start (``started``) with fewer
-    than 128 training sequences gets a first (fastest) module as large as
+    than 100 training sequences gets a first (fastest) module as large as
     the LMN classifier's memory there (:func:`auto_memory_size`, 32 units)
-    and slower modules of 12 units; otherwise (from 128 sequences, where
-    the LMN's memory doubles and a first module of 64 units costs several
-    times the fit time, or without a start) every module has 12 units.
+    and slower modules of 12 units; otherwise (from 100 sequences, where
+    such a network takes several times the fit time, or without a start)
+    every module has 12 units.
 
     Parameters
     ----------
@@ -122,12 +124,12 @@ def auto_module_sizes(n_samples: int, started: bool, n_modules: int) -> int | tu
 
     Examples
     --------
-    >>> auto_module_sizes(36, True, 4), auto_module_sizes(100, True, 2)
+    >>> auto_module_sizes(36, True, 4), auto_module_sizes(99, True, 2)
     ((32, 12, 12, 12), (32, 12))
-    >>> auto_module_sizes(200, True, 4), auto_module_sizes(36, False, 4)
+    >>> auto_module_sizes(100, True, 4), auto_module_sizes(36, False, 4)
     (12, 12)
     """
-    if not started or n_samples >= _AUTO_MEMORY_LARGE_DATA:
+    if not started or n_samples >= _AUTO_LEADING_MODULE_DATA:
         return _AUTO_SLOW_MODULE_SIZE
     first = auto_memory_size(n_samples, started)
     if n_modules == 1:

@@ -157,7 +157,7 @@ _CLASSIFIER_SIZES_DOC = """\
     memory_size : int, tuple of int or 'auto', default='auto'
         Linear memory units per module, or a tuple of ``n_modules`` sizes
         (fastest module first). ``'auto'``: with a pretrained start
-        (``pretrainer``) and fewer than 128 training sequences, a first
+        (``pretrainer``) and fewer than 100 training sequences, a first
         module of 32 units (the LMN classifier's memory there) and slower
         modules of 12 units; otherwise modules of 12 units. The fitted
         estimator's ``memory_size_`` holds the sizes. See

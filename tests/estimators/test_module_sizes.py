@@ -35,8 +35,8 @@ def _built(est):
 
 @pytest.mark.parametrize(
     ("n_samples", "started", "n_modules", "sizes"),
-    [(36, True, 4, (32, 12, 12, 12)), (127, True, 2, (32, 12)),
-     (128, True, 4, 12), (99, True, 1, 32),
+    [(36, True, 4, (32, 12, 12, 12)), (99, True, 2, (32, 12)),
+     (100, True, 4, 12), (99, True, 1, 32),
      (36, False, 4, 12), (5000, False, 3, 12)],
 )
 def test_rule(n_samples, started, n_modules, sizes):
