@@ -9,8 +9,8 @@ from sklearn.base import clone
 from ..nn import MultiScaleLMN, _lmn_schur
 from ..nn._clock import check_module_sizes
 from ..utils._compat import HasMethods, Interval, StrOptions
-from ._base import _BaseSequenceEstimator
 from ._auto import auto_module_sizes
+from ._base import _BaseSequenceEstimator
 from ._docs import fill_doc
 from ._expansion import INPUT_EXPANSION_CONSTRAINTS, _InputExpansionMixin
 from ._lmn import (
