@@ -881,19 +881,20 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     ) -> None:
         """Overwrite module ``k``'s encoder block and diagonal memory block.
 
-        Sets ``weight_hm[rows_k] = weight_hm`` (``(N_k, hidden_size)``, the LAES ``A``)
-        and ``weight_mm[rows_k, rows_k] = weight_mm`` (``(N_k, N_k)``, the LAES ``B``;
-        ``N_k`` module ``k``'s size), as in Carta et al. 2021 Alg. 2. With
-        ``memory_matrix='spectral'`` setting ``weight_mm`` restarts the latch rule, so
-        the block is used as is while the spectral radius of the masked matrix stays <=
-        1. With ``'schur'``, ``weight_mm`` (and ``weight_hm`` when given with it) are in
-        the module's coordinates before the call; the block is held in real Schur form
-        ``Q_k T_k Q_k^T`` and module ``k``'s coordinates turn by ``Q_k`` (its rows of
-        ``weight_hm``, its columns of ``weight_mh``, its off-diagonal blocks and its
-        block of ``memory_basis``), the other modules' coordinates unchanged; a reader
-        of the memory outside the network multiplies its columns of module ``k`` by
-        ``Q_k`` (the ``memory_basis`` block). Eigenvalues of modulus above the bound are
-        scaled down to it.
+        Sets ``weight_hm[rows_k] = weight_hm`` (``(N_k, hidden_size)``, the LAES
+        ``A``) and ``weight_mm[rows_k, rows_k] = weight_mm`` (``(N_k, N_k)``,
+        the LAES ``B``; ``N_k`` module ``k``'s size), as in Carta et al. 2021
+        Alg. 2. With ``memory_matrix='spectral'`` setting ``weight_mm`` restarts
+        the latch rule, so the block is used as is while the spectral radius of
+        the masked matrix stays <= 1. With ``'schur'``, ``weight_mm`` (and
+        ``weight_hm`` when given with it) are in the module's coordinates before
+        the call; the block is held in real Schur form ``Q_k T_k Q_k^T`` and
+        module ``k``'s coordinates turn by ``Q_k`` (its rows of ``weight_hm``,
+        its columns of ``weight_mh``, its off-diagonal blocks and its block of
+        ``memory_basis``), the other modules' coordinates unchanged; a reader of
+        the memory outside the network multiplies its columns of module ``k`` by
+        ``Q_k`` (the ``memory_basis`` block). Eigenvalues of modulus above the
+        bound are scaled down to it.
 
         Parameters
         ----------
