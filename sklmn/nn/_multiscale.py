@@ -167,17 +167,17 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
     Attributes
     ----------
     weight_xh : Parameter of shape (hidden_size, input_size)
-    weight_mh : Parameter of shape (hidden_size, n_modules * memory_size)
+    weight_mh : Parameter of shape (hidden_size, total_memory_size)
         A buffer of zeros when ``feedback=False``.
     bias_h : Parameter of shape (hidden_size,)
-    weight_hm : Parameter of shape (n_modules * memory_size, hidden_size)
-    weight_mm : Parameter of shape (n_modules * memory_size,) * 2
+    weight_hm : Parameter of shape (total_memory_size, hidden_size)
+    weight_mm : Parameter of shape (total_memory_size,) * 2
         Raw memory matrix; only its block upper triangle is used. For
         ``'schur'`` the dense matrix computed from :attr:`memory`
         (read-only: set it with :meth:`set_memory_` or :meth:`set_module_`).
     memory : SchurMemory
         Only for ``memory_matrix='schur'``: the parameters of ``W_mm``.
-    memory_basis : Tensor of shape (n_modules * memory_size,) * 2
+    memory_basis : Tensor of shape (total_memory_size,) * 2
         Only for ``memory_matrix='schur'``: the orthogonal, block diagonal
         ``Q`` of the memory coordinates (``m = Q m'``) relative to the
         weights last given to :meth:`set_memory_`, :meth:`set_module_` and
@@ -354,6 +354,12 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         """Number of memory units of all modules (``n_modules * memory_size``
         for modules of one size)."""
         return sum(self.memory_sizes)
+
+    def _prefix_units(self, counts: list[int]) -> list[int]:
+        """Memory units of the first ``c`` modules, for every ``c`` in
+        ``counts`` (the active prefix of each step)."""
+        stops = np.cumsum((0, *self.memory_sizes)).tolist()
+        return [stops[c] for c in counts]
 
     def _unit_modules(self, device) -> Tensor:
         """The module index of every memory unit."""
@@ -677,8 +683,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         their state).
         """
         counts = active_prefix_counts(self.periods, start, xp.shape[0])
-        stops = np.cumsum((0, *self.memory_sizes)).tolist()
-        units = [stops[c] for c in counts]
+        units = self._prefix_units(counts)
         return multiscale_scan(
             xp,
             m,

@@ -82,7 +82,7 @@ class StableMSMixin:
 
     def _run_prefix(self, xp, m, W_mm, start, batch_sizes=None):
         counts = active_prefix_counts(self.periods, start, xp.shape[0])
-        units = [c * self.memory_size for c in counts]
+        units = self._prefix_units(counts)
         return multiscale_scan(
             xp, m, self._effective_mh(W_mm), self.weight_hm, W_mm, units,
             batch_sizes, self.truncate_gradient,
