@@ -149,3 +149,16 @@ def test_incremental_growth_adds_the_modules_sizes():
     )
     assert _built(est) == ((4, 2, 3), 8)
     assert [stage["n_modules"] for stage in est.module_history_] == [1, 2, 3]
+
+
+def test_a_failed_fit_keeps_the_fitted_model():
+    X, y = _data(40)
+    est = _fit(
+        MultiScaleLMNClassifier(n_modules=2, max_iter=1, random_state=0), X, y
+    )
+    proba = est.predict_proba(X)
+    est.set_params(memory_size=(4, 0))
+    with pytest.raises(ValueError, match=r"\(4, 0\)"):
+        est.fit(X, y)
+    assert est.memory_size_ == (32, 12) and est.hidden_size_ == 44
+    np.testing.assert_allclose(est.predict_proba(X), proba, rtol=1e-6, atol=1e-7)
