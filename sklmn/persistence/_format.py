@@ -67,9 +67,9 @@ def _is_int(value: Any) -> bool:
 
 _KINDS = {
     "int": _is_int,
-    # an int, or a tuple of ints (e.g. the sizes of a network's modules)
+    # an int, or a tuple of positive ints (the sizes of a network's modules)
     "sizes": lambda v: _is_int(v)
-    or (isinstance(v, tuple) and bool(v) and all(_is_int(n) for n in v)),
+    or (isinstance(v, tuple) and bool(v) and all(_is_int(n) and n > 0 for n in v)),
     "float": lambda v: (
         isinstance(v, int | float | np.integer | np.floating)
         and not isinstance(v, bool | np.bool_)

@@ -435,6 +435,35 @@ def test_tampered_resolved_memory_size_is_rejected(value, tmp_path):
         load(path)
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "match"),
+    [("memory_size_", {"__tuple__": [10**9, 12]}, "memory_size_"),
+     ("memory_size_", {"__tuple__": [-5, 12]}, "memory_size"),
+     ("memory_size_", [32, 12], "memory_size_"),
+     ("hidden_size_", 10**9, "hidden_size_")],
+)
+def test_tampered_module_sizes_are_rejected(name, value, match, tmp_path):
+    # the multi-scale classifier rebuilds its network from the fit's module
+    # sizes, bounded through their total by the saved weights
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 5, 2)
+    y = (X[:, 0, 0] > 0).astype(int)
+    est = MultiScaleLMNClassifier(n_modules=2, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert est.memory_size_ == (32, 12)
+    path = tmp_path / "m.sklmn"
+    save(est, path)
+
+    def edit(manifest):
+        manifest["estimator"]["attributes"][name] = value
+
+    _rewrite_manifest(path, edit)
+    with pytest.raises(ValueError, match=f"Corrupt archive.*{match}"):
+        load(path)
+
+
 def test_not_an_archive_and_future_versions_are_rejected(tmp_path):
     bad = tmp_path / "bad.sklmn"
     bad.write_bytes(b"\x80\x04not a zip")
