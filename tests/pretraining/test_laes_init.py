@@ -878,8 +878,14 @@ def test_multiscale_auto_start_is_residual():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = MultiScaleLMNClassifier(max_iter=1, random_state=0).fit(X, y)
+        equal = MultiScaleLMNClassifier(
+            memory_size=12, max_iter=1, random_state=0
+        ).fit(X, y)
         lmn = LMNClassifier(max_iter=1, random_state=0).fit(X, y)
-    assert clf.pretrainer_.modules == "residual" and clf.pretrainer_.C == 3.0
+    # a leading module (the default below 100 sequences) takes the LMN's C
+    assert clf.memory_size_ == (32, 12, 12, 12)
+    assert clf.pretrainer_.modules == "residual" and clf.pretrainer_.C == 1.0
+    assert equal.pretrainer_.modules == "residual" and equal.pretrainer_.C == 3.0
     assert lmn.pretrainer_.modules == "independent" and lmn.pretrainer_.C == 1.0
 
 
@@ -917,7 +923,7 @@ def test_multiscale_notes_a_request_above_the_memory_size():
     init.initialize(net, fit_context(seqs, X[:, 0, :1], problem="continuous"))
     assert [laes.n_components_ for laes in init.laes_layers_[0]] == [3, 3]
     assert init.notes_ == [
-        f"module {k}: n_components reduced from 5 to 3: the network has "
+        f"module {k}: n_components reduced from 5 to 3: the module has "
         "memory_size=3"
         for k in range(2)
     ]
