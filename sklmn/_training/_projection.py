@@ -58,6 +58,11 @@ _ALPHA_DRAWS = 5
 _GUARD_FRACTION = 0.25
 #: the stratified quarters that ``guard_splits`` holds out in turn
 _N_QUARTERS = int(round(1 / _GUARD_FRACTION))
+#: the fewest held-out sequences the guard chooses steps on: with fewer
+#: (36 training sequences or fewer) one sequence moves a copy's score by
+#: more than 10 points, and on ArrowHead's quarter of 9 every fit that kept
+#: steps lost test accuracy (docs/memory.md, "Modules of different sizes")
+_MIN_GUARD_HELD = 10
 #: ``guard_splits='auto'``: quarters held out in turn until about this many
 #: sequences are scored (at most the four quarters of the sequences)
 _GUARD_ROWS = 100
@@ -449,7 +454,8 @@ class VariableProjection(Callback):
     by stratified cross-validation), and the start (with its own readout)
     and the copies are scored on the held-out quarter; the copy kept is the
     first that beats the best so far by more than one held-out sequence
-    (:func:`choose_copy`). None: the network is left as it is. Otherwise the
+    (:func:`choose_copy`). None, or a quarter of fewer than 10 sequences
+    (36 training sequences or fewer): the network is left as it is. Otherwise the
     network takes that many steps on all the sequences, and its readout
     becomes the logistic readout of all of them, written into the linear
     readout (the standardization folded into its weights).
@@ -714,11 +720,14 @@ class VariableProjection(Callback):
         """The ``(fit_rows, held_rows)`` of the guard: one stratified quarter
         held out, or with several splits the first ``guard_splits`` of the
         four stratified quarters, each held out in turn (``[]``: too few
-        sequences for every class on both sides)."""
+        sequences for every class on both sides, or a quarter of fewer than
+        ``_MIN_GUARD_HELD`` sequences)."""
         counts = np.bincount(labels)
         n_held = int(np.ceil(_GUARD_FRACTION * len(labels)))
         if min(n_held, len(labels) - n_held) < counts.size:
             return []  # too few sequences for every class on both sides
+        if n_held < _MIN_GUARD_HELD:
+            return []  # too few to tell the copies apart: the start is kept
         n_splits = guard_split_count(self.guard_splits, len(labels))
         rows = np.arange(len(labels))
         if n_splits == 1 or counts.max() < _N_QUARTERS:  # no four quarters

@@ -34,7 +34,9 @@ class ProjectionFineTuning(_DocLinkMixin, BaseEstimator):
     from a second start fitted on the other three (``guard_splits`` of
     them): a copy every ``every`` steps is scored there, and the first that
     predicts them better than the best so far by more than one sequence is
-    kept (none: the start). The steps kept
+    kept (none: the start). With 36 training sequences or fewer (a quarter
+    of fewer than 10) no steps are taken: one sequence would move a copy's
+    score by more than 10 points. The steps kept
     are the fitted estimator's ``projection_steps_``. See
     ``docs/memory.md``, "Variable projection" and "The projection made
     cheaper".
