@@ -60,8 +60,8 @@ _GUARD_FRACTION = 0.25
 _N_QUARTERS = int(round(1 / _GUARD_FRACTION))
 #: the fewest held-out sequences the guard chooses steps on: with fewer
 #: (36 training sequences or fewer) one sequence moves a copy's score by
-#: more than 10 points, and on ArrowHead's quarter of 9 every fit that kept
-#: steps lost test accuracy (docs/memory.md, "Modules of different sizes")
+#: more than 10 points, and on ArrowHead's quarter of 9 no fit that kept
+#: steps gained test accuracy (docs/memory.md, "Modules of different sizes")
 _MIN_GUARD_HELD = 10
 #: ``guard_splits='auto'``: quarters held out in turn until about this many
 #: sequences are scored (at most the four quarters of the sequences)
