@@ -7,7 +7,7 @@ from numbers import Integral
 from sklearn.base import clone
 
 from ..nn import MultiScaleLMN, _lmn_schur
-from ..nn._clock import check_module_sizes
+from ..nn._clock import check_module_sizes, module_sizes
 from ..utils._compat import HasMethods, Interval, StrOptions
 from ._auto import auto_module_sizes
 from ._base import _BaseSequenceEstimator
@@ -271,8 +271,7 @@ class _MultiScaleLMNMixin(_LMNMemoryMixin):
         size = getattr(self, "memory_size_", None)
         if size is None:
             size = check_module_sizes(self.memory_size, int(self.n_modules))
-        n = int(self.n_modules)
-        return (size,) * n if isinstance(size, int) else tuple(size)
+        return module_sizes(size, int(self.n_modules))
 
     def _hidden_units(self) -> int:
         """Hidden units (the fit's ``hidden_size_``; the ``hidden_size``

@@ -31,6 +31,7 @@ __all__ = [
     "default_periods",
     "is_nested",
     "module_of_units",
+    "module_sizes",
     "uniform_start",
 ]
 
@@ -144,14 +145,25 @@ def check_module_sizes(memory_size: object, n_modules: int) -> int | tuple:
     return sizes[0] if len(set(sizes)) == 1 else sizes
 
 
+def module_sizes(memory_size: int | tuple, n_modules: int) -> tuple[int, ...]:
+    """The units of every module: ``n_modules`` times an int, or the tuple.
+
+    Examples
+    --------
+    >>> module_sizes(4, 3), module_sizes((4, 2), 2)
+    ((4, 4, 4), (4, 2))
+    """
+    if isinstance(memory_size, int | np.integer):
+        return (int(memory_size),) * n_modules
+    return tuple(memory_size)
+
+
 def module_of_units(
     n_modules: int, block_size: int | tuple, device: torch.device | str | None = None
 ) -> Tensor:
     """The module index of every unit (int64), for modules of ``block_size``
     units each or of the sizes in the tuple ``block_size``."""
-    sizes = (
-        (block_size,) * n_modules if isinstance(block_size, int) else tuple(block_size)
-    )
+    sizes = module_sizes(block_size, n_modules)
     if len(sizes) != n_modules:
         raise ValueError(f"{n_modules} module sizes expected, got {block_size!r}")
     return torch.repeat_interleave(

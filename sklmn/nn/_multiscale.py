@@ -58,6 +58,7 @@ from ._clock import (
     check_step_counter,
     default_periods,
     module_of_units,
+    module_sizes,
     uniform_start,
 )
 
@@ -346,8 +347,7 @@ class MultiScaleLMN(MultiScaleSchurMixin, MultiScaleLAESMixin, RecurrentModule):
         >>> MultiScaleLMN(2, 3, (4, 2), 2).memory_sizes
         (4, 2)
         """
-        size = self.memory_size
-        return (size,) * self.n_modules if isinstance(size, int) else tuple(size)
+        return module_sizes(self.memory_size, self.n_modules)
 
     @property
     def total_memory_size(self) -> int:
